@@ -1,0 +1,41 @@
+"""What hidden and public suites import: fixtures live in the plugin, helpers here."""
+
+from autograder.judge.feedback import (
+    Failure,
+    assert_close,
+    check,
+    describe,
+    fail,
+    gradcheck,
+    remote_meta,
+    shares_storage,
+)
+from autograder.judge.proxy import (
+    Call,
+    Handle,
+    StudentCrash,
+    StudentError,
+    StudentNameMissing,
+    StudentNotImplemented,
+    StudentProblem,
+    StudentTimeout,
+)
+
+__all__ = [
+    "Call",
+    "Failure",
+    "Handle",
+    "StudentCrash",
+    "StudentError",
+    "StudentNameMissing",
+    "StudentNotImplemented",
+    "StudentProblem",
+    "StudentTimeout",
+    "assert_close",
+    "check",
+    "describe",
+    "fail",
+    "gradcheck",
+    "remote_meta",
+    "shares_storage",
+]

@@ -1,0 +1,237 @@
+"""Judge-side checks whose failure messages teach.
+
+Everything here runs in the judge on decoded values. A message says what was
+expected, what came back, and (when the returned value matches a known-wrong
+approach) the likely misconception, in the student's terms.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+
+class Failure(AssertionError):
+    """A failed check; its message is shown to the student as is."""
+
+
+def fail(message: str) -> None:
+    raise Failure(message)
+
+
+def check(condition: Any, message: str) -> None:
+    if not condition:
+        raise Failure(message)
+
+
+def remote_meta(t: Any) -> dict[str, Any]:
+    """Sandbox-side facts about a returned tensor (device, requires_grad, is_leaf, grad_fn, dtype)."""
+    meta = getattr(t, "remote_meta", None)
+    if meta is None:
+        raise TypeError("remote_meta() needs a tensor that came back from the sandbox")
+    return meta
+
+
+def shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """True when two decoded tensors (from one message) share storage, as they did in the sandbox."""
+    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+
+
+def describe(value: Any) -> str:
+    """A short, student-readable description of a value's type."""
+    if isinstance(value, torch.Tensor):
+        return f"a {tuple(value.shape)} {str(value.dtype).removeprefix('torch.')} tensor"
+    if isinstance(value, np.ndarray):
+        return f"a NumPy array of shape {value.shape} and dtype {value.dtype}"
+    remote = getattr(value, "remote_type", None)
+    if remote:
+        return f"a {remote} object"
+    if value is None:
+        return "None"
+    return f"a {type(value).__name__} ({_short(value)})"
+
+
+def _short(v: Any) -> str:
+    s = repr(v)
+    return s if len(s) <= 60 else s[:57] + "..."
+
+
+def _fmt(x: float) -> str:
+    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
+        return str(x)
+    return f"{x:.6g}"
+
+
+def _close(actual: torch.Tensor, candidate: Any, rtol: float, atol: float) -> bool:
+    if not isinstance(candidate, torch.Tensor):
+        candidate = torch.as_tensor(candidate)
+    if actual.shape != candidate.shape:
+        return False
+    a = actual.detach().to(torch.float64) if not actual.is_complex() else actual.detach().to(torch.complex128)
+    c = candidate.detach().to(a.dtype)
+    return bool(torch.allclose(a, c, rtol=rtol, atol=atol, equal_nan=False))
+
+
+def _diagnose(actual: Any, misconceptions: Mapping[str, Any] | None, rtol: float, atol: float) -> str:
+    if not misconceptions or not isinstance(actual, torch.Tensor):
+        return ""
+    for message, candidate in misconceptions.items():
+        try:
+            if _close(actual, candidate, max(rtol, 1e-5), max(atol, 1e-7)):
+                return " " + message
+        except (RuntimeError, TypeError, ValueError):
+            continue
+    return ""
+
+
+def assert_close(
+    actual: Any,
+    expected: Any,
+    *,
+    rtol: float = 1e-10,
+    atol: float = 1e-12,
+    name: str = "the result",
+    misconceptions: Mapping[str, Any] | None = None,
+    hint: str | None = None,
+    check_dtype: bool = True,
+    equal_nan: bool = False,
+) -> None:
+    """Compare a returned value with the expected one; fail with a message that teaches.
+
+    Tensors are checked for type, shape, dtype, finiteness and values, in that
+    order; the first difference is reported. Python numbers are compared with
+    the same tolerances.
+    """
+    extra = ""
+    if not isinstance(expected, torch.Tensor):
+        _assert_close_scalar(actual, expected, rtol=rtol, atol=atol, name=name, hint=hint)
+        return
+    if isinstance(actual, np.ndarray):
+        fail(f"Expected {name} to be a torch.Tensor, but got {describe(actual)}. Return a tensor, not a NumPy array.")
+    if not isinstance(actual, torch.Tensor):
+        fail(f"Expected {name} to be a torch.Tensor, but got {describe(actual)}.")
+    diag = _diagnose(actual, misconceptions, rtol, atol)
+    tail = diag or (f" {hint}" if hint else "")
+    if actual.shape != expected.shape:
+        fail(f"Expected {name} to have shape {tuple(expected.shape)}, but it has shape {tuple(actual.shape)}.{tail}")
+    if check_dtype and actual.dtype != expected.dtype:
+        fail(
+            f"Expected {name} to have dtype {str(expected.dtype).removeprefix('torch.')}, "
+            f"but it is {str(actual.dtype).removeprefix('torch.')}.{tail or ' Keep the dtype of the inputs.'}"
+        )
+    if actual.numel() == 0:
+        return
+    a = actual.detach().to(torch.complex128 if actual.is_complex() else torch.float64)
+    e = expected.detach().to(a.dtype)
+    bad_a = ~torch.isfinite(a)
+    bad_e = ~torch.isfinite(e)
+    if equal_nan:
+        bad_a = bad_a & ~(torch.isnan(a) & torch.isnan(e))
+    if bad_a.any() and not (bad_e == bad_a).all():
+        idx = _index(bad_a & ~bad_e, a.shape)
+        fail(
+            f"{_cap(name)} contains {_fmt(a[idx].item() if not a.is_complex() else float('nan'))} "
+            f"at index {idx} where a finite value was expected ({int((bad_a & ~bad_e).sum())} such entries)."
+            f"{tail or ' Look for overflow (exp of a large number) or a division by zero.'}"
+        )
+    close = torch.isclose(a, e, rtol=rtol, atol=atol, equal_nan=True)
+    if not bool(close.all()):
+        err = (a - e).abs()
+        err = torch.where(close, torch.zeros_like(err), err)
+        flat = int(torch.argmax(err.real if err.is_complex() else err))
+        idx = _unravel(flat, a.shape)
+        n_bad = int((~close).sum())
+        extra = (
+            f" {n_bad} of {a.numel()} entries differ; the largest difference is at index {idx}: "
+            f"got {_fmt(a[idx].item()) if not a.is_complex() else a[idx].item()}, "
+            f"expected {_fmt(e[idx].item()) if not e.is_complex() else e[idx].item()}."
+        )
+        fail(f"{_cap(name)} has the right shape and dtype but wrong values.{extra}{tail}")
+
+
+def _assert_close_scalar(actual: Any, expected: Any, *, rtol: float, atol: float, name: str, hint: str | None) -> None:
+    tail = f" {hint}" if hint else ""
+    if isinstance(expected, bool) or not isinstance(expected, int | float):
+        if actual != expected:
+            fail(f"Expected {name} to be {_short(expected)}, but got {describe(actual)}.{tail}")
+        return
+    if isinstance(actual, torch.Tensor) and actual.numel() == 1:
+        fail(f"Expected {name} to be a Python number, but got {describe(actual)}. Use .item().{tail}")
+    if isinstance(actual, bool) or not isinstance(actual, int | float):
+        fail(f"Expected {name} to be a number, but got {describe(actual)}.{tail}")
+    if not math.isclose(float(actual), float(expected), rel_tol=rtol, abs_tol=atol):
+        fail(f"{_cap(name)} is {_fmt(float(actual))}, which is not the expected value.{tail}")
+
+
+def _cap(s: str) -> str:
+    return s[:1].upper() + s[1:]
+
+
+def _unravel(flat: int, shape: Sequence[int]) -> tuple[int, ...]:
+    idx = []
+    for n in reversed(shape):
+        idx.append(flat % n)
+        flat //= n
+    return tuple(reversed(idx))
+
+
+def _index(mask: torch.Tensor, shape: Sequence[int]) -> tuple[int, ...]:
+    return _unravel(int(torch.nonzero(mask.flatten())[0]), shape)
+
+
+def gradcheck(
+    f: Callable[..., Any],
+    inputs: Sequence[torch.Tensor],
+    analytic: Sequence[torch.Tensor],
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    name: str = "the gradient",
+    max_checks: int | None = 64,
+    generator: torch.Generator | None = None,
+) -> None:
+    """Check ``analytic`` gradients of a scalar ``f(*inputs)`` by central differences in the judge.
+
+    ``f`` is a judge-side callable (it may call the sandbox for *values*);
+    the finite differences and the comparison never run in the sandbox, so a
+    student cannot fake them. At most ``max_checks`` coordinates per input are
+    probed (chosen at random), which keeps a check within a few hundred calls.
+    """
+    base = [x.detach().clone().to(torch.float64) for x in inputs]
+
+    def value(xs: list[torch.Tensor]) -> float:
+        out = f(*xs)
+        if isinstance(out, torch.Tensor):
+            if out.numel() != 1:
+                fail(f"Expected a scalar loss but got {describe(out)}.")
+            return float(out.detach().to(torch.float64).item())
+        if isinstance(out, int | float):
+            return float(out)
+        fail(f"Expected a scalar loss but got {describe(out)}.")
+        return 0.0
+
+    for k, (x, g) in enumerate(zip(base, analytic, strict=True)):
+        if not isinstance(g, torch.Tensor) or g.shape != x.shape:
+            fail(f"Expected {name} for input {k} to be a tensor of shape {tuple(x.shape)}, got {describe(g)}.")
+        n = x.numel()
+        coords = list(range(n))
+        if max_checks is not None and n > max_checks:
+            coords = torch.randperm(n, generator=generator)[:max_checks].tolist()
+        for c in coords:
+            plus = [y.clone() for y in base]
+            minus = [y.clone() for y in base]
+            plus[k].view(-1)[c] += eps
+            minus[k].view(-1)[c] -= eps
+            numeric = (value(plus) - value(minus)) / (2 * eps)
+            got = float(g.detach().to(torch.float64).reshape(-1)[c])
+            if not math.isclose(got, numeric, rel_tol=rtol, abs_tol=atol):
+                idx = _unravel(c, x.shape)
+                fail(
+                    f"{_cap(name)} disagrees with finite differences for input {k} at index {idx}: "
+                    f"your backward gives {_fmt(got)}, the numerical derivative is {_fmt(numeric)}."
+                )

@@ -1,0 +1,237 @@
+"""Stage 3: the judge. Hidden suites run in pytest, in this (trusted) process.
+
+pytest collects the suites once; then, for each submission, every test runs
+against that submission's sandbox. A test that hangs costs that test: the
+sandbox is killed, and the next test gets a fresh one with the cells replayed.
+Test code and assertion internals never reach a student: a test's result
+carries only the message of the failed check (plain asserts, no rewriting).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import traceback
+import zlib
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from _pytest.runner import runtestprotocol
+
+from autograder.assignment import Assignment
+from autograder.judge.feedback import Failure
+from autograder.judge.proxy import Context, SandboxFixture, StudentProblem, StudentProxy
+from autograder.load import LoadError, Submission, load
+from autograder.results import ExerciseResult, SubmissionResult, TestResult
+from autograder.run import Budget, Session
+from autograder.sandbox.client import SandboxConfig, SandboxError, SandboxServer
+
+CONTEXT = Context()
+
+
+# ---------------------------------------------------------------------- fixtures
+@pytest.fixture(autouse=True)
+def _judge_clock(request: pytest.FixtureRequest) -> Any:
+    """Per-test seed (judge and sandbox alike) and per-test deadline."""
+    item = request.node
+    seed = zlib.crc32(item.nodeid.split("::", 1)[-1].encode())
+    torch.manual_seed(seed)
+    np.random.seed(seed)
+    random.seed(seed)
+    marker = item.get_closest_marker("timeout")
+    ex = getattr(item, "_tg_exercise", None)
+    CONTEXT.timeout = float(marker.args[0]) if marker else (ex.timeout if ex else 10.0)
+    CONTEXT.exercise = ex.id if ex else ""
+    CONTEXT.probes_path = ex.probes if ex else None
+    CONTEXT.seed = seed
+    CONTEXT.deadline = time.monotonic() + CONTEXT.timeout
+    yield
+    CONTEXT.deadline = float("inf")
+
+
+def _ready_sandbox() -> None:
+    session = CONTEXT.session
+    if session is None:
+        raise RuntimeError("no submission is being graded")
+    try:
+        session.ensure()
+    except SandboxError as e:
+        raise StudentProblem(
+            f"Your notebook could not be run for this test ({e}): see the notes on your cells."
+        ) from None
+    # Sandbox start-up and cell replays do not count against the test's own limit.
+    CONTEXT.deadline = time.monotonic() + CONTEXT.timeout
+    CONTEXT.request("seed", seed=CONTEXT.seed, label="seed")
+
+
+@pytest.fixture
+def student() -> StudentProxy:
+    """The student's namespace in the sandbox."""
+    _ready_sandbox()
+    return StudentProxy(CONTEXT)
+
+
+@pytest.fixture
+def sandbox() -> SandboxFixture:
+    """Probes and other low-level access to the sandbox."""
+    _ready_sandbox()
+    return SandboxFixture(CONTEXT)
+
+
+# ---------------------------------------------------------------------- the plugin
+def test_name(item: pytest.Item) -> str:
+    doc = getattr(getattr(item, "function", None), "__doc__", None)
+    if doc and doc.strip():
+        return doc.strip().splitlines()[0].strip()
+    return item.name.removeprefix("test_").replace("_", " ")
+
+
+class GradingPlugin:
+    """Collects the suites once and runs them against each submission in turn."""
+
+    def __init__(
+        self,
+        assignment: Assignment,
+        submissions: Iterable[Path],
+        server: SandboxServer,
+        config: SandboxConfig,
+        budget: Budget,
+        on_result: Callable[[SubmissionResult], None],
+        require_points: bool = True,
+    ) -> None:
+        self.assignment = assignment
+        self.submissions = submissions
+        self.server = server
+        self.config = config
+        self.budget = budget
+        self.on_result = on_result
+        self.require_points = require_points
+        self.items: list[pytest.Item] = []
+        self.problems: list[str] = []
+        self._excinfo: dict[str, BaseException] = {}
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        config.addinivalue_line("markers", "points(n): points the test is worth")
+        config.addinivalue_line("markers", "timeout(seconds): wall-clock limit of the test")
+
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        for item in items:
+            ex = self.assignment.by_test_path(Path(str(item.path)))
+            if ex is None:
+                self.problems.append(f"{item.nodeid}: not inside an exercise folder of {self.assignment.id}")
+                continue
+            item._tg_exercise = ex
+            marker = item.get_closest_marker("points")
+            if marker is None or not marker.args:
+                if self.require_points:
+                    self.problems.append(f"{item.path}:{item.location[1] + 1}: {item.name} has no @pytest.mark.points(n)")
+                item._tg_points = 0.0
+            else:
+                item._tg_points = float(marker.args[0])
+        self.items = items
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.problems.append(f"{report.nodeid}: could not be collected:\n{report.longreprtext}")
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Any:
+        report = yield
+        if call.excinfo is not None and item.nodeid not in self._excinfo:
+            self._excinfo[item.nodeid] = call.excinfo.value
+            item._tg_tb = "".join(traceback.format_exception(call.excinfo.value))[-3000:]
+        return report
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool:
+        if self.problems:
+            raise pytest.UsageError("the assignment's suites have problems:\n" + "\n".join(self.problems))
+        for path in self.submissions:
+            self.on_result(self.grade_one(Path(path)))
+        return True
+
+    # ------------------------------------------------------------------ one submission
+    def grade_one(self, path: Path) -> SubmissionResult:
+        started = time.monotonic()
+        result = SubmissionResult(submission=path.stem, path=str(path), assignment=self.assignment.id)
+        try:
+            sub: Submission = load(path)
+        except LoadError as e:
+            result.status, result.error = "load_error", str(e)
+            result.exercises = self._empty_exercises(f"Not graded: {e}")
+            result.seconds = time.monotonic() - started
+            return result
+        result.sha256 = sub.sha256
+        session = Session(self.server, sub, self.config, self.budget)
+        CONTEXT.session = session
+        tests: list[TestResult] = []
+        try:
+            for item in self.items:
+                tests.append(self._run_item(item))
+        finally:
+            CONTEXT.session = None
+            session.close()
+        result.cells = sorted(session.cells.values(), key=lambda c: c.index)
+        result.protections = session.protections
+        result.output = session.output[-16000:]
+        result.exercises = self._group(tests)
+        result.seconds = time.monotonic() - started
+        return result
+
+    def _run_item(self, item: pytest.Item) -> TestResult:
+        ex = item._tg_exercise
+        tr = TestResult(nodeid=item.nodeid, name=test_name(item), exercise=ex.id, max_points=item._tg_points)
+        self._excinfo.pop(item.nodeid, None)
+        item._tg_tb = ""
+        if hasattr(item, "_initrequest"):
+            item._initrequest()
+        t0 = time.monotonic()
+        reports = runtestprotocol(item, nextitem=None, log=False)
+        tr.seconds = time.monotonic() - t0
+        exc = self._excinfo.pop(item.nodeid, None)
+        if all(r.passed for r in reports):
+            tr.status, tr.points = "passed", tr.max_points
+        elif any(r.skipped for r in reports) and not any(r.failed for r in reports):
+            tr.status, tr.max_points = "skipped", 0.0
+            tr.message = "Not applicable here: " + str(getattr(exc, "msg", "") or "skipped")
+        elif isinstance(exc, StudentProblem):
+            tr.status, tr.message = exc.status, exc.message
+        elif isinstance(exc, Failure):
+            tr.status, tr.message = "failed", str(exc)
+        elif isinstance(exc, AssertionError):
+            tr.status = "failed"
+            tr.message = str(exc) or f"Your code did not pass this check: {tr.name}."
+        else:
+            tr.status = "error"
+            tr.message = (
+                f"The grader could not use what your code returned ({type(exc).__name__}: "
+                f"{str(exc)[:300]}). Compare the types and shapes you return with the exercise statement."
+            )
+        tr.detail = getattr(item, "_tg_tb", "") if tr.status != "passed" else ""
+        return tr
+
+    def _group(self, tests: list[TestResult]) -> list[ExerciseResult]:
+        out = []
+        for ex in self.assignment.exercises:
+            mine = [t for t in tests if t.exercise == ex.id]
+            out.append(ExerciseResult(id=ex.id, title=ex.title, max_points=sum(t.max_points for t in mine)
+                                      if mine else ex.points, tests=mine))
+        return out
+
+    def _empty_exercises(self, message: str) -> list[ExerciseResult]:
+        out = []
+        for ex in self.assignment.exercises:
+            tests = [
+                TestResult(nodeid=i.nodeid, name=test_name(i), exercise=ex.id, max_points=i._tg_points,
+                           status="error", message=message)
+                for i in self.items if i._tg_exercise is ex
+            ]
+            out.append(ExerciseResult(id=ex.id, title=ex.title,
+                                      max_points=sum(t.max_points for t in tests) if tests else ex.points,
+                                      tests=tests))
+        return out

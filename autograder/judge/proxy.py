@@ -1,0 +1,301 @@
+"""The judge's view of the student's namespace: calls go to the sandbox, values come back.
+
+Student-side problems (a missing name, a stub, an exception, a hang, a dead
+process) surface here as :class:`StudentProblem` subclasses carrying a message
+written for the student; the plugin turns them into test results.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from autograder.sandbox import wire
+from autograder.sandbox.client import ProtocolError, SandboxCrashed, SandboxTimeout, StudentException
+
+if TYPE_CHECKING:
+    from autograder.run import Session
+
+
+class StudentProblem(Exception):
+    """A problem on the student's side; ``status`` is the test status it causes."""
+
+    status = "error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class StudentNameMissing(StudentProblem):
+    pass
+
+
+class StudentNotImplemented(StudentProblem):
+    pass
+
+
+class StudentError(StudentProblem):
+    pass
+
+
+class StudentTimeout(StudentProblem):
+    status = "timeout"
+
+
+class StudentCrash(StudentProblem):
+    pass
+
+
+@dataclass
+class Call:
+    """A call's result with the arguments as they were after the call (one message)."""
+
+    value: Any
+    args: list
+    kwargs: dict
+
+
+class Context:
+    """What the fixtures talk through: the current submission's session and test clock."""
+
+    def __init__(self) -> None:
+        self.session: Session | None = None
+        self.deadline: float = float("inf")
+        self.timeout: float = 10.0
+        self.exercise: str = ""
+        self.probes_path: Path | None = None
+        self.seed: int = 0
+
+    # ------------------------------------------------------------------ plumbing
+    def _timeout(self, label: str) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise StudentTimeout(
+                f"This test ran out of time ({self.timeout:g} s) before `{label}` was called: "
+                "your earlier calls in this test were too slow."
+            )
+        return left
+
+    def request(self, op: str, payload: Any = None, *, label: str, **fields: Any) -> Any:
+        assert self.session is not None, "no submission is being graded"
+        try:
+            head, value = self.session.request(op, payload, timeout=self._timeout(label), **fields)
+        except StudentException as e:
+            raise self._problem(e.error, label) from None
+        except SandboxTimeout:
+            raise StudentTimeout(
+                f"`{label}` did not finish within {self.timeout:g} s, the time limit of this test. "
+                "Look for an infinite loop, or work that grows much faster than the input "
+                "(a Python loop over every element, a huge intermediate tensor)."
+            ) from None
+        except (SandboxCrashed, ProtocolError) as e:
+            output = self.session.sandbox.output[-600:] if self.session.sandbox else ""
+            raise StudentCrash(
+                f"The Python process running your code stopped while running `{label}` ({e}). "
+                "This happens when code calls os._exit(), kills its own process, crashes the "
+                "interpreter, or tampers with the grader."
+                + (f" The last thing it printed was:\n{output}" if output.strip() else "")
+            ) from None
+        return self._wrap(value, label)
+
+    def _problem(self, err: dict, label: str) -> StudentProblem:
+        from autograder.run import format_frames
+
+        kind = err.get("kind")
+        etype, msg = err.get("type", "Exception"), err.get("message", "")
+        frames = err.get("frames") or []
+        cells = self.session.cells_by_index if self.session else {}
+        tb = format_frames(cells, frames)
+        where = f"\n{tb}" if tb else ""
+        if kind == "missing_name":
+            return StudentNameMissing(self._missing_message(str(msg)))
+        if kind == "not_implemented":
+            fn = frames[-1][2] if frames else label
+            return StudentNotImplemented(
+                f"`{fn}` is not implemented yet: it still raises NotImplementedError. "
+                "Replace the stub's body with your code."
+            )
+        if kind == "memory":
+            limit = self.session.config.limits.memory_bytes / 2**30 if self.session else 0
+            return StudentError(
+                f"`{label}` ran out of memory (the limit is {limit:.1f} GiB): {etype}: {msg}{where}\n"
+                "Look for a tensor that grows with every step, or an (n, n) intermediate you do not need."
+            )
+        if kind == "encoding":
+            return StudentError(f"`{label}` returned something that cannot be graded: {msg}.")
+        origin = f"`{frames[-1][2]}`" if frames else f"`{label}`"
+        if frames and frames[-1][2] == "<module>":
+            origin = "your code"
+        return StudentError(f"{origin} raised {etype}: {msg}{where}")
+
+    def _missing_message(self, name: str) -> str:
+        text = (
+            f"`{name}` is not defined. Define it at the top level of a code cell, "
+            "with exactly this name."
+        )
+        failed = self.session.failed_cells() if self.session else []
+        if failed:
+            cells = self.session.cells_by_index
+            notes = []
+            for c in failed[:3]:
+                label = cells[c.index].label if c.index in cells else f"cell {c.index}"
+                notes.append(f"{label} failed: {c.message.splitlines()[0] if c.message else c.status}")
+            text += " It may be in a cell that did not run: " + "; ".join(notes) + "."
+        return text
+
+    def _wrap(self, value: Any, label: str) -> Any:
+        if isinstance(value, wire.HandleRef):
+            gen = self.session.generation if self.session else 0
+            return Handle(self, value, label, gen)
+        if isinstance(value, list):
+            return [self._wrap(v, label) for v in value]
+        if isinstance(value, tuple):
+            return tuple(self._wrap(v, label) for v in value)
+        if isinstance(value, dict):
+            return {k: self._wrap(v, label) for k, v in value.items()}
+        return value
+
+    def _args(self, args: tuple, kwargs: dict) -> tuple[list, dict]:
+        return [self._unwrap(a) for a in args], {k: self._unwrap(v) for k, v in kwargs.items()}
+
+    def _unwrap(self, v: Any) -> Any:
+        if isinstance(v, Handle):
+            v._check_alive()
+            return v._ref
+        if isinstance(v, list):
+            return [self._unwrap(x) for x in v]
+        if isinstance(v, tuple):
+            return tuple(self._unwrap(x) for x in v)
+        if isinstance(v, dict):
+            return {k: self._unwrap(x) for k, x in v.items()}
+        return v
+
+    # ------------------------------------------------------------------ operations
+    def getattr(self, target: Handle | None, name: str, label: str) -> Any:
+        tid = None
+        if target is not None:
+            target._check_alive()
+            tid = target._ref.id
+        return self.request("getattr", target=tid, name=name, label=label)
+
+    def call(self, target: Handle | None, name: str | None, args: tuple, kwargs: dict, label: str,
+             detailed: bool = False) -> Any:
+        tid = None
+        if target is not None:
+            target._check_alive()
+            tid = target._ref.id
+        payload = self._args(args, kwargs)
+        return self.request("call", payload, target=tid, name=name, detailed=detailed, label=label)
+
+    def probe(self, name: str, args: tuple, kwargs: dict) -> Any:
+        assert self.session is not None
+        self.session.ensure()
+        key = self.exercise
+        if key not in self.session.probes_loaded:
+            if self.probes_path is None or not self.probes_path.exists():
+                raise FileNotFoundError(f"exercise {key!r} has no probes.py")
+            self.request("load_probes", self.probes_path.read_text(), exercise=key, label=f"probes of {key}")
+            self.session.probes_loaded.add(key)
+        return self.request("probe", self._args(args, kwargs), exercise=key, name=name, label=f"{name}")
+
+
+class Handle:
+    """An object that lives in the sandbox. Attribute access and calls are remote."""
+
+    __slots__ = ("_ctx", "_ref", "_label", "_generation")
+
+    def __init__(self, ctx: Context, ref: wire.HandleRef, label: str, generation: int) -> None:
+        object.__setattr__(self, "_ctx", ctx)
+        object.__setattr__(self, "_ref", ref)
+        object.__setattr__(self, "_label", label)
+        object.__setattr__(self, "_generation", generation)
+
+    def _check_alive(self) -> None:
+        s = self._ctx.session
+        if s is None or s.generation != self._generation or s.sandbox is None or not s.sandbox.alive:
+            raise StudentCrash(
+                f"`{self._label}` was lost: the process running your code was restarted "
+                "after an earlier problem (a hang or a crash)."
+            )
+
+    @property
+    def remote_type(self) -> str:
+        return self._ref.type
+
+    @property
+    def remote_mro(self) -> tuple[str, ...]:
+        return self._ref.mro
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return self._ctx.getattr(self, name, f"{self._label}.{name}")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._ctx.call(self, None, args, kwargs, self._label)
+
+    def __getitem__(self, key: Any) -> Any:
+        self._check_alive()
+        return self._ctx.request("getitem", self._ctx._unwrap(key), target=self._ref.id,
+                                 label=f"{self._label}[{key!r}]")
+
+    def __len__(self) -> int:
+        self._check_alive()
+        n = self._ctx.request("len", target=self._ref.id, label=f"len({self._label})")
+        if type(n) is not int:
+            raise StudentError(f"len({self._label}) did not return an int")
+        return n
+
+    def __iter__(self):  # noqa: ANN204 - a generator of remote values
+        self._check_alive()
+        it = self._ctx.request("iter", target=self._ref.id, label=f"iter({self._label})")
+        while True:
+            step = self._ctx.request("next", target=it._ref.id, label=f"next(iter({self._label}))")
+            if not isinstance(step, dict) or step.get("done"):
+                return
+            yield step.get("value")
+
+    def __repr__(self) -> str:
+        return f"<sandbox {self._ref.type} object {self._label}>"
+
+
+class StudentProxy:
+    """The ``student`` fixture: ``student.f(x)`` runs ``f`` in the sandbox."""
+
+    def __init__(self, ctx: Context) -> None:
+        object.__setattr__(self, "_ctx", ctx)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return self._ctx.getattr(None, name, name)
+
+    def call_detailed(self, name: str, *args: Any, **kwargs: Any) -> Call:
+        out = self._ctx.call(None, name, args, kwargs, name, detailed=True)
+        if not isinstance(out, dict):
+            raise StudentCrash("the sandbox returned a malformed detailed call result")
+        return Call(out.get("value"), list(out.get("args") or []), dict(out.get("kwargs") or {}))
+
+
+class SandboxFixture:
+    """The ``sandbox`` fixture: probes, references to importable objects, seeding."""
+
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
+
+    def probe(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        return self._ctx.probe(name, args, kwargs)
+
+    def ref(self, path: str) -> Any:
+        return self._ctx.request("ref", path=path, label=path)
+
+    def seed(self, seed: int) -> None:
+        self._ctx.request("seed", seed=int(seed), label="seed")
+
+    @property
+    def protections(self) -> dict[str, str]:
+        s = self._ctx.session
+        return dict(s.protections) if s else {}

@@ -1,0 +1,176 @@
+"""Stage 1: load a submission into the list of code cells the sandbox will run.
+
+Loading never executes anything. Notebooks go through nbformat (older
+versions are converted to v4); ``.py`` files are split into cells at
+``# %%`` lines (jupytext's percent format). IPython-only syntax (``%magic``,
+``%%cell magic``, ``!shell``, ``obj?``) is neutralised here, so it is never
+executed and never a syntax error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SUBMISSION_SUFFIXES = (".ipynb", ".py")
+# Cell magics whose body is ordinary Python: keep the body, drop the magic line.
+_TRANSPARENT_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug"}
+_LINE_MAGIC = re.compile(r"^(\s*)([%!].*)$")
+_ASSIGNED_MAGIC = re.compile(r"^(\s*[\w.\[\], ]+=\s*)([%!].*)$")
+_HELP = re.compile(r"^(\s*)(\?{1,2}[\w.]+|[\w.]+\?{1,2})\s*$")
+
+
+class LoadError(Exception):
+    """The file cannot be read as a submission; the message is for the student."""
+
+
+@dataclass
+class Cell:
+    index: int  # 1-based position in the notebook (markdown cells count), or in the .py
+    source: str  # neutralised source, ready to run
+    first_line: str = ""
+    in_notebook: bool = True
+
+    @property
+    def label(self) -> str:
+        head = f"cell {self.index}" if self.in_notebook else f"the code at line {self.index}"
+        return head + (f" (`{self.first_line}`)" if self.first_line else "")
+
+    def location(self, line: int | None) -> str:
+        """Where a line of this cell is, in the student's own terms."""
+        if not self.in_notebook:
+            return f"line {line}"
+        return f"cell {self.index}" + (f", line {line}" if line else "")
+
+
+@dataclass
+class Submission:
+    path: Path
+    name: str  # the file stem: the gradebook's `submission` column
+    cells: list[Cell] = field(default_factory=list)
+    sha256: str = ""
+
+
+def neutralise(source: str) -> str:
+    """Replace IPython-only syntax with inert Python, keeping line numbers."""
+    lines = source.splitlines()
+    if lines and lines[0].lstrip().startswith("%%"):
+        magic = lines[0].strip()[2:].split()[0] if lines[0].strip()[2:] else ""
+        if magic in _TRANSPARENT_CELL_MAGICS:
+            lines[0] = f"pass  # neutralised: %%{magic}"
+        else:
+            return "\n".join(f"# neutralised (cell magic %%{magic}): {ln}" if i == 0 else f"# {ln}"
+                             for i, ln in enumerate(lines))
+    out = []
+    for ln in lines:
+        m = _ASSIGNED_MAGIC.match(ln)
+        if m and not _in_string_context(m.group(1)):
+            out.append(f"{m.group(1)}None  # neutralised: {m.group(2)}")
+            continue
+        m = _LINE_MAGIC.match(ln) or _HELP.match(ln)
+        if m:
+            out.append(f"{m.group(1)}pass  # neutralised: {m.group(2)}")
+            continue
+        out.append(ln)
+    return "\n".join(out)
+
+
+def _in_string_context(prefix: str) -> bool:
+    return prefix.count('"') % 2 == 1 or prefix.count("'") % 2 == 1
+
+
+def _first_line(source: str) -> str:
+    for ln in source.splitlines():
+        s = ln.strip()
+        if s and not s.startswith("#"):
+            return s[:60]
+    return ""
+
+
+def load(path: str | Path) -> Submission:
+    """Read a notebook or .py submission. Raises LoadError with a student-facing message."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise LoadError(f"{path.name} could not be read ({e.strerror}).") from None
+    sub = Submission(path=path, name=path.stem, sha256=hashlib.sha256(raw).hexdigest())
+    if path.suffix == ".ipynb":
+        sources = _notebook_cells(path, raw)
+    elif path.suffix == ".py":
+        sources = _py_cells(path, raw)
+    else:
+        raise LoadError(f"{path.name} is neither a notebook (.ipynb) nor a Python file (.py).")
+    for index, src in sources:
+        sub.cells.append(
+            Cell(index=index, source=neutralise(src), first_line=_first_line(src), in_notebook=path.suffix == ".ipynb")
+        )
+    if not any(c.source.strip() for c in sub.cells):
+        raise LoadError(f"{path.name} has no code: did you submit the right file, and save it first?")
+    return sub
+
+
+def _notebook_cells(path: Path, raw: bytes) -> list[tuple[int, str]]:
+    import nbformat
+
+    if not raw.strip():
+        raise LoadError(f"{path.name} is empty (0 bytes of notebook). Save the notebook in Jupyter and submit it again.")
+    try:
+        nb = nbformat.reads(raw.decode("utf-8"), as_version=4)
+    except UnicodeDecodeError:
+        raise LoadError(f"{path.name} is not a text file: it is not a Jupyter notebook.") from None
+    except Exception as e:  # nbformat raises several types for damaged files
+        detail = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+        raise LoadError(
+            f"{path.name} is not a readable Jupyter notebook ({detail}). "
+            "It may have been damaged by a text editor or a merge: open it in Jupyter, "
+            "or download it again, and resubmit."
+        ) from None
+    cells = []
+    for i, cell in enumerate(nb.get("cells", []), start=1):
+        if cell.get("cell_type") == "code":
+            src = cell.get("source", "")
+            if isinstance(src, list):
+                src = "".join(src)
+            cells.append((i, str(src)))
+    if not cells:
+        raise LoadError(f"{path.name} has no code cells: did you submit the right notebook?")
+    return cells
+
+
+_TOP_LEVEL_START = re.compile(r"^(def |class |async def |@)")
+
+
+def _py_cells(path: Path, raw: bytes) -> list[tuple[int, str]]:
+    """Split a .py file into cells, padded so line numbers match the file.
+
+    ``# %%`` markers split it when present; otherwise each top-level ``def``,
+    ``class`` or decorated block (after a blank line) starts a new cell, so a
+    syntax error costs only the block that has it.
+    """
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise LoadError(f"{path.name} is not UTF-8 text: save it as UTF-8 and resubmit.") from None
+    lines = text.splitlines()
+    marked = any(ln.startswith("# %%") for ln in lines)
+    starts = []
+    for i, ln in enumerate(lines):
+        if marked:
+            if ln.startswith("# %%"):
+                starts.append(i)
+        elif _TOP_LEVEL_START.match(ln) and (i == 0 or not lines[i - 1].strip()) and not (
+            i > 0 and lines[i - 1].startswith("@")
+        ):
+            starts.append(i)
+    if not starts or starts[0] != 0:
+        starts.insert(0, 0)
+    starts.append(len(lines))
+    cells: list[tuple[int, str]] = []
+    for a, b in zip(starts, starts[1:]):
+        block = lines[a:b]
+        if any(x.strip() and not x.startswith("# %%") for x in block):
+            cells.append((a + 1, "\n" * a + "\n".join(block)))
+    return cells

@@ -1,0 +1,104 @@
+"""The results model: one object per submission feeds every output.
+
+The console report, gradebook.csv, Gradescope's results.json, the database
+and the feedback pages are all views of a :class:`SubmissionResult`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+STATUSES = ("passed", "failed", "error", "timeout", "skipped")
+
+
+@dataclass
+class CellResult:
+    index: int
+    status: str  # ok | error | timeout | crashed
+    message: str = ""
+    seconds: float = 0.0
+
+
+@dataclass
+class TestResult:
+    nodeid: str
+    name: str  # what students see: the test's docstring line
+    exercise: str
+    max_points: float
+    points: float = 0.0
+    status: str = "skipped"  # one of STATUSES
+    message: str = ""  # student-facing feedback; never hidden test code
+    seconds: float = 0.0
+    detail: str = ""  # staff-only: the judge-side traceback; never shown to students
+
+
+@dataclass
+class ExerciseResult:
+    id: str
+    title: str
+    max_points: float
+    tests: list[TestResult] = field(default_factory=list)
+
+    @property
+    def points(self) -> float:
+        return round(sum(t.points for t in self.tests), 6)
+
+    @property
+    def status(self) -> str:
+        if all(t.status == "passed" for t in self.tests):
+            return "passed"
+        if any(t.status == "timeout" for t in self.tests):
+            return "timeout"
+        return "failed"
+
+
+@dataclass
+class SubmissionResult:
+    submission: str  # file stem
+    path: str
+    assignment: str
+    exercises: list[ExerciseResult] = field(default_factory=list)
+    cells: list[CellResult] = field(default_factory=list)
+    error: str = ""  # a submission-level problem (unreadable notebook, ...)
+    status: str = "graded"  # graded | load_error | internal_error
+    protections: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+    sha256: str = ""
+    student: str = ""
+    output: str = ""  # what the student's code printed (capped)
+
+    @property
+    def total(self) -> float:
+        return round(sum(e.points for e in self.exercises), 6)
+
+    @property
+    def max_total(self) -> float:
+        return round(sum(e.max_points for e in self.exercises), 6)
+
+    def exercise(self, exercise_id: str) -> ExerciseResult:
+        for e in self.exercises:
+            if e.id == exercise_id:
+                return e
+        raise KeyError(exercise_id)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["total"], d["max_total"] = self.total, self.max_total
+        for e, ed in zip(self.exercises, d["exercises"], strict=True):
+            ed["points"] = e.points
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SubmissionResult:
+        d = dict(d)
+        d.pop("total", None)
+        d.pop("max_total", None)
+        exercises = []
+        for ed in d.pop("exercises", []):
+            ed = dict(ed)
+            ed.pop("points", None)
+            tests = [TestResult(**t) for t in ed.pop("tests", [])]
+            exercises.append(ExerciseResult(tests=tests, **ed))
+        cells = [CellResult(**c) for c in d.pop("cells", [])]
+        return cls(exercises=exercises, cells=cells, **d)

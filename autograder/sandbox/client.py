@@ -1,0 +1,254 @@
+"""The judge's side of the sandbox: start the warm server, spawn, talk, kill.
+
+Everything that comes back is untrusted: replies are matched to requests by
+id, decoded with the safe wire format, and a sandbox that stops answering in
+time is killed with its whole process tree.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from autograder.sandbox import wire
+from autograder.sandbox.isolation import Limits
+
+OUTPUT_CAP = 64 * 1024
+START_TIMEOUT = 60.0
+
+
+class SandboxError(Exception):
+    """Base class: something went wrong on the sandbox side of a request."""
+
+
+class StudentException(SandboxError):
+    """Student code raised; ``error`` is the sandbox's plain-data description."""
+
+    def __init__(self, error: dict[str, Any]) -> None:
+        self.error = error if isinstance(error, dict) else {"message": str(error)}
+        super().__init__(self.error.get("message", ""))
+
+    @property
+    def kind(self) -> str:
+        return str(self.error.get("kind", "exception"))
+
+
+class SandboxTimeout(SandboxError):
+    """No reply before the deadline; the sandbox has been killed."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"no reply within {seconds:.1f} s")
+        self.seconds = seconds
+
+
+class SandboxCrashed(SandboxError):
+    """The sandbox process went away (exit, crash, kill) mid-request."""
+
+
+class ProtocolError(SandboxError):
+    """The sandbox replied with something that is not a valid reply."""
+
+
+def _clean_env() -> dict[str, str]:
+    import autograder
+
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(autograder.__file__)))
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": "/tmp",
+        "LANG": "C.UTF-8",
+        "PYTHONPATH": pkg_parent,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+    for k in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH"):
+        if k in os.environ:
+            env[k] = os.environ[k]
+    return env
+
+
+class SandboxServer:
+    """One warm server per judge process; spawns sandboxes in milliseconds."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "autograder.sandbox.server", str(child.fileno())],
+            pass_fds=[child.fileno()],
+            cwd="/",
+            env=_clean_env(),
+            stdin=subprocess.DEVNULL,
+        )
+        child.close()
+        self.sock = parent
+        self._file = parent.makefile("rb")
+        self.sock.settimeout(START_TIMEOUT)
+        line = self._file.readline()
+        if not line:
+            raise RuntimeError("the sandbox server failed to start (see the errors above)")
+        self.sock.settimeout(None)
+
+    def spawn(self, request: dict[str, Any]) -> tuple[socket.socket, int, int]:
+        """Returns (control socket, output pipe read end, sandbox pid)."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        out_r, out_w = os.pipe()
+        try:
+            with self._lock:
+                if self.proc.poll() is not None:
+                    raise RuntimeError("the sandbox server has exited")
+                socket.send_fds(self.sock, [json.dumps(request).encode()], [theirs.fileno(), out_w])
+                self.sock.settimeout(START_TIMEOUT)
+                reply = json.loads(self._file.readline() or b"{}")
+                self.sock.settimeout(None)
+        finally:
+            theirs.close()
+            os.close(out_w)
+        if not reply.get("ok"):
+            ours.close()
+            os.close(out_r)
+            raise RuntimeError(reply.get("error", "the sandbox could not be started"))
+        return ours, out_r, int(reply["pid"])
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+        finally:
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def __enter__(self) -> SandboxServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass
+class SandboxConfig:
+    limits: Limits = field(default_factory=Limits)
+    protected: list[str] = field(default_factory=list)
+    isolate: bool = True
+    threads: int = 1
+
+
+class Sandbox:
+    """One running sandbox process (and its descendants)."""
+
+    def __init__(self, server: SandboxServer, config: SandboxConfig, start_timeout: float = START_TIMEOUT):
+        self.config = config
+        self._ids = itertools.count(1)
+        self._output = bytearray()
+        self.output_truncated = False
+        self.alive = False
+        request = {
+            "op": "spawn",
+            "limits": asdict(config.limits),
+            "protected": [os.path.abspath(p) for p in config.protected],
+            "isolate": config.isolate,
+            "threads": config.threads,
+        }
+        self.sock, self._out_r, self.pid = server.spawn(request)
+        self.alive = True
+        self._reader = threading.Thread(target=self._drain, daemon=True)
+        self._reader.start()
+        try:
+            head, _ = self._receive("ready", time.monotonic() + start_timeout, start_timeout)
+        except SandboxError:
+            self.kill()
+            raise
+        self.protections: dict[str, str] = head.get("protections") or {}
+
+    # ------------------------------------------------------------------ output
+    def _drain(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self._out_r, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            room = OUTPUT_CAP - len(self._output)
+            if room > 0:
+                self._output += chunk[:room]
+            if len(chunk) > room:
+                self.output_truncated = True
+        try:
+            os.close(self._out_r)
+        except OSError:
+            pass
+
+    @property
+    def output(self) -> str:
+        text = self._output.decode("utf-8", "replace")
+        return text + ("\n[output truncated]" if self.output_truncated else "")
+
+    # ------------------------------------------------------------------ requests
+    def request(self, op: str, payload: Any = None, *, timeout: float, **fields: Any) -> tuple[dict, Any]:
+        if not self.alive:
+            raise SandboxCrashed("the sandbox is not running")
+        rid = next(self._ids)
+        try:
+            wire.send_frame(self.sock, wire.pack({"op": op, "id": rid, **fields}, payload))
+        except wire.Unencodable:
+            raise
+        except OSError:
+            self.kill()
+            raise SandboxCrashed("the sandbox process is gone") from None
+        return self._receive(rid, time.monotonic() + timeout, timeout)
+
+    def _receive(self, rid: Any, deadline: float, timeout: float) -> tuple[dict, Any]:
+        try:
+            frame = wire.recv_frame(self.sock, deadline)
+            head, payload = wire.unpack(frame, resolve_handle=_handle_node)
+        except wire.Timeout:
+            self.kill()
+            raise SandboxTimeout(timeout) from None
+        except (wire.Closed, OSError):
+            self.kill()
+            raise SandboxCrashed("the sandbox process died") from None
+        except wire.WireError as e:
+            self.kill()
+            raise ProtocolError(f"the sandbox sent a malformed reply ({e})") from None
+        if head.get("id") != rid:
+            self.kill()
+            raise ProtocolError("the sandbox sent a reply that does not match the request")
+        if not head.get("ok"):
+            raise StudentException(head.get("error") or {})
+        return head, payload
+
+    def kill(self) -> None:
+        """Kill the sandbox and everything it started; safe to call twice."""
+        if self.alive:
+            self.alive = False
+            for kill in (lambda: os.killpg(self.pid, signal.SIGKILL), lambda: os.kill(self.pid, signal.SIGKILL)):
+                try:
+                    kill()
+                except (ProcessLookupError, PermissionError):
+                    pass
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        if self._reader.is_alive() and threading.current_thread() is not self._reader:
+            self._reader.join(timeout=2)
+
+
+def _handle_node(node: dict) -> wire.HandleRef:
+    hid, typ, mro = node.get("id"), node.get("type", ""), node.get("mro", [])
+    if type(hid) is not int or not isinstance(typ, str) or not isinstance(mro, list):
+        raise wire.WireError("bad handle")
+    return wire.HandleRef(hid, typ[:200], tuple(str(m)[:300] for m in mro[:64]), bool(node.get("callable")))

@@ -1,0 +1,230 @@
+"""The warm server: imports torch once, then forks one isolated sandbox per request.
+
+It runs in its own freshly exec'd process, so it holds no hidden material and
+no judge state; it never runs student code itself and never runs a parallel
+torch op (forking after one hangs GNU OpenMP in the child). A request carries
+two file descriptors (SCM_RIGHTS): the sandbox's end of its control socket and
+the write end of its output pipe, so the judge talks to each sandbox directly.
+
+Process tree per sandbox: server -> keeper (enters the namespaces) -> init
+(PID 1 of a fresh PID namespace, runs the student's code). Killing init kills
+every process the student started; the keeper reaps it and exits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+import tempfile
+import traceback
+from typing import Any
+
+PRELOAD = ("torch", "torch.nn", "torch.nn.functional", "torch.utils.data", "torch.optim", "numpy")
+OPTIONAL_PRELOAD = ("sklearn.datasets", "torch._dynamo")
+UID_BASE = 200_000
+
+
+def _preload() -> None:
+    import importlib
+
+    for name in PRELOAD:
+        importlib.import_module(name)
+    for name in OPTIONAL_PRELOAD:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - optional: a missing package only costs import time later
+            pass
+    import autograder.sandbox.runtime  # noqa: F401 - warm import for the children
+
+
+def default_read_only() -> list[str]:
+    """System and Python paths a sandbox needs to run torch; nothing else."""
+    import autograder
+
+    paths = ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32", "/etc", "/opt/conda"]
+    for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix):
+        paths.append(p)
+        paths.append(os.path.realpath(p))
+    paths.append(os.path.dirname(os.path.realpath(sys.executable)))
+    for p in sys.path:
+        if p and ("site-packages" in p or "dist-packages" in p) and os.path.isdir(p):
+            paths.append(p)
+    paths.append(os.path.dirname(os.path.abspath(autograder.__file__)))
+    return paths
+
+
+def _keeper(req: dict, fds: list[int], report_w: int, root_dir: str) -> None:
+    """Runs in the forked keeper process; never returns."""
+    from autograder.sandbox import isolation as iso
+
+    ctrl_fd, out_fd = fds
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    is_root = os.geteuid() == 0
+    protections: dict[str, str] = {}
+    ns = {"namespaces": "disabled by configuration"}
+    if req.get("isolate", True):
+        ns = iso.enter_namespaces(want_userns=not is_root)
+    isolated = ns.get("namespaces") == "ok"
+    uid = UID_BASE + os.getpid() if is_root else os.getuid()
+    gid = uid if is_root else os.getgid()
+    limits = iso.Limits(**req.get("limits", {}))
+
+    pid = os.fork()
+    if pid == 0:
+        try:
+            iso.die_with_parent()
+            os.setsid()
+            os.dup2(out_fd, 1)
+            os.dup2(out_fd, 2)
+            devnull = os.open("/dev/null", os.O_RDONLY)
+            os.dup2(devnull, 0)
+            if isolated:
+                plan = iso.Plan(read_only=req["read_only"], protected=req.get("protected", []), root_dir=root_dir)
+                iso.build_root(plan, limits, uid, gid)
+                protections["network"] = "isolated (empty network namespace)"
+                protections["filesystem"] = (
+                    "private root: system and Python paths read-only, scratch /tmp "
+                    f"({limits.scratch_bytes // 2**20} MiB tmpfs) writable, nothing else visible"
+                )
+                protections["processes"] = (
+                    f"own PID namespace, at most {limits.max_processes} processes, whole tree killed at the end"
+                )
+            else:
+                os.chdir(tempfile.mkdtemp(prefix="torchgrader-scratch-"))
+                why = ns.get("namespaces", "")
+                protections["network"] = f"NOT isolated: namespaces {why}"
+                protections["filesystem"] = f"NOT isolated: the student's code can read what this user can ({why})"
+                protections["processes"] = (
+                    f"process group only (a child that calls setsid can escape the kill); "
+                    f"at most {limits.max_processes} processes"
+                )
+            iso.set_limits(limits)
+            if is_root:
+                iso.drop_privileges(True, uid, gid)
+                protections["privileges"] = f"runs as unprivileged uid {uid}, no capabilities"
+            elif isolated:
+                iso.drop_privileges(False, uid, gid)
+                protections["privileges"] = ns.get("user", "user namespace") + ", no new privileges"
+            else:
+                iso.prctl(iso.PR_SET_NO_NEW_PRIVS, 1)
+                protections["privileges"] = "runs as the grading user (no user namespace)"
+            protections["memory"] = f"address space limited to {limits.memory_bytes / 2**30:.1f} GiB"
+            iso.prctl(iso.PR_SET_DUMPABLE, 0)
+            keep = {0, 1, 2, ctrl_fd}
+            for fd in _open_fds():
+                if fd not in keep:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+            _init_main(ctrl_fd, protections, req)
+        except BaseException:  # noqa: BLE001 - report and die; the judge sees the closed socket
+            try:
+                os.write(2, traceback.format_exc().encode()[-4000:])
+            finally:
+                os._exit(70)
+        os._exit(0)
+
+    os.write(report_w, struct.pack("!q", pid))
+    os.close(report_w)
+    for fd in (ctrl_fd, out_fd):
+        os.close(fd)
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except ChildProcessError:
+            break
+        except InterruptedError:
+            continue
+    os._exit(0)
+
+
+def _open_fds() -> list[int]:
+    try:
+        return [int(x) for x in os.listdir("/proc/self/fd")]
+    except OSError:
+        return list(range(3, 1024))
+
+
+def _init_main(ctrl_fd: int, protections: dict[str, str], req: dict) -> None:
+    import torch
+
+    from autograder.sandbox import runtime, wire
+
+    torch.set_num_threads(int(req.get("threads", 1)))
+    sock = socket.socket(fileno=ctrl_fd)
+    os.environ.clear()
+    os.environ.update({"HOME": "/tmp", "PATH": "/usr/bin:/bin", "TMPDIR": "/tmp", "LANG": "C.UTF-8"})
+    wire.send_frame(sock, wire.pack({"id": "ready", "ok": True, "protections": protections, "pid": os.getpid()}))
+    runtime.Runtime(sock).serve()
+
+
+def serve(sock: socket.socket) -> None:
+    root_dir = tempfile.mkdtemp(prefix="torchgrader-root-")
+    read_only = default_read_only()
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # keepers are reaped by the kernel
+    try:
+        while True:
+            try:
+                msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, 4)
+            except OSError:
+                return
+            if not msg:
+                return
+            req: dict[str, Any] = json.loads(msg)
+            if req.get("op") == "spawn" and len(fds) == 2:
+                reply = _spawn(req, fds, root_dir, read_only)
+            else:
+                for fd in fds:
+                    os.close(fd)
+                reply = {"ok": req.get("op") == "ping", "pid": os.getpid()}
+            sock.sendall(json.dumps(reply).encode() + b"\n")
+    finally:
+        try:
+            os.rmdir(root_dir)
+        except OSError:
+            pass
+
+
+def _spawn(req: dict, fds: list[int], root_dir: str, read_only: list[str]) -> dict:
+    req = dict(req)
+    req["read_only"] = read_only + list(req.get("extra_read_only", []))
+    report_r, report_w = os.pipe()
+    keeper = os.fork()
+    if keeper == 0:
+        try:
+            os.close(report_r)
+            _keeper(req, fds, report_w, root_dir)
+        finally:
+            os._exit(71)
+    os.close(report_w)
+    for fd in fds:
+        os.close(fd)
+    data = b""
+    while len(data) < 8:
+        chunk = os.read(report_r, 8 - len(data))
+        if not chunk:
+            break
+        data += chunk
+    os.close(report_r)
+    if len(data) != 8:
+        return {"ok": False, "error": "the sandbox could not be started", "keeper": keeper}
+    (pid,) = struct.unpack("!q", data)
+    return {"ok": True, "pid": pid, "keeper": keeper}
+
+
+def main() -> None:
+    fd = int(sys.argv[1])
+    sock = socket.socket(fileno=fd)
+    _preload()
+    sock.sendall(json.dumps({"ok": True, "ready": True, "pid": os.getpid()}).encode() + b"\n")
+    serve(sock)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,412 @@
+"""The wire format between judge and sandbox.
+
+Reading a message must never run code: no pickle, no ``torch.load`` of
+untrusted bytes. A message is a JSON header plus raw byte blobs. Tensors travel
+as (storage blob, dtype, shape, stride, offset), so tensors that share storage
+inside one message still share it after decoding: that is how the judge sees
+views and in-place writes without trusting the sandbox's word about them.
+
+Every JSON object inside the payload is a tagged node (``{"$": kind, ...}``);
+user dicts are encoded as tagged lists of pairs, so no user data can be
+mistaken for a tag.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import socket
+import struct
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+MAX_HEADER = 64 * 2**20
+MAX_BODY = 2 * 2**30
+MAX_DEPTH = 64
+_PREFIX = struct.Struct("!4sIQ")
+_MAGIC = b"TGW1"
+
+# Only these dtypes cross the boundary; anything else is refused on both sides.
+TENSOR_DTYPES: dict[str, torch.dtype] = {
+    str(d).removeprefix("torch."): d
+    for d in (
+        torch.bool,
+        torch.uint8,
+        torch.int8,
+        torch.int16,
+        torch.int32,
+        torch.int64,
+        torch.float16,
+        torch.bfloat16,
+        torch.float32,
+        torch.float64,
+        torch.complex64,
+        torch.complex128,
+    )
+}
+NUMPY_KINDS = set("biufc")
+ALLOWED_TENSOR_TYPES: tuple[type, ...] = (torch.Tensor, torch.nn.Parameter)
+
+
+class WireError(Exception):
+    """A message that is malformed, too large, or holds something that may not cross."""
+
+
+class Unencodable(WireError):
+    """A value that may not cross the boundary, with a message for the student."""
+
+
+@dataclass(frozen=True)
+class HandleRef:
+    """A reference to an object that lives in the sandbox (decoded form)."""
+
+    id: int
+    type: str = ""
+    mro: tuple[str, ...] = ()
+    callable: bool = False
+
+
+def tensor_meta(t: torch.Tensor) -> dict[str, Any]:
+    return {
+        "device": str(t.device),
+        "requires_grad": bool(t.requires_grad),
+        "is_leaf": bool(t.is_leaf),
+        "grad_fn": type(t.grad_fn).__name__ if t.grad_fn is not None else None,
+        "dtype": str(t.dtype).removeprefix("torch."),
+    }
+
+
+class Encoder:
+    """Turns a value tree into (JSON-able tree, blobs).
+
+    ``fallback`` decides what happens to anything that is not a plain value:
+    the sandbox turns it into a handle, the judge refuses it.
+    """
+
+    def __init__(self, fallback: Callable[[Any], dict] | None = None) -> None:
+        self.fallback = fallback
+        self.blobs: list[bytes] = []
+        self.storages: list[dict] = []
+        self._storage_index: dict[tuple[int, int, str], int] = {}
+        self._keep: list[Any] = []  # keeps cpu copies alive so data_ptrs stay unique
+
+    def blob(self, data: bytes) -> int:
+        self.blobs.append(data)
+        return len(self.blobs) - 1
+
+    def encode(self, value: Any, depth: int = 0) -> Any:
+        if depth > MAX_DEPTH:
+            raise Unencodable("the value is nested too deeply to be sent")
+        if value is None or isinstance(value, bool | str):
+            return value
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float):
+            if math.isfinite(value):
+                return value
+            return {"$": "float", "v": repr(value)}
+        if isinstance(value, torch.Tensor):
+            return self._tensor(value)
+        if isinstance(value, np.ndarray):
+            return self._ndarray(value)
+        if isinstance(value, np.generic):
+            return self.encode(value.item(), depth + 1)
+        if isinstance(value, complex):
+            return {"$": "complex", "re": self.encode(value.real), "im": self.encode(value.imag)}
+        if isinstance(value, bytes | bytearray):
+            return {"$": "bytes", "blob": self.blob(bytes(value))}
+        if isinstance(value, torch.Size):
+            return {"$": "tuple", "items": [int(v) for v in value]}
+        if type(value) is list:
+            return [self.encode(v, depth + 1) for v in value]
+        if type(value) is tuple:
+            return {"$": "tuple", "items": [self.encode(v, depth + 1) for v in value]}
+        if type(value) is dict:
+            return {
+                "$": "dict",
+                "items": [[self.encode(k, depth + 1), self.encode(v, depth + 1)] for k, v in value.items()],
+            }
+        if isinstance(value, torch.dtype):
+            return {"$": "dtype", "name": str(value).removeprefix("torch.")}
+        if isinstance(value, torch.device):
+            return {"$": "device", "name": str(value)}
+        if isinstance(value, slice):
+            return {
+                "$": "slice",
+                "items": [self.encode(v, depth + 1) for v in (value.start, value.stop, value.step)],
+            }
+        if value is Ellipsis:
+            return {"$": "ellipsis"}
+        if isinstance(value, HandleRef):
+            return {"$": "handle", "id": value.id}
+        if self.fallback is not None:
+            return self.fallback(value)
+        raise Unencodable(f"a {type(value).__name__} cannot be sent to the sandbox")
+
+    def _tensor(self, t: torch.Tensor) -> dict:
+        if type(t) not in ALLOWED_TENSOR_TYPES:
+            raise Unencodable(
+                f"got a {type(t).__name__}, a subclass of torch.Tensor; "
+                "return a plain torch.Tensor"
+            )
+        if t.layout != torch.strided:
+            raise Unencodable(f"got a tensor with layout {t.layout}; return a dense tensor")
+        dtype = str(t.dtype).removeprefix("torch.")
+        if dtype not in TENSOR_DTYPES:
+            raise Unencodable(f"tensors of dtype {t.dtype} cannot be graded")
+        meta = tensor_meta(t)
+        t = t.detach()
+        if t.device.type != "cpu":
+            t = t.cpu()
+        if t.is_conj() or t.is_neg():
+            t = t.resolve_conj().resolve_neg()
+        self._keep.append(t)
+        storage = t.untyped_storage()
+        key = (storage.data_ptr(), storage.nbytes(), str(t.device))
+        sid = self._storage_index.get(key)
+        if sid is None:
+            raw = torch.empty(0, dtype=torch.uint8).set_(storage)
+            blob = self.blob(raw.numpy().tobytes())
+            self.storages.append({"blob": blob, "nbytes": storage.nbytes()})
+            sid = len(self.storages) - 1
+            self._storage_index[key] = sid
+        return {
+            "$": "tensor",
+            "storage": sid,
+            "dtype": dtype,
+            "shape": list(t.shape),
+            "stride": list(t.stride()),
+            "offset": t.storage_offset(),
+            "meta": meta,
+        }
+
+    def _ndarray(self, a: np.ndarray) -> dict:
+        if a.dtype.kind not in NUMPY_KINDS or a.dtype.hasobject:
+            raise Unencodable(f"NumPy arrays of dtype {a.dtype} cannot be graded")
+        a = np.ascontiguousarray(a)
+        return {"$": "ndarray", "dtype": a.dtype.str, "shape": list(a.shape), "blob": self.blob(a.tobytes())}
+
+
+class Decoder:
+    """Rebuilds a value tree from (JSON tree, blobs), validating everything."""
+
+    def __init__(self, header: dict, blobs: list[bytes], resolve_handle: Callable[[dict], Any]):
+        self.blobs = blobs
+        self.resolve_handle = resolve_handle
+        storages = header.get("storages", [])
+        if not isinstance(storages, list):
+            raise WireError("bad storages")
+        self.storages: list[torch.UntypedStorage] = []
+        for s in storages:
+            data = self._blob(s.get("blob") if isinstance(s, dict) else None)
+            buf = torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
+            self.storages.append(buf.untyped_storage())
+
+    def _blob(self, i: Any) -> bytes:
+        if type(i) is not int or not 0 <= i < len(self.blobs):
+            raise WireError("bad blob reference")
+        return self.blobs[i]
+
+    def decode(self, node: Any, depth: int = 0) -> Any:
+        if depth > MAX_DEPTH:
+            raise WireError("message nested too deeply")
+        if node is None or isinstance(node, bool | int | float | str):
+            return node
+        if isinstance(node, list):
+            return [self.decode(v, depth + 1) for v in node]
+        if not isinstance(node, dict):
+            raise WireError("bad node")
+        kind = node.get("$")
+        if kind == "tuple":
+            return tuple(self.decode(v, depth + 1) for v in _list(node["items"]))
+        if kind == "dict":
+            out = {}
+            for pair in _list(node["items"]):
+                if not isinstance(pair, list) or len(pair) != 2:
+                    raise WireError("bad dict item")
+                key = self.decode(pair[0], depth + 1)
+                try:
+                    hash(key)
+                except TypeError:
+                    raise WireError("unhashable dict key") from None
+                out[key] = self.decode(pair[1], depth + 1)
+            return out
+        if kind == "float":
+            v = node.get("v")
+            if v not in ("nan", "inf", "-inf"):
+                raise WireError("bad float")
+            return float(v)
+        if kind == "complex":
+            return complex(float(self.decode(node["re"], depth + 1)), float(self.decode(node["im"], depth + 1)))
+        if kind == "bytes":
+            return self._blob(node.get("blob"))
+        if kind == "tensor":
+            return self._tensor(node)
+        if kind == "ndarray":
+            return self._ndarray(node)
+        if kind == "dtype":
+            name = node.get("name")
+            if name not in TENSOR_DTYPES:
+                raise WireError("bad dtype")
+            return TENSOR_DTYPES[name]
+        if kind == "device":
+            return torch.device(str(node.get("name")))
+        if kind == "slice":
+            items = [self.decode(v, depth + 1) for v in _list(node["items"])]
+            if len(items) != 3 or not all(v is None or type(v) is int for v in items):
+                raise WireError("bad slice")
+            return slice(*items)
+        if kind == "ellipsis":
+            return Ellipsis
+        if kind == "handle":
+            return self.resolve_handle(node)
+        raise WireError(f"unknown node kind {kind!r}")
+
+    def _tensor(self, node: dict) -> torch.Tensor:
+        dtype = TENSOR_DTYPES.get(node.get("dtype"))
+        sid = node.get("storage")
+        shape, stride, offset = node.get("shape"), node.get("stride"), node.get("offset")
+        if dtype is None or type(sid) is not int or not 0 <= sid < len(self.storages):
+            raise WireError("bad tensor header")
+        if not (_ints(shape) and _ints(stride) and len(shape) == len(stride) and type(offset) is int):
+            raise WireError("bad tensor geometry")
+        if any(v < 0 for v in shape) or any(v < 0 for v in stride) or offset < 0 or len(shape) > 32:
+            raise WireError("bad tensor geometry")
+        storage = self.storages[sid]
+        itemsize = torch.empty(0, dtype=dtype).element_size()
+        if math.prod(shape) > 0:
+            last = offset + sum((n - 1) * s for n, s in zip(shape, stride, strict=True))
+            if (last + 1) * itemsize > storage.nbytes():
+                raise WireError("tensor geometry exceeds its storage")
+        t = torch.empty(0, dtype=dtype).set_(storage, offset, shape, stride)
+        meta = node.get("meta")
+        if isinstance(meta, dict):
+            t.remote_meta = {k: meta.get(k) for k in ("device", "requires_grad", "is_leaf", "grad_fn", "dtype")}
+        return t
+
+    def _ndarray(self, node: dict) -> np.ndarray:
+        try:
+            dtype = np.dtype(str(node.get("dtype")))
+        except TypeError:
+            raise WireError("bad array dtype") from None
+        shape = node.get("shape")
+        if dtype.kind not in NUMPY_KINDS or dtype.hasobject or not _ints(shape) or any(v < 0 for v in shape):
+            raise WireError("bad array header")
+        data = self._blob(node.get("blob"))
+        if len(data) != math.prod(shape) * dtype.itemsize:
+            raise WireError("array size mismatch")
+        return np.frombuffer(bytearray(data), dtype=dtype).reshape(shape)
+
+
+def _list(v: Any) -> list:
+    if not isinstance(v, list):
+        raise WireError("expected a list")
+    return v
+
+
+def _ints(v: Any) -> bool:
+    return isinstance(v, list) and all(type(x) is int for x in v)
+
+
+def pack(header: dict, payload: Any = None, fallback: Callable[[Any], dict] | None = None) -> bytes:
+    """Encode a message. ``header`` holds plain JSON control fields."""
+    enc = Encoder(fallback)
+    body = enc.encode(payload)
+    doc = dict(header)
+    doc["payload"] = body
+    doc["storages"] = enc.storages
+    doc["blobs"] = [len(b) for b in enc.blobs]
+    head = json.dumps(doc, allow_nan=False).encode()
+    total = sum(len(b) for b in enc.blobs)
+    if len(head) > MAX_HEADER or total > MAX_BODY:
+        raise Unencodable("the value is too large to be sent (over 2 GiB)")
+    return _PREFIX.pack(_MAGIC, len(head), total) + head + b"".join(enc.blobs)
+
+
+def unpack(data: bytes, resolve_handle: Callable[[dict], Any] | None = None) -> tuple[dict, Any]:
+    """Decode a message produced by :func:`pack`; raises WireError on anything malformed."""
+    if len(data) < _PREFIX.size:
+        raise WireError("short message")
+    magic, hlen, blen = _PREFIX.unpack_from(data)
+    if magic != _MAGIC or hlen > MAX_HEADER or blen > MAX_BODY:
+        raise WireError("bad message prefix")
+    if len(data) != _PREFIX.size + hlen + blen:
+        raise WireError("message length mismatch")
+    try:
+        doc = json.loads(data[_PREFIX.size : _PREFIX.size + hlen])
+    except (ValueError, RecursionError):
+        raise WireError("bad message header") from None
+    if not isinstance(doc, dict):
+        raise WireError("bad message header")
+    sizes = doc.pop("blobs", [])
+    if not _ints(sizes) or any(s < 0 for s in sizes) or sum(sizes) != blen:
+        raise WireError("bad blob table")
+    blobs, pos = [], _PREFIX.size + hlen
+    for s in sizes:
+        blobs.append(data[pos : pos + s])
+        pos += s
+
+    def refuse(node: dict) -> Any:
+        raise WireError("unexpected handle")
+
+    dec = Decoder(doc, blobs, resolve_handle or refuse)
+    try:
+        payload = dec.decode(doc.pop("payload", None))
+    except (KeyError, TypeError, ValueError, RecursionError) as e:
+        if isinstance(e, WireError):
+            raise
+        raise WireError(f"malformed payload: {type(e).__name__}") from None
+    doc.pop("storages", None)
+    return doc, payload
+
+
+# ---------------------------------------------------------------- framing over a socket
+
+
+def send_frame(sock: socket.socket, data: bytes) -> None:
+    sock.sendall(data)
+
+
+class Timeout(Exception):
+    """No complete message arrived before the deadline."""
+
+
+class Closed(Exception):
+    """The other side closed the connection (in the sandbox's case: it died)."""
+
+
+def recv_frame(sock: socket.socket, deadline: float | None = None) -> bytes:
+    head = _recv_exact(sock, _PREFIX.size, deadline)
+    magic, hlen, blen = _PREFIX.unpack(head)
+    if magic != _MAGIC or hlen > MAX_HEADER or blen > MAX_BODY:
+        raise WireError("bad message prefix")
+    return head + _recv_exact(sock, hlen + blen, deadline)
+
+
+def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
+    buf = bytearray(n)
+    view = memoryview(buf)
+    got = 0
+    while got < n:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Timeout()
+            sock.settimeout(left)
+        else:
+            sock.settimeout(None)
+        try:
+            k = sock.recv_into(view[got:], n - got)
+        except TimeoutError:
+            raise Timeout() from None
+        except (ConnectionResetError, BrokenPipeError):
+            raise Closed() from None
+        if k == 0:
+            raise Closed()
+        got += k
+    return bytes(buf)
