@@ -25,7 +25,7 @@ def console_report(r: SubmissionResult, *, verbose: bool = False) -> str:
         lines.append(f"   {r.error}")
     for c in r.cells:
         if c.status != "ok":
-            lines.append(f"   ! cell {c.index} {c.status}: {c.message.splitlines()[0] if c.message else ''}")
+            lines.append(f"   ! {c.label or f'cell {c.index}'} {c.status}: {c.message.splitlines()[0] if c.message else ''}")
     for e in r.exercises:
         lines.append(f"   {e.id:<18} {_pts(e.points):>5} / {_pts(e.max_points):<5} {e.title}")
         for t in e.tests:
@@ -60,7 +60,7 @@ def gradescope(r: SubmissionResult) -> dict:
                 "visibility": "visible",
                 "tags": [e.id],
             })
-    notes = [f"Cell {c.index} {c.status}: {c.message}" for c in r.cells if c.status != "ok"]
+    notes = [f"{c.label or f'cell {c.index}'} {c.status}: {c.message}" for c in r.cells if c.status != "ok"]
     output = "\n".join(([r.error] if r.error else []) + notes)
     return {
         "score": r.total,
@@ -103,7 +103,7 @@ def feedback_markdown(r: SubmissionResult) -> str:
     if bad:
         out += ["## Cells that did not run cleanly", ""]
         for c in bad:
-            out += [f"- Cell {c.index} ({c.status}):", "", "```", c.message, "```", ""]
+            out += [f"- {c.label or f'cell {c.index}'} ({c.status}):", "", "```", c.message, "```", ""]
     for e in r.exercises:
         out += [f"## {e.title} (`{e.id}`): {_pts(e.points)} / {_pts(e.max_points)}", ""]
         for t in e.tests:

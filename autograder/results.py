@@ -18,6 +18,7 @@ class CellResult:
     status: str  # ok | error | timeout | crashed
     message: str = ""
     seconds: float = 0.0
+    label: str = ""  # how the student finds it: "cell 4 (`def f(x):`)" or "the code at line 12"
 
 
 @dataclass

@@ -104,26 +104,28 @@ class Session:
             started = time.monotonic()
             try:
                 sb.request("exec", cell.source, cell=cell.index, timeout=timeout)
-                result = CellResult(cell.index, "ok", "", time.monotonic() - started)
+                result = CellResult(cell.index, "ok", "", time.monotonic() - started, cell.label)
             except StudentException as e:
                 err = e.error
                 frames = format_frames(self.cells_by_index, err.get("frames"))
                 msg = f"{err.get('type', 'Error')}: {err.get('message', '')}"
                 result = CellResult(cell.index, "error", msg + ("\n" + frames if frames else ""),
-                                    time.monotonic() - started)
+                                    time.monotonic() - started, cell.label)
             except SandboxTimeout:
                 self.skip.add(cell.index)
                 self._record(CellResult(cell.index, "timeout",
-                                        f"did not finish within {timeout:.0f} s; it was skipped",
-                                        time.monotonic() - started), force=True)
+                                        f"did not finish within {timeout:.0f} s, so it was skipped: "
+                                        "move long computations out of top-level code",
+                                        time.monotonic() - started, cell.label), force=True)
                 if self.time_left() <= 0:
                     raise SandboxTimeout(self.budget.submission_seconds) from None
                 return False
             except SandboxError as e:
                 self.skip.add(cell.index)
                 self._record(CellResult(cell.index, "crashed",
-                                        f"stopped the Python process ({e}); it was skipped",
-                                        time.monotonic() - started), force=True)
+                                        f"stopped the Python process ({e}), so it was skipped: "
+                                        "remove calls such as os._exit() or code that crashes the interpreter",
+                                        time.monotonic() - started, cell.label), force=True)
                 return False
             self._record(result, force=first_time)
         return True

@@ -36,8 +36,14 @@ def remote_meta(t: Any) -> dict[str, Any]:
     return meta
 
 
-def shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """True when two decoded tensors (from one message) share storage, as they did in the sandbox."""
+def shares_storage(a: Any, b: Any, name: str = "the result") -> bool:
+    """True when two decoded tensors (from one message) share storage, as they did in the sandbox.
+
+    Fails the test (rather than erroring) when either side is not a tensor.
+    """
+    for v in (a, b):
+        if not isinstance(v, torch.Tensor):
+            fail(f"Expected {name} to be a torch.Tensor, but got {describe(v)}.")
     return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
 
 

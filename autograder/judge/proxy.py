@@ -141,7 +141,7 @@ class Context:
             cells = self.session.cells_by_index
             notes = []
             for c in failed[:3]:
-                label = cells[c.index].label if c.index in cells else f"cell {c.index}"
+                label = c.label or (cells[c.index].label if c.index in cells else f"cell {c.index}")
                 notes.append(f"{label} failed: {c.message.splitlines()[0] if c.message else c.status}")
             text += " It may be in a cell that did not run: " + "; ".join(notes) + "."
         return text

@@ -14,7 +14,6 @@ import linecache
 import random
 import socket
 import sys
-import traceback
 import types
 from typing import Any
 
@@ -88,10 +87,15 @@ def describe_exception(exc: BaseException) -> dict[str, Any]:
     only: the judge formats them, and library internals never reach a student.
     """
     frames = []
-    for f in traceback.extract_tb(exc.__traceback__):
-        cell = _cell_of(f.filename)
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        cell = _cell_of(code.co_filename)
         if cell is not None:
-            frames.append([cell, f.lineno, f.name, _truncate((f.line or "").strip(), 200)])
+            line = linecache.getline(code.co_filename, tb.tb_lineno)
+            name = getattr(code, "co_qualname", code.co_name)
+            frames.append([cell, tb.tb_lineno, name, _truncate(line.strip(), 200)])
+        tb = tb.tb_next
     message = _safe_str(exc)
     kind = "exception"
     if isinstance(exc, MissingName):
