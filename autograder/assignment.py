@@ -123,7 +123,9 @@ def _read_toml(path: Path) -> dict:
         raise AssignmentError(f"{path}: not valid TOML ({e})") from None
 
 
-def load_assignment(assignment_id: str, course: Path | None = None, *, need_hidden: bool = True) -> Assignment:
+def load_assignment(assignment_id: str, course: Path | None = None, *, need_hidden: bool = True,
+                    only: list[str] | None = None) -> Assignment:
+    """Load and check an assignment; ``only`` restricts it to some exercises (authoring)."""
     course = Path(course).resolve() if course else find_course()
     public = course / "assignments" / assignment_id
     meta_path = public / "assignment.toml"
@@ -139,6 +141,8 @@ def load_assignment(assignment_id: str, course: Path | None = None, *, need_hidd
         raise AssignmentError(f"{meta_path}: `exercises` must be a list of exercise ids")
     a = Assignment(id=assignment_id, title=str(meta.get("title", assignment_id)), course=course)
     for ex_id in ids:
+        if only and ex_id not in only:
+            continue
         ex_dir = public / ex_id
         if not ex_dir.is_dir():
             raise AssignmentError(f"{meta_path}: lists {ex_id!r} but {ex_dir} does not exist")

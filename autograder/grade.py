@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import sys
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -92,8 +93,10 @@ def grade(
                 "-q",
             ]
             sink = io.StringIO()
-            with contextlib.redirect_stdout(sink):
+            _forget_suite_modules()
+            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
                 code = pytest.main(args, plugins=[plugin, "autograder.judge.plugin"])
+            _forget_suite_modules()
             if plugin.problems:
                 raise AssignmentError("the assignment's suites have problems:\n" + "\n".join(plugin.problems))
             if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and len(results) < len(paths):
@@ -102,6 +105,19 @@ def grade(
         if own_server:
             server.close()
     return results
+
+
+def _forget_suite_modules() -> None:
+    """Drop imported suite modules so the next collection reads the files again.
+
+    pytest's importlib mode names a suite module after its path under the
+    course (``solutions.demo.basics.test_hidden``); a cached one from another
+    course or an earlier version of the file would otherwise be reused.
+    """
+    for name in list(sys.modules):
+        head = name.split(".", 1)[0]
+        if head in ("solutions", "assignments") or name.rsplit(".", 1)[-1] in ("test_hidden", "public_test"):
+            del sys.modules[name]
 
 
 def default_jobs() -> int:
