@@ -66,7 +66,7 @@ def _clean_env() -> dict[str, str]:
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": "/tmp",
         "LANG": "C.UTF-8",
-        "PYTHONPATH": pkg_parent,
+        "PYTHONPATH": os.pathsep.join([pkg_parent, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]),
         "PYTHONDONTWRITEBYTECODE": "1",
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
