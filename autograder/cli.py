@@ -41,7 +41,7 @@ def _options(args: argparse.Namespace) -> GradeOptions:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    assignment = load_assignment(args.assignment, Path(args.course) if args.course else None)
+    assignment = load_assignment(args.assignment, Path(args.course) if args.course else None, only=args.exercise)
     paths, problems = expand_inputs(args.paths)
     for p in problems:
         print(f"skipped: {p}", file=sys.stderr)
@@ -71,6 +71,49 @@ def cmd_grade(args: argparse.Namespace) -> int:
     return 0
 
 
+def _assignment_of(path: Path, given: str | None) -> str:
+    if given:
+        return given
+    if path.suffix == ".ipynb":
+        import json
+
+        try:
+            meta = json.loads(path.read_text()).get("metadata", {})
+            found = meta.get("torchgrader", {}).get("assignment")
+            if found:
+                return str(found)
+        except (OSError, ValueError, AttributeError):
+            pass
+    raise AssignmentError(f"cannot tell which assignment {path.name} belongs to: pass --assignment ID")
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Students: run the public tests on your own notebook, in the same sandbox as grading."""
+    path = Path(args.notebook)
+    assignment = load_assignment(_assignment_of(path, args.assignment),
+                                 Path(args.course) if args.course else None, need_hidden=False, only=args.exercise)
+    options = _options(args)
+    options.public = True
+    stream = sys.stdout
+    results = grade(assignment, [path], options=options)
+    for r in results:
+        print(console_report(r, verbose=True), file=stream)
+        failing = [t for e in r.exercises for t in e.tests if t.status != "passed"]
+        print("\nAll public tests pass. The grading tests use other inputs: test edge cases too."
+              if not failing else f"\n{len(failing)} public test(s) to fix.", file=stream)
+    return 0
+
+
+def _add_limits(g: argparse.ArgumentParser) -> None:
+    g.add_argument("--course", help="folder holding assignments/ and solutions/ (default: found from cwd)")
+    g.add_argument("--exercise", action="append", help="only this exercise (repeatable)")
+    g.add_argument("--memory-gb", type=float, default=6.0, help="address-space limit per sandbox")
+    g.add_argument("--cell-timeout", type=float, default=60.0, help="seconds per notebook cell")
+    g.add_argument("--submission-timeout", type=float, default=600.0, help="seconds per submission in all")
+    g.add_argument("--no-isolation", action="store_true",
+                   help="skip namespaces (rlimits only); for debugging the grader, never for grading")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="torchgrader", description="Grade PyTorch exercises safely.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -78,15 +121,14 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("paths", nargs="+", help="submissions: .ipynb or .py files, or folders of them")
     g.add_argument("--assignment", required=True, help="assignment id, e.g. pytorch-fundamentals")
     g.add_argument("--out", required=True, help="output folder (gradebook.csv, per-submission results)")
-    g.add_argument("--course", help="folder holding assignments/ and solutions/ (default: found from cwd)")
-    g.add_argument("--exercise", action="append", help="grade only this exercise (repeatable)")
-    g.add_argument("--memory-gb", type=float, default=6.0, help="address-space limit per sandbox")
-    g.add_argument("--cell-timeout", type=float, default=60.0, help="seconds per notebook cell")
-    g.add_argument("--submission-timeout", type=float, default=600.0, help="seconds per submission in all")
-    g.add_argument("--no-isolation", action="store_true",
-                   help="skip namespaces (rlimits only); for debugging the grader, never for grading")
+    _add_limits(g)
     g.add_argument("-v", "--verbose", action="store_true", help="list passed tests too")
     g.set_defaults(func=cmd_grade)
+    c = sub.add_parser("check", help="students: run the public tests on your notebook")
+    c.add_argument("notebook")
+    c.add_argument("--assignment", help="assignment id (read from the notebook when omitted)")
+    _add_limits(c)
+    c.set_defaults(func=cmd_check)
     return p
 
 

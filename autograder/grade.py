@@ -87,6 +87,8 @@ def grade(
                 "--rootdir", str(assignment.course),
                 "-p", "no:cacheprovider",
                 "-p", "no:randomly",
+                "-p", "no:logging",  # per-test log capture costs milliseconds per test, per submission
+                "--capture=sys",  # fd-level capture would dup2 three times per test
                 "--assert=plain",
                 "--import-mode=importlib",
                 "-o", "python_files=test_*.py public_test.py",

@@ -55,10 +55,11 @@ def describe(value: Any) -> str:
         return f"a NumPy array of shape {value.shape} and dtype {value.dtype}"
     remote = getattr(value, "remote_type", None)
     if remote:
-        return f"a {remote} object"
+        return f"{'an' if remote[:1].lower() in 'aeiou' else 'a'} {remote} object"
     if value is None:
         return "None"
-    return f"a {type(value).__name__} ({_short(value)})"
+    name = type(value).__name__
+    return f"{'an' if name[:1] in 'aeiou' else 'a'} {name} ({_short(value)})"
 
 
 def _short(v: Any) -> str:
@@ -127,7 +128,7 @@ def assert_close(
     if check_dtype and actual.dtype != expected.dtype:
         fail(
             f"Expected {name} to have dtype {str(expected.dtype).removeprefix('torch.')}, "
-            f"but it is {str(actual.dtype).removeprefix('torch.')}.{tail or ' Keep the dtype of the inputs.'}"
+            f"but it is {str(actual.dtype).removeprefix('torch.')}.{diag or ' Keep the dtype of the inputs.'}"
         )
     if actual.numel() == 0:
         return
@@ -174,7 +175,8 @@ def _assert_close_scalar(actual: Any, expected: Any, *, rtol: float, atol: float
 
 
 def _cap(s: str) -> str:
-    return s[:1].upper() + s[1:]
+    """Capitalise prose ("the result" -> "The result"), never an identifier ("exercise_result()")."""
+    return s[:1].upper() + s[1:] if s.split(" ", 1)[0] in ("the", "a", "an", "your", "each", "every") else s
 
 
 def _unravel(flat: int, shape: Sequence[int]) -> tuple[int, ...]:

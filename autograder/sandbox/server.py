@@ -57,11 +57,17 @@ def default_read_only() -> list[str]:
     return paths
 
 
-def _keeper(req: dict, fds: list[int], report_w: int, root_dir: str) -> None:
-    """Runs in the forked keeper process; never returns."""
+def _keeper(req: dict, wait_sock: socket.socket, report_w: int, root_dir: str) -> None:
+    """Runs in the forked keeper process; never returns.
+
+    The sandbox is made ready *before* it is needed: namespaces, private root,
+    limits and dropped privileges are all in place while init waits on
+    ``wait_sock`` for its control socket and output pipe (sent by the server
+    when a judge asks for a sandbox).
+    """
     from autograder.sandbox import isolation as iso
 
-    ctrl_fd, out_fd = fds
+    iso.die_with_parent()
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     is_root = os.geteuid() == 0
     protections: dict[str, str] = {}
@@ -78,10 +84,9 @@ def _keeper(req: dict, fds: list[int], report_w: int, root_dir: str) -> None:
         try:
             iso.die_with_parent()
             os.setsid()
-            os.dup2(out_fd, 1)
-            os.dup2(out_fd, 2)
-            devnull = os.open("/dev/null", os.O_RDONLY)
-            os.dup2(devnull, 0)
+            devnull = os.open("/dev/null", os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(devnull, fd)
             if isolated:
                 plan = iso.Plan(read_only=req["read_only"], protected=req.get("protected", []), root_dir=root_dir)
                 iso.build_root(plan, limits, uid, gid)
@@ -114,13 +119,21 @@ def _keeper(req: dict, fds: list[int], report_w: int, root_dir: str) -> None:
                 protections["privileges"] = "runs as the grading user (no user namespace)"
             protections["memory"] = f"address space limited to {limits.memory_bytes / 2**30:.1f} GiB"
             iso.prctl(iso.PR_SET_DUMPABLE, 0)
-            keep = {0, 1, 2, ctrl_fd}
+            wait_fd = wait_sock.fileno()
             for fd in _open_fds():
-                if fd not in keep:
+                if fd not in (0, 1, 2, wait_fd):
                     try:
                         os.close(fd)
                     except OSError:
                         pass
+            _, fds, _, _ = socket.recv_fds(wait_sock, 16, 2)
+            wait_sock.close()
+            if len(fds) != 2:
+                os._exit(0)  # the server went away before this sandbox was used
+            ctrl_fd, out_fd = fds
+            os.dup2(out_fd, 1)
+            os.dup2(out_fd, 2)
+            os.close(out_fd)
             _init_main(ctrl_fd, protections, req)
         except BaseException:  # noqa: BLE001 - report and die; the judge sees the closed socket
             try:
@@ -131,11 +144,10 @@ def _keeper(req: dict, fds: list[int], report_w: int, root_dir: str) -> None:
 
     os.write(report_w, struct.pack("!q", pid))
     os.close(report_w)
-    for fd in (ctrl_fd, out_fd):
-        os.close(fd)
+    wait_sock.close()
     while True:
         try:
-            _, status = os.waitpid(pid, 0)
+            os.waitpid(pid, 0)
             break
         except ChildProcessError:
             break
@@ -164,10 +176,56 @@ def _init_main(ctrl_fd: int, protections: dict[str, str], req: dict) -> None:
     runtime.Runtime(sock).serve()
 
 
+class Spare:
+    """An isolated sandbox made ready ahead of time, waiting for its file descriptors."""
+
+    def __init__(self, key: str, req: dict, root_dir: str) -> None:
+        self.key = key
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        report_r, report_w = os.pipe()
+        keeper = os.fork()
+        if keeper == 0:
+            try:
+                ours.close()
+                os.close(report_r)
+                _keeper(req, theirs, report_w, root_dir)
+            finally:
+                os._exit(71)
+        theirs.close()
+        os.close(report_w)
+        data = b""
+        while len(data) < 8:
+            chunk = os.read(report_r, 8 - len(data))
+            if not chunk:
+                break
+            data += chunk
+        os.close(report_r)
+        self.sock = ours
+        self.pid = struct.unpack("!q", data)[0] if len(data) == 8 else None
+
+    def hand_over(self, fds: list[int]) -> bool:
+        try:
+            socket.send_fds(self.sock, [b"go"], fds)
+            return True
+        except OSError:
+            return False
+        finally:
+            self.sock.close()
+
+    def discard(self) -> None:
+        self.sock.close()  # init sees EOF and exits; the keeper follows
+
+
+def _key(req: dict) -> str:
+    return json.dumps({k: req.get(k) for k in ("limits", "protected", "isolate", "threads", "extra_read_only")},
+                      sort_keys=True)
+
+
 def serve(sock: socket.socket) -> None:
     root_dir = tempfile.mkdtemp(prefix="torchgrader-root-")
     read_only = default_read_only()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # keepers are reaped by the kernel
+    spare: Spare | None = None
     try:
         while True:
             try:
@@ -178,44 +236,30 @@ def serve(sock: socket.socket) -> None:
                 return
             req: dict[str, Any] = json.loads(msg)
             if req.get("op") == "spawn" and len(fds) == 2:
-                reply = _spawn(req, fds, root_dir, read_only)
-            else:
+                req["read_only"] = read_only + list(req.get("extra_read_only", []))
+                key = _key(req)
+                if spare is None or spare.key != key or spare.pid is None:
+                    if spare is not None:
+                        spare.discard()
+                    spare = Spare(key, req, root_dir)
+                ok = spare.pid is not None and spare.hand_over(fds)
+                reply = {"ok": True, "pid": spare.pid} if ok else {"ok": False, "error": "the sandbox could not start"}
                 for fd in fds:
                     os.close(fd)
-                reply = {"ok": req.get("op") == "ping", "pid": os.getpid()}
+                sock.sendall(json.dumps(reply).encode() + b"\n")
+                spare = Spare(key, req, root_dir)  # the next one gets ready while this one works
+                continue
+            for fd in fds:
+                os.close(fd)
+            reply = {"ok": req.get("op") == "ping", "pid": os.getpid()}
             sock.sendall(json.dumps(reply).encode() + b"\n")
     finally:
+        if spare is not None:
+            spare.discard()
         try:
             os.rmdir(root_dir)
         except OSError:
             pass
-
-
-def _spawn(req: dict, fds: list[int], root_dir: str, read_only: list[str]) -> dict:
-    req = dict(req)
-    req["read_only"] = read_only + list(req.get("extra_read_only", []))
-    report_r, report_w = os.pipe()
-    keeper = os.fork()
-    if keeper == 0:
-        try:
-            os.close(report_r)
-            _keeper(req, fds, report_w, root_dir)
-        finally:
-            os._exit(71)
-    os.close(report_w)
-    for fd in fds:
-        os.close(fd)
-    data = b""
-    while len(data) < 8:
-        chunk = os.read(report_r, 8 - len(data))
-        if not chunk:
-            break
-        data += chunk
-    os.close(report_r)
-    if len(data) != 8:
-        return {"ok": False, "error": "the sandbox could not be started", "keeper": keeper}
-    (pid,) = struct.unpack("!q", data)
-    return {"ok": True, "pid": pid, "keeper": keeper}
 
 
 def main() -> None:
