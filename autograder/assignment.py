@@ -123,8 +123,9 @@ def _read_toml(path: Path) -> dict:
         raise AssignmentError(f"{path}: not valid TOML ({e})") from None
 
 
-def load_assignment(assignment_id: str, course: Path | None = None, *, need_hidden: bool = True,
-                    only: list[str] | None = None) -> Assignment:
+def load_assignment(
+    assignment_id: str, course: Path | None = None, *, need_hidden: bool = True, only: list[str] | None = None
+) -> Assignment:
     """Load and check an assignment; ``only`` restricts it to some exercises (authoring)."""
     course = Path(course).resolve() if course else find_course()
     public = course / "assignments" / assignment_id
@@ -148,7 +149,9 @@ def load_assignment(assignment_id: str, course: Path | None = None, *, need_hidd
             raise AssignmentError(f"{meta_path}: lists {ex_id!r} but {ex_dir} does not exist")
         em = _read_toml(ex_dir / "exercise.toml")
         if em.get("id", ex_id) != ex_id:
-            raise AssignmentError(f"{ex_dir / 'exercise.toml'}: id {em.get('id')!r} does not match its folder {ex_id!r}")
+            raise AssignmentError(
+                f"{ex_dir / 'exercise.toml'}: id {em.get('id')!r} does not match its folder {ex_id!r}"
+            )
         try:
             ex = Exercise(
                 id=ex_id,

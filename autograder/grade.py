@@ -72,8 +72,9 @@ def grade(
     config = SandboxConfig(limits=options.limits, protected=[str(p) for p in protected], isolate=options.isolate)
     own_server = server is None
     server = server or SandboxServer()
-    plugin = GradingPlugin(assignment, paths, server, config, options.budget, collect,
-                           require_points=not options.public)
+    plugin = GradingPlugin(
+        assignment, paths, server, config, options.budget, collect, require_points=not options.public
+    )
     files = suite_files(assignment, options)
     if not files:
         return results
@@ -83,15 +84,21 @@ def grade(
             ini.write_text("[pytest]\n")
             args = [
                 *map(str, files),
-                "-c", str(ini),
-                "--rootdir", str(assignment.course),
-                "-p", "no:cacheprovider",
-                "-p", "no:randomly",
-                "-p", "no:logging",  # per-test log capture costs milliseconds per test, per submission
+                "-c",
+                str(ini),
+                "--rootdir",
+                str(assignment.course),
+                "-p",
+                "no:cacheprovider",
+                "-p",
+                "no:randomly",
+                "-p",
+                "no:logging",  # per-test log capture costs milliseconds per test, per submission
                 "--capture=sys",  # fd-level capture would dup2 three times per test
                 "--assert=plain",
                 "--import-mode=importlib",
-                "-o", "python_files=test_*.py public_test.py",
+                "-o",
+                "python_files=test_*.py public_test.py",
                 "-q",
             ]
             sink = io.StringIO()

@@ -61,8 +61,9 @@ def neutralise(source: str) -> str:
         if magic in _TRANSPARENT_CELL_MAGICS:
             lines[0] = f"pass  # neutralised: %%{magic}"
         else:
-            return "\n".join(f"# neutralised (cell magic %%{magic}): {ln}" if i == 0 else f"# {ln}"
-                             for i, ln in enumerate(lines))
+            return "\n".join(
+                f"# neutralised (cell magic %%{magic}): {ln}" if i == 0 else f"# {ln}" for i, ln in enumerate(lines)
+            )
     out = []
     for ln in lines:
         m = _ASSIGNED_MAGIC.match(ln)
@@ -116,7 +117,9 @@ def _notebook_cells(path: Path, raw: bytes) -> list[tuple[int, str]]:
     import nbformat
 
     if not raw.strip():
-        raise LoadError(f"{path.name} is empty (0 bytes of notebook). Save the notebook in Jupyter and submit it again.")
+        raise LoadError(
+            f"{path.name} is empty (0 bytes of notebook). Save the notebook in Jupyter and submit it again."
+        )
     try:
         nb = nbformat.reads(raw.decode("utf-8"), as_version=4)
     except UnicodeDecodeError:
@@ -161,15 +164,17 @@ def _py_cells(path: Path, raw: bytes) -> list[tuple[int, str]]:
         if marked:
             if ln.startswith("# %%"):
                 starts.append(i)
-        elif _TOP_LEVEL_START.match(ln) and (i == 0 or not lines[i - 1].strip()) and not (
-            i > 0 and lines[i - 1].startswith("@")
+        elif (
+            _TOP_LEVEL_START.match(ln)
+            and (i == 0 or not lines[i - 1].strip())
+            and not (i > 0 and lines[i - 1].startswith("@"))
         ):
             starts.append(i)
     if not starts or starts[0] != 0:
         starts.insert(0, 0)
     starts.append(len(lines))
     cells: list[tuple[int, str]] = []
-    for a, b in zip(starts, starts[1:]):
+    for a, b in zip(starts, starts[1:], strict=False):
         block = lines[a:b]
         if any(x.strip() and not x.startswith("# %%") for x in block):
             cells.append((a + 1, "\n" * a + "\n".join(block)))

@@ -51,8 +51,9 @@ def format_frames(cells_by_index: dict[int, Cell], frames: list) -> str:
 class Session:
     """One submission's life in the sandbox, as the judge sees it."""
 
-    def __init__(self, server: SandboxServer, submission: Submission, config: SandboxConfig,
-                 budget: Budget | None = None) -> None:
+    def __init__(
+        self, server: SandboxServer, submission: Submission, config: SandboxConfig, budget: Budget | None = None
+    ) -> None:
         self.server = server
         self.submission = submission
         self.config = config
@@ -109,23 +110,38 @@ class Session:
                 err = e.error
                 frames = format_frames(self.cells_by_index, err.get("frames"))
                 msg = f"{err.get('type', 'Error')}: {err.get('message', '')}"
-                result = CellResult(cell.index, "error", msg + ("\n" + frames if frames else ""),
-                                    time.monotonic() - started, cell.label)
+                result = CellResult(
+                    cell.index, "error", msg + ("\n" + frames if frames else ""), time.monotonic() - started, cell.label
+                )
             except SandboxTimeout:
                 self.skip.add(cell.index)
-                self._record(CellResult(cell.index, "timeout",
-                                        f"did not finish within {timeout:.0f} s, so it was skipped: "
-                                        "move long computations out of top-level code",
-                                        time.monotonic() - started, cell.label), force=True)
+                self._record(
+                    CellResult(
+                        cell.index,
+                        "timeout",
+                        f"did not finish within {timeout:.0f} s, so it was skipped: "
+                        "move long computations out of top-level code",
+                        time.monotonic() - started,
+                        cell.label,
+                    ),
+                    force=True,
+                )
                 if self.time_left() <= 0:
                     raise SandboxTimeout(self.budget.submission_seconds) from None
                 return False
             except SandboxError as e:
                 self.skip.add(cell.index)
-                self._record(CellResult(cell.index, "crashed",
-                                        f"stopped the Python process ({e}), so it was skipped: "
-                                        "remove calls such as os._exit() or code that crashes the interpreter",
-                                        time.monotonic() - started, cell.label), force=True)
+                self._record(
+                    CellResult(
+                        cell.index,
+                        "crashed",
+                        f"stopped the Python process ({e}), so it was skipped: "
+                        "remove calls such as os._exit() or code that crashes the interpreter",
+                        time.monotonic() - started,
+                        cell.label,
+                    ),
+                    force=True,
+                )
                 return False
             self._record(result, force=first_time)
         return True

@@ -82,11 +82,15 @@ def main() -> None:
     med_cold = statistics.median(cold)
     per_sub = total / args.n
     print(f"cold `python -c 'import torch'`:        median {med_cold:.3f} s (3 runs)")
-    print(f"isolated sandbox spawn + first reply:   median {statistics.median(spawn) * 1000:.0f} ms, "
-          f"max {max(spawn) * 1000:.0f} ms (20 spawns)")
-    print(f"warm batch of {args.n} submissions:          {total:.2f} s in all, {per_sub * 1000:.0f} ms per "
-          f"submission (median {statistics.median(per) * 1000:.0f} ms, "
-          f"p95 {sorted(per)[int(0.95 * (len(per) - 1))] * 1000:.0f} ms)")
+    print(
+        f"isolated sandbox spawn + first reply:   median {statistics.median(spawn) * 1000:.0f} ms, "
+        f"max {max(spawn) * 1000:.0f} ms (20 spawns)"
+    )
+    print(
+        f"warm batch of {args.n} submissions:          {total:.2f} s in all, {per_sub * 1000:.0f} ms per "
+        f"submission (median {statistics.median(per) * 1000:.0f} ms, "
+        f"p95 {sorted(per)[int(0.95 * (len(per) - 1))] * 1000:.0f} ms)"
+    )
     print(f"ratio cold import torch / per-submission harness: {med_cold / per_sub:.1f}x")
 
 

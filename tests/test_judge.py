@@ -18,8 +18,11 @@ from autograder.judge import Failure, assert_close, gradcheck
 from autograder.run import Budget
 from tests.helpers import DEMO_COURSE, ROOT
 
-REF = (DEMO_COURSE / "solutions/demo/basics/reference.py").read_text() + "\n# %%\n" + (
-    DEMO_COURSE / "solutions/demo/counter/reference.py").read_text()
+REF = (
+    (DEMO_COURSE / "solutions/demo/basics/reference.py").read_text()
+    + "\n# %%\n"
+    + (DEMO_COURSE / "solutions/demo/counter/reference.py").read_text()
+)
 COUNTER = (DEMO_COURSE / "solutions/demo/counter/reference.py").read_text()
 
 
@@ -47,7 +50,10 @@ def test_reference_full_marks_and_stub_zero_with_messages(server, demo, tmp_path
 
 
 def test_a_syntax_error_costs_only_the_exercise_that_depends_on_it(server, demo, tmp_path):
-    src = "import torch\n# %%\ndef double(x)\n    return x * 2\n\ndef row_means(x):\n    return x.mean(1)\n# %%\n" + COUNTER
+    src = (
+        "import torch\n# %%\ndef double(x)\n    return x * 2\n\ndef row_means(x):\n    return x.mean(1)\n# %%\n"
+        + COUNTER
+    )
     r = grade_sources(server, demo, tmp_path, broken=src)["broken"]
     assert r.exercise("counter").points == 2
     assert r.exercise("basics").points == 0
@@ -66,8 +72,10 @@ def test_an_exception_in_a_cell_is_recorded_and_later_cells_still_run(server, de
 
 
 def test_a_hang_costs_only_that_test_and_the_sandbox_is_restarted(server, demo, tmp_path):
-    src = "def double(x):\n    while x.dim() == 2:\n        pass\n    return x * 2\n\n" \
-          "def row_means(x):\n    return x.mean(dim=1)\n# %%\n" + COUNTER
+    src = (
+        "def double(x):\n    while x.dim() == 2:\n        pass\n    return x * 2\n\n"
+        "def row_means(x):\n    return x.mean(dim=1)\n# %%\n" + COUNTER
+    )
     r = grade_sources(server, demo, tmp_path, hang=src)["hang"]
     t = by_name(r)
     assert t["double(x) doubles every entry"].status == "timeout"
@@ -79,8 +87,10 @@ def test_a_hang_costs_only_that_test_and_the_sandbox_is_restarted(server, demo, 
 
 
 def test_student_tracebacks_show_only_student_lines(server, demo, tmp_path):
-    src = "import torch\n\ndef helper(x):\n    return x.reshape(7, 7)\n\ndef double(x):\n    return helper(x)\n\n" \
-          "def row_means(x):\n    return x.mean(dim=1)\n# %%\n" + COUNTER
+    src = (
+        "import torch\n\ndef helper(x):\n    return x.reshape(7, 7)\n\ndef double(x):\n    return helper(x)\n\n"
+        "def row_means(x):\n    return x.mean(dim=1)\n# %%\n" + COUNTER
+    )
     t = by_name(grade_sources(server, demo, tmp_path, tb=src)["tb"])["double(x) doubles every entry"]
     assert t.status == "error" and "RuntimeError" in t.message
     assert "line 7, in double" in t.message and "line 4, in helper" in t.message
@@ -134,13 +144,28 @@ def test_cli_writes_gradebook_and_results_and_survives_a_corrupt_notebook(tmp_pa
     nbformat.write(nb, str(subs / "carol.ipynb"))
     out = tmp_path / "out"
     proc = subprocess.run(
-        [sys.executable, "-m", "autograder.cli", "grade", str(subs), "--assignment", "demo",
-         "--course", str(DEMO_COURSE), "--out", str(out)],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
+        [
+            sys.executable,
+            "-m",
+            "autograder.cli",
+            "grade",
+            str(subs),
+            "--assignment",
+            "demo",
+            "--course",
+            str(DEMO_COURSE),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
     )
     assert proc.returncode == 0, proc.stderr
     assert "Sandbox protections" in proc.stdout and "alice: 6 / 6" in proc.stdout
-    rows = list(csv.DictReader(open(out / "gradebook.csv")))
+    with open(out / "gradebook.csv") as f:
+        rows = list(csv.DictReader(f))
     assert [r["submission"] for r in rows] == ["alice", "bob", "carol"]
     assert list(rows[0]) == ["submission", "basics", "counter", "total", "max_total", "status"]
     assert rows[0]["total"] == "6" and rows[2]["total"] == "6"
@@ -163,7 +188,11 @@ def test_assert_close_messages():
     with pytest.raises(Failure, match="contains nan at index"):
         assert_close(torch.tensor([1.0, float("nan"), 1.0], dtype=torch.float64), e)
     with pytest.raises(Failure, match="largest difference is at index \\(2,\\): got 4, expected 1. Too big."):
-        assert_close(torch.tensor([1.0, 1.0, 4.0], dtype=torch.float64), e, misconceptions={"Too big.": e * 4 - 3 * e + torch.tensor([0, 0, 3.0], dtype=torch.float64)})
+        assert_close(
+            torch.tensor([1.0, 1.0, 4.0], dtype=torch.float64),
+            e,
+            misconceptions={"Too big.": e * 4 - 3 * e + torch.tensor([0, 0, 3.0], dtype=torch.float64)},
+        )
     with pytest.raises(Failure, match="NumPy"):
         assert_close(e.numpy(), e)
     assert_close(e + 1e-13, e)

@@ -29,11 +29,23 @@ def test_notebook_code_cells_keep_their_position(tmp_path):
 
 def test_nbformat_v3_notebooks_are_converted(tmp_path):
     v3 = {
-        "nbformat": 3, "nbformat_minor": 0, "metadata": {"name": "old"},
-        "worksheets": [{"cells": [
-            {"cell_type": "code", "input": "def f():\n    return 3", "language": "python", "outputs": [],
-             "metadata": {}},
-        ], "metadata": {}}],
+        "nbformat": 3,
+        "nbformat_minor": 0,
+        "metadata": {"name": "old"},
+        "worksheets": [
+            {
+                "cells": [
+                    {
+                        "cell_type": "code",
+                        "input": "def f():\n    return 3",
+                        "language": "python",
+                        "outputs": [],
+                        "metadata": {},
+                    },
+                ],
+                "metadata": {},
+            }
+        ],
     }
     p = tmp_path / "old.ipynb"
     p.write_text(json.dumps(v3))

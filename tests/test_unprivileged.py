@@ -27,14 +27,34 @@ def _ensure_user() -> None:
     try:
         pwd.getpwnam(USER)
     except KeyError:
-        subprocess.run([shutil.which("useradd") or "/usr/sbin/useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", USER],
-                       check=True, capture_output=True)
+        subprocess.run(
+            [
+                shutil.which("useradd") or "/usr/sbin/useradd",
+                "--system",
+                "--no-create-home",
+                "--shell",
+                "/usr/sbin/nologin",
+                USER,
+            ],
+            check=True,
+            capture_output=True,
+        )
 
 
 def _as_user(*cmd: str, **kw) -> subprocess.CompletedProcess:
-    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp",
-           "PYTHONPATH": os.pathsep.join([str(ROOT), *site.getsitepackages()])}
-    return subprocess.run([shutil.which("runuser") or "/usr/sbin/runuser", "-u", USER, "--", *cmd], capture_output=True, text=True, env=env, **kw)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "HOME": "/tmp",
+        "PYTHONPATH": os.pathsep.join([str(ROOT), *site.getsitepackages()]),
+    }
+    return subprocess.run(
+        [shutil.which("runuser") or "/usr/sbin/runuser", "-u", USER, "--", *cmd],
+        capture_output=True,
+        text=True,
+        env=env,
+        **kw,
+    )
 
 
 def _python_for_user() -> str | None:
@@ -57,11 +77,16 @@ def test_grading_as_an_ordinary_user_uses_user_namespaces():
         pytest.skip(f"{ROOT} is not readable by an ordinary user on this machine")
     python = _python_for_user()
     if python is None:
-        pytest.skip(f"no Python {sys.version_info.major}.{sys.version_info.minor} with torch is usable by an ordinary user here")
+        pytest.skip(
+            f"no Python {sys.version_info.major}.{sys.version_info.minor} with torch is usable by an ordinary user here"
+        )
     work = Path(tempfile.mkdtemp(prefix="tg-unpriv-"))
     os.chmod(work, 0o777)
-    ref = (DEMO_COURSE / "solutions/demo/basics/reference.py").read_text() + "\n# %%\n" + (
-        DEMO_COURSE / "solutions/demo/counter/reference.py").read_text()
+    ref = (
+        (DEMO_COURSE / "solutions/demo/basics/reference.py").read_text()
+        + "\n# %%\n"
+        + (DEMO_COURSE / "solutions/demo/counter/reference.py").read_text()
+    )
     (work / "honest.py").write_text(ref)
     counter = (DEMO_COURSE / "solutions/demo/counter/reference.py").read_text()
     (work / "hunter.py").write_text(
@@ -72,9 +97,22 @@ def test_grading_as_an_ordinary_user_uses_user_namespaces():
     for f in work.iterdir():
         os.chmod(f, 0o644)
     out = work / "out"
-    proc = _as_user(python, "-m", "autograder.cli", "grade", str(work / "honest.py"), str(work / "hunter.py"),
-                    "--assignment", "demo", "--course", str(DEMO_COURSE), "--out", str(out),
-                    cwd=str(ROOT), timeout=300)
+    proc = _as_user(
+        python,
+        "-m",
+        "autograder.cli",
+        "grade",
+        str(work / "honest.py"),
+        str(work / "hunter.py"),
+        "--assignment",
+        "demo",
+        "--course",
+        str(DEMO_COURSE),
+        "--out",
+        str(out),
+        cwd=str(ROOT),
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "user namespace" in proc.stdout, proc.stdout
     assert "isolated (empty network namespace)" in proc.stdout

@@ -20,10 +20,24 @@ def roundtrip(value, fallback=None, resolve=None):
 
 def test_plain_values_roundtrip():
     value = {
-        "none": None, "b": True, "i": -(2**70), "f": 1.5, "nan": float("nan"), "inf": float("-inf"),
-        "s": "héllo", "bytes": b"\x00\x01", "c": 1 + 2j, "list": [1, [2, 3]], "tuple": (1, (2,)),
-        3: "int key", ("a", 1): "tuple key", "dtype": torch.float64, "device": torch.device("cpu"),
-        "slice": slice(1, None, 2), "size": torch.Size([2, 3]), "np_scalar": np.float32(2.5),
+        "none": None,
+        "b": True,
+        "i": -(2**70),
+        "f": 1.5,
+        "nan": float("nan"),
+        "inf": float("-inf"),
+        "s": "héllo",
+        "bytes": b"\x00\x01",
+        "c": 1 + 2j,
+        "list": [1, [2, 3]],
+        "tuple": (1, (2,)),
+        3: "int key",
+        ("a", 1): "tuple key",
+        "dtype": torch.float64,
+        "device": torch.device("cpu"),
+        "slice": slice(1, None, 2),
+        "size": torch.Size([2, 3]),
+        "np_scalar": np.float32(2.5),
     }
     out = roundtrip(value)
     assert out["i"] == -(2**70) and out["s"] == "héllo" and out["bytes"] == b"\x00\x01"
@@ -105,12 +119,37 @@ def _forge(doc: dict, blobs: bytes = b"") -> bytes:
 @pytest.mark.parametrize(
     "doc,blobs",
     [
-        ({"payload": {"$": "tensor", "storage": 0, "dtype": "float32", "shape": [100], "stride": [1], "offset": 0},
-          "storages": [{"blob": 0}], "blobs": [8]}, b"\x00" * 8),  # geometry past the storage
-        ({"payload": {"$": "tensor", "storage": 0, "dtype": "float32", "shape": [2], "stride": [-1], "offset": 1},
-          "storages": [{"blob": 0}], "blobs": [8]}, b"\x00" * 8),  # negative stride
-        ({"payload": {"$": "tensor", "storage": 0, "dtype": "object", "shape": [1], "stride": [1], "offset": 0},
-          "storages": [{"blob": 0}], "blobs": [8]}, b"\x00" * 8),  # dtype not allowed
+        (
+            {
+                "payload": {
+                    "$": "tensor",
+                    "storage": 0,
+                    "dtype": "float32",
+                    "shape": [100],
+                    "stride": [1],
+                    "offset": 0,
+                },
+                "storages": [{"blob": 0}],
+                "blobs": [8],
+            },
+            b"\x00" * 8,
+        ),  # geometry past the storage
+        (
+            {
+                "payload": {"$": "tensor", "storage": 0, "dtype": "float32", "shape": [2], "stride": [-1], "offset": 1},
+                "storages": [{"blob": 0}],
+                "blobs": [8],
+            },
+            b"\x00" * 8,
+        ),  # negative stride
+        (
+            {
+                "payload": {"$": "tensor", "storage": 0, "dtype": "object", "shape": [1], "stride": [1], "offset": 0},
+                "storages": [{"blob": 0}],
+                "blobs": [8],
+            },
+            b"\x00" * 8,
+        ),  # dtype not allowed
         ({"payload": {"$": "ndarray", "dtype": "|O", "shape": [1], "blob": 0}, "blobs": [8]}, b"\x00" * 8),
         ({"payload": {"$": "ndarray", "dtype": "<f8", "shape": [2], "blob": 0}, "blobs": [8]}, b"\x00" * 8),
         ({"payload": {"$": "pickle", "data": "x"}, "blobs": []}, b""),  # no such node kind

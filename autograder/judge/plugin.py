@@ -118,8 +118,9 @@ class GradingPlugin:
         config.addinivalue_line("markers", "points(n): points the test is worth")
         config.addinivalue_line("markers", "timeout(seconds): wall-clock limit of the test")
 
-    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
-                                      items: list[pytest.Item]) -> None:
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
         for item in items:
             ex = self.assignment.by_test_path(Path(str(item.path)))
             if ex is None:
@@ -129,7 +130,9 @@ class GradingPlugin:
             marker = item.get_closest_marker("points")
             if marker is None or not marker.args:
                 if self.require_points:
-                    self.problems.append(f"{item.path}:{item.location[1] + 1}: {item.name} has no @pytest.mark.points(n)")
+                    self.problems.append(
+                        f"{item.path}:{item.location[1] + 1}: {item.name} has no @pytest.mark.points(n)"
+                    )
                 item._tg_points = 0.0
             else:
                 item._tg_points = float(marker.args[0])
@@ -219,19 +222,37 @@ class GradingPlugin:
         out = []
         for ex in self.assignment.exercises:
             mine = [t for t in tests if t.exercise == ex.id]
-            out.append(ExerciseResult(id=ex.id, title=ex.title, max_points=sum(t.max_points for t in mine)
-                                      if mine else ex.points, tests=mine))
+            out.append(
+                ExerciseResult(
+                    id=ex.id,
+                    title=ex.title,
+                    max_points=sum(t.max_points for t in mine) if mine else ex.points,
+                    tests=mine,
+                )
+            )
         return out
 
     def _empty_exercises(self, message: str) -> list[ExerciseResult]:
         out = []
         for ex in self.assignment.exercises:
             tests = [
-                TestResult(nodeid=i.nodeid, name=test_name(i), exercise=ex.id, max_points=i._tg_points,
-                           status="error", message=message)
-                for i in self.items if i._tg_exercise is ex
+                TestResult(
+                    nodeid=i.nodeid,
+                    name=test_name(i),
+                    exercise=ex.id,
+                    max_points=i._tg_points,
+                    status="error",
+                    message=message,
+                )
+                for i in self.items
+                if i._tg_exercise is ex
             ]
-            out.append(ExerciseResult(id=ex.id, title=ex.title,
-                                      max_points=sum(t.max_points for t in tests) if tests else ex.points,
-                                      tests=tests))
+            out.append(
+                ExerciseResult(
+                    id=ex.id,
+                    title=ex.title,
+                    max_points=sum(t.max_points for t in tests) if tests else ex.points,
+                    tests=tests,
+                )
+            )
         return out

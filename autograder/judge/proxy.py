@@ -132,10 +132,7 @@ class Context:
         return StudentError(f"{origin} raised {etype}: {msg}{where}")
 
     def _missing_message(self, name: str) -> str:
-        text = (
-            f"`{name}` is not defined. Define it at the top level of a code cell, "
-            "with exactly this name."
-        )
+        text = f"`{name}` is not defined. Define it at the top level of a code cell, with exactly this name."
         failed = self.session.failed_cells() if self.session else []
         if failed:
             cells = self.session.cells_by_index
@@ -181,8 +178,9 @@ class Context:
             tid = target._ref.id
         return self.request("getattr", target=tid, name=name, label=label)
 
-    def call(self, target: Handle | None, name: str | None, args: tuple, kwargs: dict, label: str,
-             detailed: bool = False) -> Any:
+    def call(
+        self, target: Handle | None, name: str | None, args: tuple, kwargs: dict, label: str, detailed: bool = False
+    ) -> Any:
         tid = None
         if target is not None:
             target._check_alive()
@@ -239,8 +237,9 @@ class Handle:
 
     def __getitem__(self, key: Any) -> Any:
         self._check_alive()
-        return self._ctx.request("getitem", self._ctx._unwrap(key), target=self._ref.id,
-                                 label=f"{self._label}[{key!r}]")
+        return self._ctx.request(
+            "getitem", self._ctx._unwrap(key), target=self._ref.id, label=f"{self._label}[{key!r}]"
+        )
 
     def __len__(self) -> int:
         self._check_alive()

@@ -119,8 +119,15 @@ class Plan:
 def _statvfs_flags(path: str) -> int:
     f = os.statvfs(path).f_flag
     out = 0
-    for st, ms in ((1, MS_RDONLY), (2, MS_NOSUID), (4, MS_NODEV), (8, MS_NOEXEC),
-                   (1024, MS_NOATIME), (2048, MS_NODIRATIME), (4096, MS_RELATIME)):
+    for st, ms in (
+        (1, MS_RDONLY),
+        (2, MS_NOSUID),
+        (4, MS_NODEV),
+        (8, MS_NOEXEC),
+        (1024, MS_NOATIME),
+        (2048, MS_NODIRATIME),
+        (4096, MS_RELATIME),
+    ):
         if f & st:
             out |= ms
     return out
@@ -188,18 +195,26 @@ def build_root(plan: Plan, limits: Limits, uid: int, gid: int) -> None:
     if os.path.isdir("/dev/nvidia-caps"):
         _bind("/dev/nvidia-caps", root + "/dev/nvidia-caps", read_only=False)
     os.makedirs(root + "/dev/shm")
-    mount("tgshm", root + "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
-          f"mode=1777,size={limits.scratch_bytes}")
-    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
-                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+    mount("tgshm", root + "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={limits.scratch_bytes}")
+    for name, target in (
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ):
         os.symlink(target, f"{root}/dev/{name}")
     if any(n.startswith("nvidia") for n in os.listdir("/dev")) and os.path.isdir("/sys"):
         _bind("/sys", root + "/sys")
     os.makedirs(root + "/proc")
     mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     os.makedirs(root + "/tmp")
-    mount("tgscratch", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
-          f"mode=0700,uid={uid},gid={gid},size={limits.scratch_bytes}")
+    mount(
+        "tgscratch",
+        root + "/tmp",
+        "tmpfs",
+        MS_NOSUID | MS_NODEV,
+        f"mode=0700,uid={uid},gid={gid},size={limits.scratch_bytes}",
+    )
     os.makedirs(root + "/.old")
     pivot_root(root, root + "/.old")
     os.chdir("/")

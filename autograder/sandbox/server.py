@@ -217,8 +217,9 @@ class Spare:
 
 
 def _key(req: dict) -> str:
-    return json.dumps({k: req.get(k) for k in ("limits", "protected", "isolate", "threads", "extra_read_only")},
-                      sort_keys=True)
+    return json.dumps(
+        {k: req.get(k) for k in ("limits", "protected", "isolate", "threads", "extra_read_only")}, sort_keys=True
+    )
 
 
 def serve(sock: socket.socket) -> None:

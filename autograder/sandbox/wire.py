@@ -150,10 +150,7 @@ class Encoder:
 
     def _tensor(self, t: torch.Tensor) -> dict:
         if type(t) not in ALLOWED_TENSOR_TYPES:
-            raise Unencodable(
-                f"got a {type(t).__name__}, a subclass of torch.Tensor; "
-                "return a plain torch.Tensor"
-            )
+            raise Unencodable(f"got a {type(t).__name__}, a subclass of torch.Tensor; return a plain torch.Tensor")
         if t.layout != torch.strided:
             raise Unencodable(f"got a tensor with layout {t.layout}; return a dense tensor")
         dtype = str(t.dtype).removeprefix("torch.")
