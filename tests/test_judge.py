@@ -207,3 +207,12 @@ def test_judge_side_gradcheck_catches_a_wrong_backward():
     gradcheck(f, [x], [3 * x**2])
     with pytest.raises(Failure, match="disagrees with finite differences"):
         gradcheck(f, [x], [x**2])
+
+
+def test_without_isolation_the_report_says_so(server, demo, tmp_path):
+    p = tmp_path / "s.py"
+    p.write_text("import os\nWHERE = os.getcwd()\n# %%\n" + REF)
+    r = grade(demo, [p], options=GradeOptions(isolate=False), server=server)[0]
+    assert r.total == 6
+    assert r.protections["network"].startswith("NOT isolated")
+    assert r.protections["filesystem"].startswith("NOT isolated")

@@ -201,10 +201,13 @@ class Sandbox:
         if not self.alive:
             raise SandboxCrashed("the sandbox is not running")
         rid = next(self._ids)
+        data = wire.pack({"op": op, "id": rid, **fields}, payload)
         try:
-            wire.send_frame(self.sock, wire.pack({"op": op, "id": rid, **fields}, payload))
-        except wire.Unencodable:
-            raise
+            self.sock.settimeout(timeout)  # a sandbox that stops reading must not block the judge
+            wire.send_frame(self.sock, data)
+        except TimeoutError:
+            self.kill()
+            raise SandboxTimeout(timeout) from None
         except OSError:
             self.kill()
             raise SandboxCrashed("the sandbox process is gone") from None

@@ -78,6 +78,11 @@ def _keeper(req: dict, wait_sock: socket.socket, report_w: int, root_dir: str) -
     uid = UID_BASE + os.getpid() if is_root else os.getuid()
     gid = uid if is_root else os.getgid()
     limits = iso.Limits(**req.get("limits", {}))
+    scratch = None
+    if not isolated:  # no private tmpfs: a scratch folder the keeper removes afterwards
+        scratch = tempfile.mkdtemp(prefix="torchgrader-scratch-")
+        if is_root:
+            os.chown(scratch, uid, gid)
 
     pid = os.fork()
     if pid == 0:
@@ -99,7 +104,7 @@ def _keeper(req: dict, wait_sock: socket.socket, report_w: int, root_dir: str) -
                     f"own PID namespace, at most {limits.max_processes} processes, whole tree killed at the end"
                 )
             else:
-                os.chdir(tempfile.mkdtemp(prefix="torchgrader-scratch-"))
+                os.chdir(scratch)
                 why = ns.get("namespaces", "")
                 protections["network"] = f"NOT isolated: namespaces {why}"
                 protections["filesystem"] = f"NOT isolated: the student's code can read what this user can ({why})"
@@ -153,6 +158,10 @@ def _keeper(req: dict, wait_sock: socket.socket, report_w: int, root_dir: str) -
             break
         except InterruptedError:
             continue
+    if scratch is not None:
+        import shutil
+
+        shutil.rmtree(scratch, ignore_errors=True)
     os._exit(0)
 
 
