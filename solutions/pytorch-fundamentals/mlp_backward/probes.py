@@ -1,0 +1,58 @@
+"""Sandbox-side harness for `mlp_backward` (no expected values here)."""
+import torch
+
+
+def _plain(v):
+    if isinstance(v, torch.Tensor):
+        return v.detach().clone()
+    return v
+
+
+def backward_no_grad(mod, X, y, W1, b1, W2, b2):
+    """mlp_backward called the way the contract grades it: gradient recording off, inputs
+    that do not require grad."""
+    fn = mod.mlp_backward  # a missing name is reported by the engine, not here
+    try:
+        with torch.no_grad():
+            g = fn(X, y, W1, b1, W2, b2)
+    except NotImplementedError:
+        raise
+    except Exception as e:  # reported to the student by the judge
+        return {"type": "error", "error": f"{type(e).__name__}: {e}"}
+    if isinstance(g, dict):
+        return {"type": "dict", "value": {str(k): _plain(v) if isinstance(v, torch.Tensor)
+                                          else type(v).__name__ for k, v in g.items()}}
+    return {"type": type(g).__name__}
+
+
+def _graph_nodes(fn, limit=10000):
+    seen, stack, names, custom = set(), [fn], [], False
+    while stack and len(seen) < limit:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        names.append(type(node).__name__)
+        if isinstance(node, torch.autograd.function.BackwardCFunction):
+            custom = True
+        stack.extend(nxt for nxt, _ in getattr(node, "next_functions", ()))
+    return names, custom
+
+
+def loss_and_grads(mod, X, y, W1, b1, W2, b2, upstream):
+    """mlp_loss on weights requiring grad; reports the loss, the autograd graph's node types
+    and torch.autograd.grad(upstream * loss, weights)."""
+    ws = [t.clone().requires_grad_(True) for t in (W1, b1, W2, b2)]
+    loss = mod.mlp_loss(X, y, *ws)
+    if not isinstance(loss, torch.Tensor):
+        return {"type": type(loss).__name__}
+    names, custom = _graph_nodes(loss.grad_fn)
+    info = {"type": "Tensor", "value": loss.detach().clone(), "requires_grad": loss.requires_grad,
+            "nodes": names[:20], "custom_function": custom, "grads": None, "grad_error": None}
+    if loss.requires_grad and loss.numel() == 1:
+        try:
+            grads = torch.autograd.grad(upstream * loss.reshape(()), ws, allow_unused=True)
+            info["grads"] = [None if g is None else g.detach().clone() for g in grads]
+        except Exception as e:
+            info["grad_error"] = f"{type(e).__name__}: {e}"
+    return info

@@ -1,0 +1,276 @@
+"""Hidden suite for `mlp_backward`."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+from autograder.judge import assert_close, check, fail, gradcheck
+
+D64, F32 = torch.float64, torch.float32
+KEYS = ("W1", "b1", "W2", "b2")
+
+
+def _problem(n, d, h, C, seed, dtype=D64, scale=1.0, margin=1e-3):
+    """Random inputs (judge-side) with every pre-activation A at least `margin` away from 0,
+    so that the ReLU derivative is unambiguous."""
+    for s in range(seed, seed + 1000):
+        g = torch.Generator().manual_seed(s)
+        X = torch.randn(n, d, generator=g, dtype=D64)
+        W1 = torch.randn(d, h, generator=g, dtype=D64) / d ** 0.5
+        b1 = 0.5 * torch.randn(h, generator=g, dtype=D64)
+        W2 = scale * torch.randn(h, C, generator=g, dtype=D64) / h ** 0.5
+        b2 = 0.5 * torch.randn(C, generator=g, dtype=D64)
+        y = torch.randint(0, C, (n,), generator=g)
+        A = X @ W1 + b1
+        if A.abs().min() > margin and (A > 0).any() and (A < 0).any():
+            return [X.to(dtype), y, W1.to(dtype), b1.to(dtype), W2.to(dtype), b2.to(dtype)]
+    raise RuntimeError("could not draw a problem with a ReLU margin")
+
+
+def _torch_grads(X, y, W1, b1, W2, b2, upstream=1.0, loss=None):
+    ws = [t.clone().requires_grad_(True) for t in (W1, b1, W2, b2)]
+    Z = torch.relu(X @ ws[0] + ws[1]) @ ws[2] + ws[3]
+    L = F.cross_entropy(Z, y) if loss is None else loss(X, Z, y)
+    return dict(zip(KEYS, torch.autograd.grad(upstream * L, ws)))
+
+
+def _wrong_grads(X, y, W1, b1, W2, b2, upstream=1.0):
+    """Per key: {diagnosis: gradient a known-wrong derivation gives}, computed judge-side."""
+    n = X.shape[0]
+    g = _torch_grads(X, y, W1, b1, W2, b2, upstream)
+    out = {k: {} for k in KEYS}
+    # no ReLU mask: network A -> A (identity) in the first layer
+    ws = [t.clone().requires_grad_(True) for t in (W1, b1, W2, b2)]
+    A = X @ ws[0] + ws[1]
+    H = torch.relu(A).detach() + (A - A.detach())     # value relu(A), derivative 1
+    gi = torch.autograd.grad(upstream * F.cross_entropy(H @ ws[2] + ws[3], y), ws)
+    for k, v in zip(KEYS, gi):
+        if not torch.allclose(v, g[k]):
+            out[k]["It looks like the ReLU mask is missing: the gradient must be zero where "
+                   "A = X @ W1 + b1 is negative."] = v
+    ws = [t.clone().requires_grad_(True) for t in (W1, b1, W2, b2)]
+    A = X @ ws[0] + ws[1]
+    H = torch.relu(A).detach() + (A - A.detach()) * (A.detach() <= 0)   # inverted mask
+    gi = torch.autograd.grad(upstream * F.cross_entropy(H @ ws[2] + ws[3], y), ws)
+    for k, v in zip(KEYS, gi):
+        if not torch.allclose(v, g[k]):
+            out[k]["It looks like the ReLU mask is inverted: the gradient must flow where "
+                   "A = X @ W1 + b1 is positive and be zero where it is negative."] = v
+    for k in KEYS:
+        out[k]["It looks like the gradient is n times too large: the loss is a mean over the "
+               "n examples, so dL/dZ carries a factor 1/n."] = g[k] * n
+        if k.startswith("b"):
+            out[k]["It looks like the bias gradient is n times too small: dL/dZ already carries "
+                   "the 1/n, so the bias gradient sums (not averages) over the batch."] = g[k] / n
+        if upstream != 1.0:
+            out[k]["It looks like backward ignores the upstream gradient (grad_output); the "
+                   "chain rule multiplies it into every gradient it returns."] = g[k] / upstream
+    return out
+
+
+def _check_grads(got, problem, name, upstream=1.0, rtol=1e-10, atol=1e-12, expected=None,
+                 hint=None):
+    expected = expected or _torch_grads(*problem, upstream=upstream)
+    wrong = _wrong_grads(*problem, upstream=upstream)
+    for k in KEYS:
+        g = got[k]
+        if (isinstance(g, torch.Tensor) and g.dim() == 2 and g.shape != expected[k].shape
+                and g.shape == expected[k].T.shape):
+            fail(f"The gradient for {k} from {name} has shape {tuple(g.shape)}, the transpose of "
+                 f"{k}'s shape {tuple(expected[k].shape)}. A parameter's gradient has the "
+                 f"parameter's own shape (here {k} is stored (in, out), not like nn.Linear.weight).")
+        assert_close(g, expected[k], rtol=rtol, atol=atol, name=f"the gradient for {k} from {name}",
+                     misconceptions=wrong[k], hint=hint)
+
+
+def _as_grad_dict(out, call):
+    check(isinstance(out, dict), f"`{call}` should return a dict, got {type(out).__name__}.")
+    missing = [k for k in KEYS if k not in out]
+    check(not missing, f"`{call}` returned a dict without the keys {missing}; expected exactly "
+                       f"{list(KEYS)}.")
+    return out
+
+
+# ---------------------------------------------------------------- forward
+
+@pytest.mark.points(1.5)
+def test_forward(student):
+    """mlp_forward gives the logits (float64, float32, n = 1, inputs untouched)"""
+    for (n, d, h, C, seed, dtype) in [(8, 5, 7, 4, 1, D64), (1, 3, 6, 2, 2, D64), (6, 4, 5, 3, 3, F32)]:
+        X, y, W1, b1, W2, b2 = _problem(n, d, h, C, seed, dtype)
+        sent = [t.clone() for t in (X, W1, b1, W2, b2)]
+        call = student.call_detailed("mlp_forward", X, W1, b1, W2, b2)
+        expected = torch.relu(X @ W1 + b1) @ W2 + b2
+        tol = (1e-10, 1e-12) if dtype == D64 else (1e-5, 1e-6)
+        assert_close(call.value, expected, rtol=tol[0], atol=tol[1],
+                     name=f"the output of mlp_forward for n={n}, d={d}, h={h}, C={C} ({dtype})",
+                     misconceptions={
+                         "It looks like ReLU is also applied to the output layer; the logits Z "
+                         "must not be clamped.":
+                             torch.relu(expected),
+                         "It looks like the ReLU between the layers is missing.":
+                             (X @ W1 + b1) @ W2 + b2,
+                     })
+        for name, before, after in zip(("X", "W1", "b1", "W2", "b2"), sent, call.args):
+            check(torch.equal(before, after),
+                  f"mlp_forward modified its input {name} in place; inputs must not change.")
+
+
+# ---------------------------------------------------------------- backward
+
+@pytest.mark.points(2.5)
+def test_backward_values(student):
+    """mlp_backward gives the four gradients (float64, tight tolerance)"""
+    for (n, d, h, C, seed) in [(10, 6, 8, 5, 11), (7, 4, 9, 3, 12)]:
+        problem = _problem(n, d, h, C, seed)
+        sent = [t.clone() for t in problem]
+        call = student.call_detailed("mlp_backward", *problem)
+        got = _as_grad_dict(call.value, "mlp_backward(X, y, W1, b1, W2, b2)")
+        _check_grads(got, problem, f"mlp_backward for n={n}, d={d}, h={h}, C={C} (float64)")
+        for name, before, after in zip(("X", "y", "W1", "b1", "W2", "b2"), sent, call.args):
+            check(torch.equal(before, after),
+                  f"mlp_backward modified its input {name} in place; inputs must not change.")
+
+
+@pytest.mark.points(1)
+def test_backward_without_autograd(student, sandbox):
+    """mlp_backward works with gradient recording off (float32 keeps float32)"""
+    problem = _problem(9, 5, 6, 4, 21, F32)
+    info = sandbox.probe("backward_no_grad", *problem)
+    if info["type"] == "error":
+        fail("mlp_backward failed when called under torch.no_grad() with inputs that do not "
+             f"require grad: {info['error']}. The gradients must be derived by hand with "
+             "tensor operations, not obtained from autograd.")
+    check(info["type"] == "dict", f"mlp_backward should return a dict, got {info['type']}.")
+    got = _as_grad_dict(info["value"], "mlp_backward(X, y, W1, b1, W2, b2)")
+    for k in KEYS:
+        check(isinstance(got[k], torch.Tensor),
+              f"mlp_backward(...)[{k!r}] should be a tensor, got {got[k]}.")
+    _check_grads(got, problem, "mlp_backward under torch.no_grad() (float32)", rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.points(1)
+def test_backward_stable(student):
+    """mlp_backward stays finite and right when the logits are in the thousands"""
+    for dtype, scale in [(D64, 3000.0), (F32, 400.0)]:
+        problem = _problem(6, 4, 5, 3, 31, dtype, scale=scale)
+        X, y, W1, b1, W2, b2 = problem
+        Z = torch.relu(X @ W1 + b1) @ W2 + b2
+        assert Z.abs().max() > (800 if dtype == D64 else 100), "grader bug: the logits are not large enough"
+        got = _as_grad_dict(student.mlp_backward(*problem), "mlp_backward(X, y, W1, b1, W2, b2)")
+        for k in KEYS:
+            g = got[k]
+            if isinstance(g, torch.Tensor) and not bool(torch.isfinite(g).all()):
+                fail(f"mlp_backward returned non-finite values (nan or inf) in the gradient for "
+                     f"{k} when the logits reach {Z.abs().max().item():.0f} ({dtype}): exp() "
+                     "overflows unless softmax is stabilised (shift each row of Z by its maximum).")
+        big = max(1.0, max(v.abs().max().item() for v in _torch_grads(*problem).values()))
+        tol = (1e-9, 1e-12 * big) if dtype == D64 else (1e-4, 1e-5 * big)
+        _check_grads(got, problem, f"mlp_backward with large logits ({dtype})", rtol=tol[0],
+                     atol=tol[1], hint="With logits in the thousands, exp(Z) overflows to inf "
+                     "(then log(inf) or inf / inf) unless softmax is stabilised by shifting each "
+                     "row of Z by its maximum.")
+
+
+@pytest.mark.points(1)
+def test_backward_edge_cases(student):
+    """mlp_backward for n = 1, C = 2, and with pre-activations exactly 0"""
+    problem = _problem(1, 3, 4, 2, 41)
+    got = _as_grad_dict(student.mlp_backward(*problem), "mlp_backward(X, y, W1, b1, W2, b2)")
+    _check_grads(got, problem, "mlp_backward for one example (n=1) and two classes (C=2)")
+    # Exact zeros in A: either subgradient of ReLU at 0 is accepted.
+    X, y, W1, b1, W2, b2 = _problem(5, 3, 4, 3, 42)
+    X = X.clone()
+    X[1] = 0.0
+    b1 = b1.clone()
+    b1[::2] = 0.0
+    problem = [X, y, W1, b1, W2, b2]
+    A = X @ W1 + b1
+    assert (A == 0).any(), "grader bug: no pre-activation is exactly 0"
+    got = _as_grad_dict(student.mlp_backward(*problem), "mlp_backward(X, y, W1, b1, W2, b2)")
+    below = _torch_grads(*problem)                        # derivative 0 at A == 0
+    ws = [t.clone().requires_grad_(True) for t in (W1, b1, W2, b2)]
+    A2 = X @ ws[0] + ws[1]
+    mask = (A2.detach() >= 0).to(D64)
+    H = A2 * mask                                          # derivative 1 at A == 0
+    above = dict(zip(KEYS, torch.autograd.grad(F.cross_entropy(H @ ws[2] + ws[3], y), ws)))
+    ok = all(isinstance(got[k], torch.Tensor) and got[k].shape == below[k].shape
+             and got[k].dtype == D64 for k in KEYS) and (
+        all(torch.allclose(got[k], below[k], rtol=1e-10, atol=1e-12) for k in KEYS)
+        or all(torch.allclose(got[k], above[k], rtol=1e-10, atol=1e-12) for k in KEYS))
+    if not ok:
+        _check_grads(got, problem, "mlp_backward with some pre-activations exactly 0 "
+                                   "(either ReLU subgradient at 0 is accepted)", expected=below)
+
+
+# ---------------------------------------------------------------- mlp_loss
+
+@pytest.mark.points(0.5)
+def test_loss_value(student):
+    """mlp_loss returns the mean cross-entropy (float64 and float32)"""
+    for (n, d, h, C, seed, dtype) in [(8, 4, 6, 5, 51, D64), (5, 3, 4, 3, 52, F32)]:
+        problem = _problem(n, d, h, C, seed, dtype)
+        X, y, W1, b1, W2, b2 = problem
+        Z = torch.relu(X @ W1 + b1) @ W2 + b2
+        tol = (1e-10, 1e-12) if dtype == D64 else (1e-5, 1e-6)
+        assert_close(student.mlp_loss(*problem), F.cross_entropy(Z, y), rtol=tol[0], atol=tol[1],
+                     name=f"the value of mlp_loss for n={n} ({dtype})",
+                     misconceptions={"It looks like the loss is summed over the batch instead of "
+                                     "averaged.":
+                                     F.cross_entropy(Z, y, reduction="sum")})
+
+
+def _loss_info(sandbox, problem, upstream, need_grads=True):
+    info = sandbox.probe("loss_and_grads", *problem, upstream)
+    check(info["type"] == "Tensor", f"mlp_loss should return a tensor, got {info['type']}.")
+    check(info["requires_grad"],
+          "mlp_loss returned a tensor that does not require grad although W1, b1, W2, b2 do: "
+          "it is not connected to the weights through autograd.")
+    if need_grads:
+        check(info["grad_error"] is None,
+              f"Backpropagating through mlp_loss failed: {info['grad_error']}. A Function's "
+              "backward must return one gradient (or None) per input of forward, in the same "
+              "order, each with the shape of that input.")
+    return info
+
+
+@pytest.mark.points(0.5)
+def test_loss_is_custom_function(student, sandbox):
+    """mlp_loss is built with a custom torch.autograd.Function"""
+    info = _loss_info(sandbox, _problem(4, 3, 5, 3, 61), 1.0, need_grads=False)
+    check(info["custom_function"],
+          "mlp_loss's autograd graph contains no custom torch.autograd.Function (its nodes are "
+          f"{info['nodes']}): autograd is differentiating the forward itself. The exercise asks "
+          "for a Function subclass whose backward uses your hand derivation.")
+
+
+@pytest.mark.points(1)
+def test_loss_backward_upstream(student, sandbox):
+    """mlp_loss's backward scales by the upstream gradient"""
+    for upstream, (n, d, h, C, seed) in [(3.5, (7, 4, 6, 3, 71)), (-0.25, (3, 5, 4, 4, 72))]:
+        problem = _problem(n, d, h, C, seed)
+        info = _loss_info(sandbox, problem, upstream)
+        grads = info["grads"]
+        for k, g in zip(KEYS, grads):
+            check(g is not None, f"torch.autograd.grad through mlp_loss gave no gradient for {k}.")
+        _check_grads(dict(zip(KEYS, grads)), problem,
+                     f"torch.autograd.grad({upstream} * mlp_loss(...), [W1, b1, W2, b2])",
+                     upstream=upstream)
+
+
+@pytest.mark.points(1)
+def test_loss_finite_differences(student, sandbox):
+    """mlp_loss's gradients agree with finite differences of its values (float64)"""
+    problem = _problem(5, 3, 4, 3, 81, margin=1e-2)
+    X, y = problem[0], problem[1]
+    weights = problem[2:]
+    info = _loss_info(sandbox, problem, 1.0)
+    analytic = info["grads"]
+    for k, g in zip(KEYS, analytic):
+        check(g is not None, f"torch.autograd.grad through mlp_loss gave no gradient for {k}.")
+    for i, (k, w) in enumerate(zip(KEYS, weights)):
+        def value(v, i=i):
+            ws = list(weights)
+            ws[i] = v
+            return student.mlp_loss(X, y, *ws)
+        gradcheck(value, [w], [analytic[i]], eps=1e-6, atol=1e-5, rtol=1e-3,
+                  name=f"the gradient for {k} that mlp_loss's backward returns")
