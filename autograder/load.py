@@ -83,11 +83,18 @@ def _in_string_context(prefix: str) -> bool:
 
 
 def _first_line(source: str) -> str:
-    for ln in source.splitlines():
-        s = ln.strip()
-        if s and not s.startswith("#"):
-            return s[:60]
-    return ""
+    """What identifies a cell to its author: its first definition, else its first statement."""
+    lines = [ln.strip() for ln in source.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    for s in lines:
+        if s.startswith(("def ", "class ", "async def ")):
+            return s.rstrip(":")[:60]
+    return lines[0][:60] if lines else ""
+
+
+def defines(source: str, name: str) -> bool:
+    """Whether a cell's source defines ``name`` at top level (def, class or assignment)."""
+    pattern = rf"^(?:async\s+)?(?:def|class)\s+{re.escape(name)}\b|^{re.escape(name)}\s*(?::[^=]*)?="
+    return re.search(pattern, source, re.MULTILINE) is not None
 
 
 def load(path: str | Path) -> Submission:

@@ -119,3 +119,11 @@ def test_py_files_without_markers_split_at_top_level_definitions(tmp_path):
     p.write_text("import torch\n\ndef f(:\n    pass\n\n@decorator\ndef g():\n    return 2\n\nclass C:\n    pass\n")
     cells = load(p).cells
     assert [c.index for c in cells] == [1, 3, 6, 10]
+
+
+def test_defines_finds_top_level_definitions_only():
+    from autograder.load import defines
+
+    src = "import torch\n\ndef f(x):\n    g = 1\n\nclass C:\n    pass\n\nh: int = 3\nk=4\n"
+    assert all(defines(src, n) for n in ("f", "C", "h", "k"))
+    assert not defines(src, "g") and not defines(src, "torch") and not defines(src, "ff")

@@ -132,15 +132,21 @@ class Context:
         return StudentError(f"{origin} raised {etype}: {msg}{where}")
 
     def _missing_message(self, name: str) -> str:
+        from autograder.load import defines
+
         text = f"`{name}` is not defined. Define it at the top level of a code cell, with exactly this name."
-        failed = self.session.failed_cells() if self.session else []
-        if failed:
-            cells = self.session.cells_by_index
-            notes = []
-            for c in failed[:3]:
-                label = c.label or (cells[c.index].label if c.index in cells else f"cell {c.index}")
-                notes.append(f"{label} failed: {c.message.splitlines()[0] if c.message else c.status}")
-            text += " It may be in a cell that did not run: " + "; ".join(notes) + "."
+        session = self.session
+        if session is None:
+            return text
+        defining = [c for c in session.submission.cells if defines(c.source, name)]
+        broken = [(c, session.cells.get(c.index)) for c in defining]
+        broken = [(c, r) for c, r in broken if r is not None and r.status != "ok"]
+        if broken:
+            notes = [f"{c.label} defines it but did not run cleanly: "
+                     f"{r.message.splitlines()[0] if r.message else r.status}" for c, r in broken[:2]]
+            return f"`{name}` is not defined: " + "; ".join(notes) + ". Fix that cell first."
+        if not defining:
+            return text + " No cell of your submission defines it (check the spelling)."
         return text
 
     def _wrap(self, value: Any, label: str) -> Any:
