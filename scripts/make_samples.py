@@ -5,7 +5,7 @@
 alice: the reference solution as a notebook (full marks).
 bob: the untouched student notebook (0, with a "not implemented yet" per test).
 carol: a realistic partial attempt: some exercises right, two misconceptions
-       (mutants), one cell with a syntax error, one with a stray infinite loop.
+       (mutants), one cell with a syntax error, one with a stray debugging line (NameError).
 dave: a cheater's .py file that patches torch's comparisons and hunts for the hidden tests.
 erin: a notebook damaged by a bad merge (not valid JSON).
 """
@@ -43,7 +43,7 @@ def main() -> None:
     code = [c for c in carol.cells if c.cell_type == "code"]
     views = next(c for c in code if "def flatten_any" in c.source)
     views.source = views.source.replace("def flatten_any(x):", "def flatten_any(x)", 1)  # a missing colon
-    code[-1].source += "\n\n# left over from debugging\nwhile True:\n    pass\n"
+    code[-1].source += "\n\n# left over from debugging\nprint(model_outputs)\n"  # a NameError
     nbformat.write(carol, OUT / "carol.ipynb")
 
     dave = (
