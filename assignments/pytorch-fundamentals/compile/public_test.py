@@ -1,0 +1,34 @@
+"""Public tests for compile: the hidden suite uses other sizes and weights,
+counts graphs with its own backend and checks compile_dynamic's recompiles."""
+import pytest
+import torch
+
+
+def _weights(d_in, d_h, d_out):
+    return {"fc1.weight": torch.randn(d_h, d_in), "fc1.bias": torch.randn(d_h),
+            "fc2.weight": torch.randn(d_out, d_h) * 0.5, "fc2.bias": torch.randn(d_out)}
+
+
+@pytest.mark.points(0)
+def test_same_function_as_chatty(student):
+    """CompileFriendlyMLP gives ChattyMLP's outputs for ChattyMLP's weights"""
+    sd = _weights(3, 7, 2)
+    chatty = student.ChattyMLP(3, 7, 2)
+    chatty.load_state_dict(sd)
+    friendly = student.CompileFriendlyMLP(3, 7, 2)
+    friendly.load_state_dict(sd)
+    for scale in (3.0, 0.05):      # some activations above 6, then none
+        x = torch.randn(10, 3) * scale
+        expected, got = chatty(x), friendly(x)
+        assert torch.allclose(got, expected, rtol=1e-5, atol=1e-5), (
+            f"CompileFriendlyMLP differs from ChattyMLP (input scale {scale}): "
+            f"max abs difference {(got - expected).abs().max().item():.3g}")
+
+
+@pytest.mark.points(0)
+def test_fullgraph_compiles(student, sandbox):
+    """torch.compile(CompileFriendlyMLP, fullgraph=True) runs without a graph break"""
+    model = student.CompileFriendlyMLP(3, 7, 2)
+    compiled = sandbox.ref("torch.compile")(model, backend="eager", fullgraph=True)
+    out = compiled(torch.randn(4, 3))
+    assert tuple(out.shape) == (4, 2), f"unexpected output shape {tuple(out.shape)}"

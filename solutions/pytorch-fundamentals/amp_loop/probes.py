@@ -1,0 +1,94 @@
+"""Sandbox-side harness for amp_loop: builds the model, loader, optimizer,
+scheduler and scaler from plain specs sent by the judge, instruments them
+with hooks, runs the student's train_epoch once and returns what happened.
+No expected values live here."""
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def cuda_available(mod):
+    return bool(torch.cuda.is_available())
+
+
+def _build_model(sizes, weights):
+    layers = []
+    for i in range(len(sizes) - 1):
+        layers.append(nn.Linear(sizes[i], sizes[i + 1]))
+        if i < len(sizes) - 2:
+            layers.append(nn.ReLU())
+    model = nn.Sequential(*layers)
+    with torch.no_grad():
+        for p, w in zip(model.parameters(), weights):
+            p.copy_(w)
+    return model
+
+
+def _build_optimizer(model, spec):
+    if spec["kind"] == "sgd":
+        return torch.optim.SGD(model.parameters(), lr=spec["lr"],
+                               momentum=spec.get("momentum", 0.0))
+    if spec["kind"] == "adamw":
+        return torch.optim.AdamW(model.parameters(), lr=spec["lr"],
+                                 weight_decay=spec["weight_decay"])
+    raise ValueError(spec)
+
+
+def _build_scheduler(optimizer, spec):
+    if spec["kind"] == "step":
+        return torch.optim.lr_scheduler.StepLR(optimizer, step_size=spec["step_size"],
+                                               gamma=spec["gamma"])
+    if spec["kind"] == "lambda":
+        alpha = spec["alpha"]
+        return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda e: 1.0 / (1.0 + alpha * e))
+    raise ValueError(spec)
+
+
+def run_train_epoch(mod, spec):
+    device = torch.device(spec["device"])
+    model = _build_model(spec["sizes"], spec["weights"]).to(device)
+    params = list(model.parameters())
+    loader = DataLoader(TensorDataset(spec["X"], spec["Y"]),
+                        batch_size=spec["batch_size"], shuffle=False)
+    optimizer = _build_optimizer(model, spec["optimizer"])
+    scheduler = _build_scheduler(optimizer, spec["scheduler"])
+    scaler = torch.amp.GradScaler(device.type, init_scale=spec["init_scale"])
+    amp_dtype = torch.float16 if device.type == "cuda" else torch.bfloat16
+
+    log = {"grad_none_before": [], "autocast_in_backward": [], "autocast_in_forward": []}
+    watched = params[0]
+    calls = [0]
+    inf_at = spec.get("inf_at")
+
+    def tensor_hook(grad):
+        # runs when the gradient for `watched` is ready, before it is
+        # accumulated into watched.grad
+        i = calls[0]
+        calls[0] += 1
+        log["grad_none_before"].append(watched.grad is None)
+        log["autocast_in_backward"].append(bool(torch.is_autocast_enabled(device.type)))
+        if inf_at is not None and i == inf_at:
+            return torch.full_like(grad, float("inf"))
+        return grad
+
+    def forward_pre_hook(module, args):
+        log["autocast_in_forward"].append(
+            [bool(torch.is_autocast_enabled(device.type)),
+             str(torch.get_autocast_dtype(device.type))])
+
+    watched.register_hook(tensor_hook)
+    model.register_forward_pre_hook(forward_pre_hook)
+
+    result = mod.train_epoch(model, loader, optimizer, scheduler, scaler, device=device,
+                             accum_steps=spec["accum_steps"], amp_dtype=amp_dtype,
+                             max_grad_norm=spec["max_grad_norm"])
+    is_float = isinstance(result, float) and not isinstance(result, bool)
+    return {
+        "result_type": type(result).__name__,
+        "result": float(result) if is_float else None,
+        "params": [p.detach().to("cpu", copy=True) for p in params],
+        "lr": float(optimizer.param_groups[0]["lr"]),
+        "last_epoch": int(scheduler.last_epoch),
+        "scale": float(scaler.get_scale()),
+        "log": log,
+    }

@@ -1,0 +1,369 @@
+"""Hidden suite for amp_loop (contract section 8).
+
+The student's train_epoch runs in the sandbox (probes.run_train_epoch) on a
+model, loader, optimizer, scheduler and GradScaler built from the plain specs
+below; the expected outcome comes from the trusted loop `_reference_epoch` in
+this file, run in the judge on the same inputs under the same autocast (CPU:
+bfloat16 with an enabled CPU GradScaler; CUDA: float16, when both the sandbox
+and the judge see a GPU).
+
+Autocast makes values inexact (bfloat16 keeps 8 significant bits), and correct
+loops legitimately differ in where they divide (loss or gradients, before or
+after unscaling), so parameters are compared through the relative L1 distance
+between the student's and the reference's *updates* (final - initial), with a
+tolerance well above that noise and well below the effect of every known
+mistake (all of which change the updates by a large factor).
+
+Sandbox-measured facts (everything else is decided in the judge): the hooks
+in probes.py record, for each backward call, whether `.grad` was None before
+the gradient was accumulated and whether autocast was enabled, and, for each
+forward call, whether autocast was enabled with which dtype.
+"""
+import pytest
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+from autograder.judge import check, fail
+
+UPDATE_TOL = 0.03      # relative L1 distance between update vectors
+INIT_SCALE = 1024.0
+
+
+# ---------------------------------------------------------------- builders
+# (the same as in probes.py: the judge rebuilds the very same objects)
+
+def _build_model(sizes, weights):
+    layers = []
+    for i in range(len(sizes) - 1):
+        layers.append(nn.Linear(sizes[i], sizes[i + 1]))
+        if i < len(sizes) - 2:
+            layers.append(nn.ReLU())
+    model = nn.Sequential(*layers)
+    with torch.no_grad():
+        for p, w in zip(model.parameters(), weights):
+            p.copy_(w)
+    return model
+
+
+def _build_optimizer(model, spec):
+    if spec["kind"] == "sgd":
+        return torch.optim.SGD(model.parameters(), lr=spec["lr"],
+                               momentum=spec.get("momentum", 0.0))
+    return torch.optim.AdamW(model.parameters(), lr=spec["lr"],
+                             weight_decay=spec["weight_decay"])
+
+
+def _build_scheduler(optimizer, spec):
+    if spec["kind"] == "step":
+        return torch.optim.lr_scheduler.StepLR(optimizer, step_size=spec["step_size"],
+                                               gamma=spec["gamma"])
+    alpha = spec["alpha"]
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda e: 1.0 / (1.0 + alpha * e))
+
+
+def _make_spec(sandbox, *, seed, n, batch_size, accum_steps, optimizer, scheduler,
+               max_grad_norm, sizes=(6, 16, 4), inf_at=None, hard_last=False):
+    g = torch.Generator().manual_seed(seed)
+    weights = []
+    for d_in, d_out in zip(sizes[:-1], sizes[1:]):
+        bound = d_in ** -0.5
+        weights.append((torch.rand(d_out, d_in, generator=g) * 2 - 1) * bound)
+        weights.append((torch.rand(d_out, generator=g) * 2 - 1) * bound)
+    X = torch.randn(n, sizes[0], generator=g)
+    Y = torch.randint(0, sizes[-1], (n,), generator=g)
+    if hard_last:
+        # make the last sample a confidently wrong one (large loss), so that a
+        # short final batch weighs visibly differently per sample and per batch
+        X[-1] *= 6.0
+        with torch.no_grad():
+            logits = _build_model(sizes, weights)(X[-1:])
+        Y[-1] = int(logits.argmin())
+    device = "cuda" if (sandbox.probe("cuda_available") and torch.cuda.is_available()) else "cpu"
+    return {"sizes": list(sizes), "weights": weights, "X": X, "Y": Y,
+            "batch_size": batch_size, "accum_steps": accum_steps,
+            "optimizer": optimizer, "scheduler": scheduler,
+            "max_grad_norm": max_grad_norm, "init_scale": INIT_SCALE,
+            "inf_at": inf_at, "device": device}
+
+
+# ---------------------------------------------------------------- reference
+
+def _reference_epoch(spec, *, divide="window", clip_first=False, final_window=True,
+                     skip_aware=True, use_scaler=True):
+    """The trusted loop (the defaults); the keyword switches reproduce known
+    mistakes, used only to name a misconception in the feedback."""
+    device = torch.device(spec["device"])
+    amp_dtype = torch.float16 if device.type == "cuda" else torch.bfloat16
+    model = _build_model(spec["sizes"], spec["weights"]).to(device)
+    params = list(model.parameters())
+    loader = DataLoader(TensorDataset(spec["X"], spec["Y"]),
+                        batch_size=spec["batch_size"], shuffle=False)
+    optimizer = _build_optimizer(model, spec["optimizer"])
+    scheduler = _build_scheduler(optimizer, spec["scheduler"])
+    scaler = torch.amp.GradScaler(device.type, init_scale=spec["init_scale"])
+    calls = [0]
+
+    def tensor_hook(grad):
+        i = calls[0]
+        calls[0] += 1
+        if spec["inf_at"] is not None and i == spec["inf_at"]:
+            return torch.full_like(grad, float("inf"))
+        return grad
+
+    params[0].register_hook(tensor_hook)
+    loss_fn = nn.CrossEntropyLoss(reduction="sum")
+    accum = spec["accum_steps"]
+    n_batches = len(loader)
+    batch_sums, batch_sizes = [], []
+    window = 0
+    for i, (x, y) in enumerate(loader):
+        x, y = x.to(device), y.to(device)
+        with torch.autocast(device.type, dtype=amp_dtype):
+            loss = loss_fn(model(x), y)
+        (scaler.scale(loss) if use_scaler else loss).backward()
+        batch_sums.append(loss.item())
+        batch_sizes.append(len(y))
+        window += len(y)
+        if (i + 1) % accum == 0 or (final_window and i + 1 == n_batches):
+            if use_scaler and not clip_first:
+                scaler.unscale_(optimizer)
+            for p in params:
+                p.grad.div_(window if divide == "window" else accum)
+            torch.nn.utils.clip_grad_norm_(params, spec["max_grad_norm"])
+            before = scaler.get_scale()
+            if use_scaler:
+                scaler.step(optimizer)
+                scaler.update()
+            else:
+                optimizer.step()
+            if scaler.get_scale() >= before or not skip_aware:
+                scheduler.step()
+            optimizer.zero_grad(set_to_none=True)
+            window = 0
+    return {"params": [p.detach().cpu() for p in params],
+            "lr": optimizer.param_groups[0]["lr"], "last_epoch": scheduler.last_epoch,
+            "scale": scaler.get_scale(), "batch_sums": batch_sums, "batch_sizes": batch_sizes}
+
+
+def _update_distance(params, other, init):
+    du = torch.cat([(p.double() - w.double()).flatten() for p, w in zip(params, init)])
+    dr = torch.cat([(p.double() - w.double()).flatten() for p, w in zip(other, init)])
+    return float((du - dr).abs().sum() / dr.abs().sum().clamp_min(1e-30))
+
+
+def _run(sandbox, spec):
+    out = sandbox.probe("run_train_epoch", spec)
+    return out
+
+
+_COMMON_VARIANTS = {
+    "They match a loop that divides each window's summed loss by accum_steps: "
+    "with reduction='sum' the loss of a window is a sum over all its samples, so "
+    "it must be divided by the number of samples in the window.": {"divide": "accum"},
+    "They match a loop that never steps on the short final window (the last "
+    "batches when len(loader) is not a multiple of accum_steps): those gradients "
+    "must be used too.": {"final_window": False},
+    "They match clipping the gradients while they are still multiplied by the "
+    "loss scale: call scaler.unscale_(optimizer) before clip_grad_norm_, otherwise "
+    "the threshold is compared with scaled gradients.": {"clip_first": True},
+}
+
+
+def _check_params(got, spec, ref, setting, variants, hint):
+    params = got["params"]
+    check(all(bool(torch.isfinite(p).all()) for p in params),
+          f"After one epoch ({setting}) your model's parameters contain inf or nan.")
+    dist = _update_distance(params, ref["params"], spec["weights"])
+    if dist <= UPDATE_TOL:
+        return
+    msg = (f"After one epoch ({setting}) the parameter updates your train_epoch made "
+           f"differ from the expected ones by {dist:.0%} (relative L1 distance of the "
+           f"updates; up to {UPDATE_TOL:.0%} is allowed for mixed-precision rounding).")
+    for diagnosis, kwargs in {**variants, **_COMMON_VARIANTS}.items():
+        wrong = _reference_epoch(spec, **kwargs)
+        if _update_distance(params, wrong["params"], spec["weights"]) <= UPDATE_TOL:
+            fail(msg + " " + diagnosis)
+    fail(msg + " " + hint)
+
+
+# ---------------------------------------------------------------- tests
+
+@pytest.mark.points(2.5)
+@pytest.mark.timeout(60)
+def test_accumulation_windows(sandbox):
+    """Gradients accumulated over windows and divided by the window's sample count"""
+    spec = _make_spec(sandbox, seed=101, n=18, batch_size=4, accum_steps=2,
+                      optimizer={"kind": "sgd", "lr": 0.5},
+                      scheduler={"kind": "step", "step_size": 1, "gamma": 0.7},
+                      max_grad_norm=1e4)
+    got = _run(sandbox, spec)
+    ref = _reference_epoch(spec)
+    setting = ("18 samples in batches of 4, accum_steps=2, plain SGD, a clipping "
+               "threshold too large to bind")
+    _check_params(got, spec, ref, setting, {},
+                  "Each optimizer step should use the summed loss of its window divided by the "
+                  "number of samples in that window, and the last, shorter window also gets a step.")
+    check(got["last_epoch"] == ref["last_epoch"],
+          f"With 5 batches and accum_steps=2 the epoch has {ref['last_epoch']} optimizer "
+          f"steps (the last window is short), but your scheduler stepped "
+          f"{got['last_epoch']} times. Step the scheduler once per optimizer step, "
+          f"not once per batch, and do not forget the final short window.")
+
+
+@pytest.mark.points(1.5)
+@pytest.mark.timeout(60)
+def test_clipping_after_unscale(sandbox):
+    """Clipping applies to the unscaled gradients"""
+    spec = _make_spec(sandbox, seed=202, n=20, batch_size=4, accum_steps=3,
+                      optimizer={"kind": "sgd", "lr": 0.2, "momentum": 0.9},
+                      scheduler={"kind": "step", "step_size": 1, "gamma": 0.9},
+                      max_grad_norm=0.05)
+    got = _run(sandbox, spec)
+    ref = _reference_epoch(spec)
+    _check_params(got, spec, ref, "SGD with momentum, max_grad_norm=0.05 so that clipping binds",
+                  {}, "Unscale (scaler.unscale_) before clip_grad_norm_, then let scaler.step do the update.")
+
+
+@pytest.mark.points(2)
+@pytest.mark.timeout(60)
+def test_overflow_skips_step_and_scheduler(sandbox):
+    """An overflowing window skips the optimizer step and the scheduler step"""
+    spec = _make_spec(sandbox, seed=303, n=24, batch_size=4, accum_steps=2,
+                      optimizer={"kind": "sgd", "lr": 0.3},
+                      scheduler={"kind": "step", "step_size": 1, "gamma": 0.5},
+                      max_grad_norm=1e4, inf_at=2)
+    got = _run(sandbox, spec)
+    ref = _reference_epoch(spec)
+    setting = "3 windows of 2 batches; the first batch of the second window has an inf gradient"
+    check(all(bool(torch.isfinite(p).all()) for p in got["params"]),
+          f"After an epoch ({setting}) your weights contain inf/nan: the overflowing "
+          f"update was applied. Backpropagate scaler.scale(loss) and update with "
+          f"scaler.step(optimizer) + scaler.update(), which skip a step whose gradients "
+          f"are not finite.")
+    check(got["scale"] == ref["scale"],
+          f"After an epoch with one overflowing window the GradScaler's scale is "
+          f"{got['scale']:g} (it started at {INIT_SCALE:g}); it should have been backed "
+          f"off once. Call scaler.update() after every scaler.step(optimizer).")
+    check(got["last_epoch"] == ref["last_epoch"],
+          f"In an epoch of 3 windows where the scaler skipped one optimizer step "
+          f"because of an inf gradient, your scheduler stepped {got['last_epoch']} "
+          f"time(s). The scheduler must step only when the optimizer step really "
+          f"happened (compare scaler.get_scale() before and after scaler.update(), "
+          f"for example).")
+    check(abs(got["lr"] - ref["lr"]) <= 1e-12 * abs(ref["lr"]),
+          f"The learning rate at the end of the epoch is {got['lr']:g}, which does not "
+          f"follow the StepLR schedule for the optimizer steps that really happened.")
+    _check_params(got, spec, ref, setting, {},
+                  "The skipped window must leave the weights untouched and its gradients must "
+                  "not leak into the next window.")
+
+
+@pytest.mark.points(1)
+@pytest.mark.timeout(60)
+def test_grads_set_to_none(sandbox):
+    """Gradients are released (set to None) between windows, kept within a window"""
+    spec = _make_spec(sandbox, seed=404, n=20, batch_size=4, accum_steps=2,
+                      optimizer={"kind": "sgd", "lr": 0.1},
+                      scheduler={"kind": "step", "step_size": 2, "gamma": 0.5},
+                      max_grad_norm=1.0)
+    got = _run(sandbox, spec)
+    seen = got["log"]["grad_none_before"]
+    n_batches, accum = 5, 2
+    check(len(seen) == n_batches,
+          f"Expected one backward pass per batch ({n_batches} batches), but the "
+          f"first layer's weight received {len(seen)} gradient(s).")
+    for i, was_none in enumerate(seen):
+        starts_window = i % accum == 0
+        if starts_window and not was_none:
+            fail(f"When batch {i} (the first of a new window) was backpropagated, the "
+                 f"weights' .grad still held a tensor. Zero the gradients with "
+                 f"optimizer.zero_grad(set_to_none=True) so they are released (None), "
+                 f"not filled with zeros.")
+        if not starts_window and was_none:
+            fail(f"When batch {i} (in the middle of a window of {accum} batches) was "
+                 f"backpropagated, .grad was None: the gradients were reset inside the "
+                 f"window, so accumulation is lost. Zero only after each optimizer step.")
+
+
+@pytest.mark.points(1.5)
+@pytest.mark.timeout(60)
+def test_returned_mean_loss_per_sample(sandbox):
+    """Returns the mean loss per sample, as a Python float"""
+    spec = _make_spec(sandbox, seed=505, n=17, batch_size=4, accum_steps=2,
+                      optimizer={"kind": "sgd", "lr": 0.1},
+                      scheduler={"kind": "step", "step_size": 1, "gamma": 0.9},
+                      max_grad_norm=1.0, hard_last=True)
+    got = _run(sandbox, spec)
+    check(got["result_type"] != "NoneType" and got["result"] is not None,
+          f"train_epoch returned a {got['result_type']}, expected a Python float "
+          f"(for example total.item() / n, or float(...)).")
+    ref = _reference_epoch(spec)
+    sums, sizes = ref["batch_sums"], ref["batch_sizes"]
+    expected = sum(sums) / sum(sizes)
+    value = got["result"]
+    if abs(value - expected) <= 1e-2 * abs(expected):
+        return
+    msg = (f"train_epoch returned {value:.5g}; that is not the mean loss per sample "
+           f"over the epoch (17 samples in batches of 4, the last batch holds a single "
+           f"sample with a large loss).")
+    wrong = {
+        "It looks like the mean of the per-batch mean losses, which weighs the "
+        "one-sample final batch like a full batch; divide the summed loss by the "
+        "number of samples instead.": sum(s / n for s, n in zip(sums, sizes)) / len(sums),
+        "It looks like the summed loss divided by the number of batches, not by "
+        "the number of samples.": sum(sums) / len(sums),
+        "It looks like the summed loss of the whole epoch, not divided by the number "
+        "of samples.": sum(sums),
+        "It looks like the loss of the last batch only.": sums[-1] / sizes[-1],
+    }
+    for diagnosis, v in wrong.items():
+        if abs(value - v) <= 1e-2 * abs(v):
+            fail(msg + " " + diagnosis)
+    fail(msg + " Accumulate each batch's summed loss (as a float) and divide by the "
+               "number of samples seen.")
+
+
+@pytest.mark.points(1)
+@pytest.mark.timeout(60)
+def test_adamw_lambda_schedule(sandbox):
+    """AdamW with a LambdaLR schedule and three-batch windows"""
+    spec = _make_spec(sandbox, seed=606, n=30, batch_size=4, accum_steps=3,
+                      optimizer={"kind": "adamw", "lr": 0.01, "weight_decay": 0.05},
+                      scheduler={"kind": "lambda", "alpha": 0.5},
+                      max_grad_norm=1.0)
+    got = _run(sandbox, spec)
+    ref = _reference_epoch(spec)
+    check(got["last_epoch"] == ref["last_epoch"],
+          f"30 samples in batches of 4 with accum_steps=3 make {ref['last_epoch']} "
+          f"windows (the last one short), hence {ref['last_epoch']} optimizer and "
+          f"scheduler steps, but your scheduler stepped {got['last_epoch']} times.")
+    check(abs(got["lr"] - ref["lr"]) <= 1e-12 * abs(ref["lr"]),
+          f"The learning rate after the epoch is {got['lr']:g}, which does not follow "
+          f"the LambdaLR schedule for the number of optimizer steps taken.")
+    _check_params(got, spec, ref, "AdamW, 30 samples in batches of 4, accum_steps=3",
+                  {}, "Check the order: scale + backward per batch; then per window unscale_, divide "
+       "by the window's samples, clip, scaler.step, scaler.update, scheduler, zero_grad.")
+
+
+@pytest.mark.points(0.5)
+@pytest.mark.timeout(60)
+def test_autocast_forward_only(sandbox):
+    """Autocast wraps the forward pass, not the backward pass"""
+    spec = _make_spec(sandbox, seed=707, n=12, batch_size=4, accum_steps=2,
+                      optimizer={"kind": "sgd", "lr": 0.1},
+                      scheduler={"kind": "step", "step_size": 1, "gamma": 0.9},
+                      max_grad_norm=1.0)
+    got = _run(sandbox, spec)
+    expected_dtype = "torch.float16" if spec["device"] == "cuda" else "torch.bfloat16"
+    fwd = got["log"]["autocast_in_forward"]
+    check(len(fwd) > 0 and all(on for on, _ in fwd),
+          "The model's forward ran with autocast disabled: wrap the forward pass in "
+          "torch.autocast(device.type, dtype=amp_dtype).")
+    check(all(dt == expected_dtype for _, dt in fwd),
+          f"The forward ran under autocast with dtype {fwd[0][1]}; use the amp_dtype "
+          f"argument ({expected_dtype} in this run).")
+    check(not any(got["log"]["autocast_in_backward"]),
+          "Backward ran while autocast was still enabled. Autocast should wrap only the "
+          "forward pass (and the loss); leave the `with torch.autocast(...)` block "
+          "before calling backward.")

@@ -1,0 +1,248 @@
+"""Hidden suite for checkpointing (contract section 11).
+
+Both training runs (uninterrupted, and interrupted + resumed from the
+student's file into rebuilt objects) execute in the sandbox with the trusted
+loop of probes.py; the judge compares the final parameters bit for bit and
+unpickles the checkpoint's raw bytes itself with weights_only=True (never
+with full unpickling). epoch_loss's value is compared with the mean
+per-sample loss computed here in float64; whether graphs accumulate is
+measured in the sandbox by counting, at every loss_fn call, how many earlier
+batches' autograd nodes are still alive (see probes.py).
+"""
+import io
+import re
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from autograder.judge import check, fail
+
+RNG_STATE_NUMEL = torch.get_rng_state().numel()
+
+
+def _gen(seed):
+    return torch.Generator().manual_seed(seed)
+
+
+def _resume_spec(*, seed, optimizer, scheduler, epochs, stop, file):
+    g = _gen(seed)
+    n, d, c = 40, 6, 3
+    X = torch.randn(n, d, generator=g)
+    Y = torch.randint(0, c, (n,), generator=g)
+    return {"X": X, "Y": Y, "sizes": [d, 16, c], "dropout": 0.3, "batch_size": 8,
+            "optimizer": optimizer, "scheduler": scheduler, "epochs": epochs,
+            "stop": stop, "seed": seed, "file": file}
+
+
+def _load_safely(data):
+    """torch.load(weights_only=True) on the bytes; (object, None) or (None, error)."""
+    try:
+        return torch.load(io.BytesIO(data), weights_only=True), None
+    except Exception as exc:  # noqa: BLE001 - any failure is the student's
+        text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip()
+        first = text.splitlines()[0] if text else ""
+        return None, f"{type(exc).__name__}: {first[:160]}"
+
+
+def _walk(obj, depth=0):
+    yield obj
+    if depth > 6:
+        return
+    if isinstance(obj, dict):
+        for v in obj.values():
+            yield from _walk(v, depth + 1)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            yield from _walk(v, depth + 1)
+
+
+def _missing_parts(ckpt):
+    """What a weights_only-loadable checkpoint seems to lack (for feedback only)."""
+    items = list(_walk(ckpt))
+    has_optimizer = any(isinstance(o, dict) and "param_groups" in o and "state" in o
+                        and len(o["state"]) > 0 for o in items)
+    has_scheduler = any(isinstance(o, dict) and "last_epoch" in o for o in items)
+    has_rng = any((isinstance(o, torch.Tensor) and o.dtype == torch.uint8
+                   and o.numel() == RNG_STATE_NUMEL)
+                  or (isinstance(o, (list, tuple)) and len(o) == RNG_STATE_NUMEL)
+                  for o in items)
+    missing = []
+    if not has_optimizer:
+        missing.append("the optimizer's state (optimizer.state_dict(), with Adam's moments "
+                       "or SGD's momentum buffers)")
+    if not has_scheduler:
+        missing.append("the scheduler's state (scheduler.state_dict())")
+    if not has_rng:
+        missing.append("the state of torch's random generator (torch.get_rng_state()), "
+                       "which drives dropout and DataLoader shuffling")
+    return missing
+
+
+def _check_resume(res, spec, setting):
+    check(res["file"] is not None,
+          f"save_checkpoint(path, ...) did not create a file at `path` ({setting}).")
+    ckpt, _ = _load_safely(res["file"])
+    same = all(torch.equal(a, b) for a, b in zip(res["resumed"], res["uninterrupted"]))
+    if same and len(res["resumed"]) == len(res["uninterrupted"]):
+        return
+    worst = max(float((a - b).abs().max()) for a, b in zip(res["resumed"], res["uninterrupted"]))
+    msg = (f"{setting}: the run resumed from your checkpoint does not continue "
+           f"bit-identically; its final weights differ from the uninterrupted run's "
+           f"(max abs difference {worst:.3g}).")
+    if ckpt is not None:
+        missing = _missing_parts(ckpt)
+        if missing:
+            fail(msg + " Your checkpoint does not seem to contain " + "; nor ".join(missing) + ".")
+    if res["lr_resumed"] != res["lr_uninterrupted"]:
+        fail(msg + f" The final learning rate is {res['lr_resumed']:g} instead of "
+                   f"{res['lr_uninterrupted']:g}: restore the scheduler (and the optimizer, "
+                   f"whose param_groups hold the current lr).")
+    fail(msg + " Everything that changes during training must be saved and restored: "
+               "weights, optimizer state, scheduler state and the random generator state.")
+
+
+# ---------------------------------------------------------------- checkpoints
+
+@pytest.mark.points(1.5)
+def test_checkpoint_loads_with_weights_only(sandbox):
+    """The checkpoint file loads with torch.load(path, weights_only=True)"""
+    spec = _resume_spec(seed=31, optimizer={"kind": "adam", "lr": 0.01},
+                        scheduler={"kind": "step", "step_size": 1, "gamma": 0.9},
+                        epochs=2, stop=1, file="hidden_ckpt_a.pt")
+    res = sandbox.probe("resume_experiment", spec)
+    check(res["file"] is not None, "save_checkpoint(path, ...) did not create a file at `path`.")
+    ckpt, error = _load_safely(res["file"])
+    check(error is None,
+          f"torch.load(path, weights_only=True) refused your checkpoint ({error}). "
+          f"weights_only loading accepts tensors, state_dicts and plain Python values only: "
+          f"save model.state_dict() / optimizer.state_dict() / scheduler.state_dict(), never "
+          f"the model, optimizer or scheduler objects themselves.")
+
+
+@pytest.mark.points(2.5)
+@pytest.mark.timeout(90)
+def test_resume_adamw_steplr_dropout(sandbox):
+    """Resuming after epoch 3 of 5 (dropout, AdamW, StepLR) is bit-identical"""
+    spec = _resume_spec(seed=32, optimizer={"kind": "adamw", "lr": 0.01, "weight_decay": 0.1},
+                        scheduler={"kind": "step", "step_size": 2, "gamma": 0.5},
+                        epochs=5, stop=3, file="hidden_ckpt_b.pt")
+    res = sandbox.probe("resume_experiment", spec)
+    _check_resume(res, spec, "AdamW + StepLR(step_size=2) with dropout, interrupted after "
+                             "epoch 3 of 5")
+
+
+@pytest.mark.points(1.5)
+@pytest.mark.timeout(90)
+def test_resume_sgd_momentum_lambdalr(sandbox):
+    """Resuming after epoch 1 of 4 (dropout, SGD with momentum, LambdaLR) is bit-identical"""
+    spec = _resume_spec(seed=33, optimizer={"kind": "sgd", "lr": 0.05, "momentum": 0.9},
+                        scheduler={"kind": "lambda", "base": 0.8},
+                        epochs=4, stop=1, file="hidden_ckpt_c.pt")
+    res = sandbox.probe("resume_experiment", spec)
+    _check_resume(res, spec, "SGD(momentum=0.9) + LambdaLR with dropout, interrupted after "
+                             "epoch 1 of 4")
+
+
+@pytest.mark.points(0.5)
+def test_load_returns_saved_epoch(sandbox):
+    """load_checkpoint returns the saved epoch as an int"""
+    spec = _resume_spec(seed=34, optimizer={"kind": "adam", "lr": 0.01},
+                        scheduler={"kind": "step", "step_size": 1, "gamma": 0.9},
+                        epochs=3, stop=2, file="hidden_ckpt_d.pt")
+    res = sandbox.probe("resume_experiment", spec)
+    check(res["returned_type"] == "int",
+          f"load_checkpoint returned a {res['returned_type']}; expected the saved epoch as a "
+          f"Python int.")
+    check(res["returned"] == 2,
+          f"The checkpoint was saved with epoch=2 but load_checkpoint returned "
+          f"{res['returned']}.")
+
+
+# ---------------------------------------------------------------- epoch_loss
+
+def _loss_spec(seed, batch_sizes, loss):
+    g = _gen(seed)
+    d, h, c = 5, 7, 3
+    n = sum(batch_sizes)
+    weights = [torch.randn(h, d, generator=g, dtype=torch.float64),
+               torch.randn(h, generator=g, dtype=torch.float64),
+               torch.randn(c, h, generator=g, dtype=torch.float64),
+               torch.randn(c, generator=g, dtype=torch.float64)]
+    X = torch.randn(n, d, generator=g, dtype=torch.float64)
+    if loss == "cross_entropy":
+        Y = torch.randint(0, c, (n,), generator=g)
+    else:
+        Y = torch.randn(n, c, generator=g, dtype=torch.float64)
+    # make the last (short) batch unusual so that weighting matters
+    X[-batch_sizes[-1]:] *= 4.0
+    return {"sizes": [d, h, c], "weights": weights, "X": X, "Y": Y,
+            "batch_sizes": list(batch_sizes), "loss": loss}
+
+
+def _per_batch_losses(spec):
+    W1, b1, W2, b2 = spec["weights"]
+    out = F.linear(torch.tanh(F.linear(spec["X"], W1, b1)), W2, b2)
+    fn = F.cross_entropy if spec["loss"] == "cross_entropy" else F.mse_loss
+    losses, start = [], 0
+    for n in spec["batch_sizes"]:
+        losses.append(fn(out[start:start + n], spec["Y"][start:start + n]).item())
+        start += n
+    return losses, fn(out, spec["Y"]).item()
+
+
+@pytest.mark.points(2)
+def test_epoch_loss_weights_by_batch_size(sandbox):
+    """epoch_loss is the mean per-sample loss over batches of different sizes"""
+    for seed, sizes, loss in [(41, (8, 8, 8, 3), "cross_entropy"),
+                              (42, (5, 11, 2, 7, 1), "mse")]:
+        spec = _loss_spec(seed, sizes, loss)
+        res = sandbox.probe("epoch_loss_run", spec)
+        value = res["value"]
+        check(value is not None and (not isinstance(value, torch.Tensor) or value.numel() == 1),
+              f"epoch_loss returned a {res['type']}, expected a Python float.")
+        # a tensor result costs only the type test; its value may carry float32 rounding
+        rtol = 1e-10 if res["type"] == "float" else 1e-6
+        value = float(value)
+        batch_losses, expected = _per_batch_losses(spec)
+        if abs(value - expected) <= rtol * abs(expected) + 1e-12:
+            continue
+        msg = (f"With batches of sizes {list(sizes)} and loss_fn = {loss} (batch mean), "
+               f"epoch_loss returned {value:.10g}, which is not the mean loss per sample.")
+        wrong = {
+            "It equals the plain average of the per-batch means: weight each batch's mean "
+            "by its number of samples.": sum(batch_losses) / len(batch_losses),
+            "It equals the sum of the per-batch means.": sum(batch_losses),
+            "It equals the loss of the last batch only.": batch_losses[-1],
+        }
+        for diagnosis, v in wrong.items():
+            if abs(value - v) <= max(rtol, 1e-8) * abs(v) + 1e-12:
+                fail(msg + " " + diagnosis)
+        fail(msg + " Sum each batch's mean loss times its batch size, then divide by the "
+                   "total number of samples.")
+
+
+@pytest.mark.points(0.5)
+def test_epoch_loss_returns_python_float(sandbox):
+    """epoch_loss returns a Python float"""
+    spec = _loss_spec(43, (4, 4, 2), "cross_entropy")
+    res = sandbox.probe("epoch_loss_run", spec)
+    check(res["type"] == "float",
+          f"epoch_loss returned a {res['type']}; return a Python float (for example with "
+          f".item()), not a tensor.")
+
+
+@pytest.mark.points(1.5)
+def test_epoch_loss_does_not_keep_graphs(sandbox):
+    """epoch_loss does not keep earlier batches' autograd graphs alive"""
+    spec = _loss_spec(44, (3,) * 8, "cross_entropy")
+    res = sandbox.probe("epoch_loss_run", spec)
+    alive = res["alive_at_call"]
+    check(len(alive) == 8,
+          f"loss_fn was called {len(alive)} times for 8 batches; call it once per batch.")
+    worst = max(alive)
+    check(worst <= 1,
+          f"When the loss of batch {alive.index(worst)} was being computed, the autograd "
+          f"graphs of {worst} earlier batches were still alive: memory grows with the "
+          f"number of batches. Accumulate plain numbers (loss.item()) rather than loss "
+          f"tensors, and evaluate under torch.no_grad() so no graph is built at all.")

@@ -1,0 +1,251 @@
+"""Sandbox-side harness for the compile exercise.
+
+Facts measured here (the judge checks every output value itself):
+- whether torch.compile(model, fullgraph=True) with a counting backend defined
+  below captures the student's CompileFriendlyMLP, how many graphs the backend
+  received and how many times a captured graph was executed;
+- whether the callable returned by compile_dynamic recompiles under
+  torch.compiler.set_stance("fail_on_recompile"), and how many times dynamo
+  traced the probe's own model (counted with comptime, which only runs while
+  dynamo traces a frame).
+
+Probes are loaded after the student's cells ran, so they cannot keep
+references taken before the student could patch torch. Instead they check
+that the entry points they rely on are still functions defined inside the
+installed torch package (a notebook cell that rebinds torch.compile or
+torch._dynamo.* is reported), and they use their own backend, whose graph
+must really run and produce the values the judge expects.
+"""
+import os
+
+import torch
+import torch._dynamo
+import torch.nn as nn
+from torch._dynamo.comptime import comptime
+
+_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+
+# graph-break related settings a notebook could loosen; fullgraph capture is
+# judged with the library defaults
+_DYNAMO_DEFAULTS = {
+    "capture_scalar_outputs": False,
+    "capture_dynamic_output_shape_ops": False,
+    "reorderable_logging_functions": set(),
+    "ignore_logger_methods": set(),
+    "suppress_errors": False,
+}
+
+
+def cuda_available(mod):
+    return bool(torch.cuda.is_available())
+
+
+def _defined_in_torch(obj):
+    code = getattr(obj, "__code__", None)
+    if code is None:
+        code = getattr(getattr(obj, "__func__", None), "__code__", None)
+    if code is None:
+        return False
+    return os.path.abspath(code.co_filename).startswith(_TORCH_DIR)
+
+
+def _tampered():
+    entry_points = {
+        "torch.compile": getattr(torch, "compile", None),
+        "torch._dynamo.optimize": getattr(torch._dynamo, "optimize", None),
+        "torch._dynamo.reset": getattr(torch._dynamo, "reset", None),
+        "torch._dynamo.eval_frame.optimize": getattr(torch._dynamo.eval_frame, "optimize", None),
+        "torch._dynamo.eval_frame.OptimizedModule.__call__":
+            getattr(torch._dynamo.eval_frame.OptimizedModule, "__call__", None),  # noqa: B004
+        "torch.compiler.set_stance": getattr(torch.compiler, "set_stance", None),
+    }
+    return [name for name, obj in entry_points.items() if not _defined_in_torch(obj)]
+
+
+def _load_weights(model, sd):
+    """Load ChattyMLP-layout weights: by name, else by parameter order and shape."""
+    try:
+        model.load_state_dict(sd)
+        return None
+    except Exception as exc:  # noqa: BLE001 - fall back to positional loading
+        by_name_error = str(exc).splitlines()[0]
+    params = list(model.parameters()) if isinstance(model, nn.Module) else []
+    values = [sd["fc1.weight"], sd["fc1.bias"], sd["fc2.weight"], sd["fc2.bias"]]
+    if len(params) == len(values) and all(p.shape == v.shape for p, v in zip(params, values)):
+        with torch.no_grad():
+            for p, v in zip(params, values):
+                p.copy_(v)
+        return None
+    shapes = [tuple(p.shape) for p in params]
+    return (f"could not load ChattyMLP weights ({by_name_error}); the model's parameters "
+            f"have shapes {shapes}")
+
+
+def _user_code_line(lines):
+    """The student's source line dynamo stopped at (from its 'from user code:' part)."""
+    try:
+        start = max(i for i, ln in enumerate(lines) if ln.strip() == "from user code:")
+    except ValueError:
+        return ""
+    for ln in lines[start + 1:]:
+        text = ln.strip()
+        if text.startswith("File ") or set(text) <= set("^~ "):
+            continue
+        if text.startswith("Set TORCHDYNAMO"):
+            break
+        return text[:200]
+    return ""
+
+
+def eager_outputs(mod, dims, sd, xs):
+    model = mod.CompileFriendlyMLP(*dims)
+    problem = _load_weights(model, sd)
+    if problem:
+        return {"status": "layout", "detail": problem}
+    with torch.no_grad():
+        outs = [model(x) for x in xs]
+    return {"status": "ok", "outs": outs}
+
+
+# Two tests read each compile experiment; it runs once per sandbox process
+# (that is, once per submission) and the second test reads the stored result.
+_RESULTS = {}
+
+
+def _once(key, run):
+    if key not in _RESULTS:
+        _RESULTS[key] = run()
+    return _RESULTS[key]
+
+
+def fullgraph_capture(mod, dims, sd, xs, device):
+    return _once(("fullgraph", tuple(dims), device),
+                 lambda: _fullgraph_capture(mod, dims, sd, xs, device))
+
+
+def _fullgraph_capture(mod, dims, sd, xs, device):
+    tampered = _tampered()
+    if tampered:
+        return {"status": "tampered", "names": tampered}
+    torch._dynamo.reset()
+    model = mod.CompileFriendlyMLP(*dims)
+    problem = _load_weights(model, sd)
+    if problem:
+        return {"status": "layout", "detail": problem}
+    model.to(device)
+    graphs, runs = [], [0]
+
+    def counting_backend(gm, example_inputs):
+        graphs.append(sum(1 for n in gm.graph.nodes
+                          if n.op in ("call_function", "call_method", "call_module")))
+
+        def run(*args):
+            runs[0] += 1
+            return gm.forward(*args)
+        return run
+
+    patch = {k: v for k, v in _DYNAMO_DEFAULTS.items() if hasattr(torch._dynamo.config, k)}
+    try:
+        with torch._dynamo.config.patch(patch), torch.no_grad():
+            compiled = torch.compile(model, backend=counting_backend, fullgraph=True)
+            outs = [compiled(x.to(device)).cpu() for x in xs]
+    except Exception as exc:  # noqa: BLE001 - reported to the judge
+        lines = [ln for ln in str(exc).splitlines() if ln.strip()]
+        return {"status": "error", "type": type(exc).__name__,
+                "message": (lines[0] if lines else "")[:300],
+                "code": _user_code_line(lines)}
+    finally:
+        torch._dynamo.reset()
+    return {"status": "ok", "graphs": len(graphs), "ops": graphs, "runs": runs[0], "outs": outs}
+
+
+_TRACES = []
+
+
+class _ProbeMLP(nn.Module):
+    def __init__(self, d_in, d_hidden, d_out):
+        super().__init__()
+        self.fc1 = nn.Linear(d_in, d_hidden)
+        self.fc2 = nn.Linear(d_hidden, d_out)
+
+    def forward(self, x):
+        comptime(lambda ctx: _TRACES.append(1))  # runs only while dynamo traces
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+def dynamic_batches(mod, dims, sd, xs, device):
+    return _once(("dynamic", tuple(dims), device),
+                 lambda: _dynamic_batches(mod, dims, sd, xs, device))
+
+
+def _dynamic_batches(mod, dims, sd, xs, device):
+    tampered = _tampered()
+    if tampered:
+        return {"status": "tampered", "names": tampered}
+    torch._dynamo.reset()
+    _TRACES.clear()
+    model = _ProbeMLP(*dims)
+    model.load_state_dict(sd)
+    model.to(device)
+    with _cheap_default_backend(device):
+        return _run_dynamic(mod, model, xs, device)
+
+
+class _cheap_default_backend:
+    """On CPU, a torch.compile call without a backend gets aot_eager instead of inductor.
+
+    What is graded (one trace, no recompilation across batch sizes) is decided
+    by dynamo, before any backend runs; inductor's C++ code generation would
+    only add 10 to 20 s per submission on a CPU grader. On CUDA the student's
+    choice stands. The original torch.compile is restored afterwards.
+    """
+
+    def __init__(self, device):
+        self.device = device
+        self.original = None
+
+    def __enter__(self):
+        if str(self.device).startswith("cpu"):
+            original = self.original = torch.compile
+
+            def compile_cpu(model=None, *args, backend="inductor", **kwargs):
+                if backend == "inductor":
+                    backend = "aot_eager"
+                    kwargs.pop("mode", None)
+                    kwargs.pop("options", None)
+                if model is None:
+                    return lambda m: original(m, *args, backend=backend, **kwargs)
+                return original(model, *args, backend=backend, **kwargs)
+
+            torch.compile = compile_cpu
+        return self
+
+    def __exit__(self, *exc):
+        if self.original is not None:
+            torch.compile = self.original
+
+
+def _run_dynamic(mod, model, xs, device):
+    fn = mod.compile_dynamic(model)
+    outs, recompiled_at, message = [], None, ""
+    try:
+        with torch.no_grad():
+            outs.append(fn(xs[0].to(device)).cpu())
+            for x in xs[1:]:
+                if recompiled_at is None:
+                    try:
+                        with torch.compiler.set_stance("fail_on_recompile"):
+                            outs.append(fn(x.to(device)).cpu())
+                        continue
+                    except RuntimeError as exc:
+                        if "recompile" not in str(exc).lower():
+                            raise
+                        recompiled_at = int(x.shape[0])
+                        message = str(exc).splitlines()[0].split(" filename:")[0][:300]
+                # after a recompilation was detected, finish without the stance
+                outs.append(fn(x.to(device)).cpu())
+    finally:
+        traces = len(_TRACES)
+        torch._dynamo.reset()
+    return {"status": "ok", "traces": traces, "recompiled_at": recompiled_at,
+            "message": message, "outs": outs}

@@ -1,0 +1,207 @@
+"""Hidden suite for compile (contract section 9).
+
+What is decided in the judge: every output value (compared with ChattyMLP's
+function computed here, in float64, from the same weights), and all counts.
+
+What rests on facts measured in the sandbox (see probes.py), kept to three:
+1. whether torch.compile(..., fullgraph=True) raised for CompileFriendlyMLP,
+   and how many graphs the probe's own counting backend received / executed;
+2. whether the compile_dynamic callable raised a recompilation error under
+   torch.compiler.set_stance("fail_on_recompile");
+3. how many times dynamo traced the probe's model (comptime counter).
+These are robust against a notebook that rebinds torch.compile / dynamo entry
+points with its own functions (detected: they must be defined inside the
+installed torch package) or that loosens dynamo's graph-break settings (reset
+to the defaults for the capture). They are NOT robust against deliberate,
+in-depth tampering with torch internals from the notebook (e.g. forging code
+objects or editing dynamo's C-level state): student code shares the sandbox
+process with the probes. The value checks stay sound in every case: a faked
+compile still has to return exactly ChattyMLP's outputs through a graph that
+the probe's backend received and ran.
+"""
+import pytest
+import torch
+import torch.nn.functional as F
+
+from autograder.judge import check, fail
+
+DIMS = (5, 12, 3)
+RTOL, ATOL = 1e-4, 1e-4
+
+
+def _weights(seed=909):
+    g = torch.Generator().manual_seed(seed)
+    d_in, d_h, d_out = DIMS
+    return {
+        "fc1.weight": torch.randn(d_h, d_in, generator=g) * 0.8,
+        "fc1.bias": torch.randn(d_h, generator=g) * 0.5,
+        "fc2.weight": torch.randn(d_out, d_h, generator=g) * 0.4,
+        "fc2.bias": torch.randn(d_out, generator=g) * 0.1,
+    }
+
+
+def _inputs(seed=919, n=16):
+    g = torch.Generator().manual_seed(seed)
+    big = torch.randn(n, DIMS[0], generator=g) * 4.0     # several activations above 6
+    small = torch.randn(n, DIMS[0], generator=g) * 0.2   # none above 6
+    return [big, small]
+
+
+def _chatty(sd, x, clamp=True):
+    """ChattyMLP's function, in float64 (the judge's trusted copy)."""
+    sd = {k: v.double() for k, v in sd.items()}
+    h = torch.relu(F.linear(x.double(), sd["fc1.weight"], sd["fc1.bias"]))
+    if clamp and h.max().item() > 6.0:
+        h = h.clamp(max=6.0)
+    return F.linear(h, sd["fc2.weight"], sd["fc2.bias"])
+
+
+def _device(sandbox):
+    return "cuda" if (sandbox.probe("cuda_available") and torch.cuda.is_available()) else "cpu"
+
+
+def _compare(outs, xs, sd, what):
+    check(isinstance(outs, list) and len(outs) == len(xs),
+          f"{what}: expected {len(xs)} outputs, got {outs!r:.80}")
+    for i, (out, x) in enumerate(zip(outs, xs)):
+        check(isinstance(out, torch.Tensor),
+              f"{what}: the model returned a {type(out).__name__}, expected a tensor.")
+        expected = _chatty(sd, x)
+        check(tuple(out.shape) == tuple(expected.shape),
+              f"{what}: output shape {tuple(out.shape)}, expected {tuple(expected.shape)}.")
+        check(out.dtype == torch.float32,
+              f"{what}: output dtype {out.dtype}, expected torch.float32 (the input's dtype).")
+        if torch.allclose(out.double(), expected, rtol=RTOL, atol=ATOL):
+            continue
+        unclamped = _chatty(sd, x, clamp=False)
+        err = (out.double() - expected).abs().max().item()
+        if torch.allclose(out.double(), unclamped, rtol=RTOL, atol=ATOL):
+            fail(f"{what}: on a batch where some hidden activations exceed 6 your output "
+                 f"differs from ChattyMLP's (max abs error {err:.3g}). It matches an MLP "
+                 f"without the clamp: the `if` block in ChattyMLP is not just logging, it "
+                 f"changes the activations, and that effect must be kept without the branch.")
+        fail(f"{what}: the output differs from ChattyMLP's with the same weights "
+             f"(max abs error {err:.3g} on input batch {i}).")
+
+
+def _fullgraph(sandbox):
+    # (the probe runs the experiment once per sandbox and replays its result)
+    return sandbox.probe("fullgraph_capture", list(DIMS), _weights(), _inputs(),
+                         _device(sandbox))
+
+
+def _dynamic_inputs():
+    g = torch.Generator().manual_seed(929)
+    return [torch.randn(b, DIMS[0], generator=g) for b in (8, 16, 32, 64)]
+
+
+def _dynamic(sandbox):
+    return sandbox.probe("dynamic_batches", list(DIMS), _weights(4242), _dynamic_inputs(),
+                         _device(sandbox))
+
+
+def _check_status(res, what):
+    if res["status"] == "tampered":
+        fail(f"{what}: your notebook replaced {', '.join(res['names'])}; the grader needs "
+             f"PyTorch's own functions. Do not rebind torch.compile or torch._dynamo "
+             f"functions in your code.")
+    if res["status"] == "layout":
+        fail(f"{what}: {res['detail']}. Keep ChattyMLP's layers (fc1 then fc2, two "
+             f"nn.Linear) so that a ChattyMLP state_dict loads into CompileFriendlyMLP.")
+
+
+@pytest.mark.points(2.5)
+def test_same_function_as_chatty(sandbox):
+    """CompileFriendlyMLP computes the same function as ChattyMLP"""
+    sd, xs = _weights(), _inputs()
+    res = sandbox.probe("eager_outputs", list(DIMS), sd, xs)
+    _check_status(res, "CompileFriendlyMLP")
+    _compare(res["outs"], xs, sd, "CompileFriendlyMLP (eager, ChattyMLP's weights loaded)")
+
+
+@pytest.mark.points(2.5)
+@pytest.mark.timeout(120)
+def test_fullgraph_capture(sandbox):
+    """CompileFriendlyMLP compiles with fullgraph=True (no graph break)"""
+    res = _fullgraph(sandbox)
+    _check_status(res, "torch.compile(CompileFriendlyMLP, fullgraph=True)")
+    if res["status"] == "error":
+        code = res.get("code") or ""
+        where = f" at this line of your code: `{code}`" if code else ""
+        reason = f"{res['type']}: {res['message']}"
+        text = (code + " " + res["message"]).lower()
+        if "print" in text:
+            why = ("print cannot be traced: it is a graph break. Leave logging out of "
+                   "forward.")
+        elif "data-dependent" in text or "data dependent" in text:
+            why = ("A Python `if` whose condition depends on tensor values (a tensor "
+                   "comparison, or a number read with .item()) cannot be traced. Make the "
+                   "computation branchless with tensor operations.")
+        else:
+            why = ("With fullgraph=True any graph break is an error; express the forward "
+                   "with tensor operations only.")
+        fail(f"torch.compile(model, fullgraph=True) failed on CompileFriendlyMLP{where} "
+             f"({reason[:200]}). {why}")
+    check(res["graphs"] == 1,
+          f"The compiler backend received {res['graphs']} graphs for two calls with the "
+          f"same input shape; expected exactly one graph.")
+    check(res["ops"][0] > 0,
+          "The captured graph contains no operations: the forward's computation must be "
+          "traced by torch.compile, not hidden from it.")
+
+
+@pytest.mark.points(1)
+@pytest.mark.timeout(120)
+def test_compiled_output(sandbox):
+    """The fully captured graph runs and gives ChattyMLP's outputs"""
+    res = _fullgraph(sandbox)
+    _check_status(res, "torch.compile(CompileFriendlyMLP, fullgraph=True)")
+    check(res["status"] == "ok",
+          "The model could not be compiled with fullgraph=True (see the capture test), "
+          "so its compiled output could not be checked.")
+    check(res["runs"] == 2,
+          f"The compiled model was called twice but the captured graph ran "
+          f"{res['runs']} time(s): the computation must happen inside the compiled graph.")
+    _compare(res["outs"], _inputs(), _weights(), "Compiled CompileFriendlyMLP")
+
+
+@pytest.mark.points(2.5)
+@pytest.mark.timeout(180)
+def test_dynamic_no_recompile(sandbox):
+    """compile_dynamic compiles once and survives batch sizes 8, 16, 32, 64"""
+    res = _dynamic(sandbox)
+    _check_status(res, "compile_dynamic")
+    check(res["traces"] >= 1,
+          "compile_dynamic(model) returned something that never compiled the model: "
+          "dynamo did not trace its forward at all. Return the result of torch.compile.")
+    check(res["recompiled_at"] is None,
+          f"The callable returned by compile_dynamic recompiled when the batch size went "
+          f"from 8 to {res['recompiled_at']} (torch.compiler.set_stance(\"fail_on_recompile\") "
+          f"raised: {res['message']}). By default torch.compile specializes on the first "
+          f"input's shapes; ask for a dynamic batch dimension.")
+
+
+@pytest.mark.points(1.5)
+@pytest.mark.timeout(180)
+def test_dynamic_single_trace_and_values(sandbox):
+    """compile_dynamic traces the model once and returns the model's outputs"""
+    res = _dynamic(sandbox)
+    _check_status(res, "compile_dynamic")
+    check(res["traces"] == 1,
+          f"Dynamo traced the model {res['traces']} time(s) for batch sizes 8, 16, 32 and "
+          f"64; a dynamic-shape compile traces it exactly once.")
+    xs = _dynamic_inputs()
+    check(len(res["outs"]) == len(xs),
+          f"Expected outputs for {len(xs)} batch sizes, got {len(res['outs'])}.")
+    sd = _weights(4242)
+    sd64 = {k: v.double() for k, v in sd.items()}
+    for out, x in zip(res["outs"], xs):
+        expected = F.linear(torch.relu(F.linear(x.double(), sd64["fc1.weight"], sd64["fc1.bias"])),
+                            sd64["fc2.weight"], sd64["fc2.bias"])
+        check(isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(expected.shape),
+              f"For a batch of {x.shape[0]} the compiled model returned "
+              f"{getattr(out, 'shape', type(out).__name__)}, expected shape {tuple(expected.shape)}.")
+        check(torch.allclose(out.double(), expected, rtol=RTOL, atol=ATOL),
+              f"For a batch of {x.shape[0]} the compiled model's output differs from the "
+              f"model's own output (max abs error "
+              f"{(out.double() - expected).abs().max().item():.3g}).")

@@ -1,0 +1,224 @@
+"""Hidden suite for custom_autograd (contract section 10).
+
+Every expected value is computed here: rounding and cubes with torch, the
+backward of Cube against 3 x^2 * g and against finite differences of the
+student's own forward values taken in the judge (autograder.judge.gradcheck),
+second derivatives against closed forms. The student's own gradcheck is never
+trusted; the sandbox only runs the student's Functions (probes.py).
+"""
+import pytest
+import torch
+
+from autograder.judge import assert_close, check, fail, gradcheck
+
+
+def _gen(seed):
+    return torch.Generator().manual_seed(seed)
+
+
+def _off_half(x):
+    """Move values away from .5 ties, where rounding conventions differ."""
+    frac = x - torch.floor(x)
+    return torch.where((frac - 0.5).abs() < 0.05, x + 0.2, x)
+
+
+# ---------------------------------------------------------------- StraightThroughRound
+
+@pytest.mark.points(0.5)
+def test_ste_forward_rounds(sandbox):
+    """StraightThroughRound's forward rounds to the nearest integer, keeping the dtype"""
+    for dtype in (torch.float64, torch.float32):
+        x = _off_half(torch.randn(4, 5, generator=_gen(11), dtype=torch.float64) * 3).to(dtype)
+        res = sandbox.probe("apply_with_grad", "StraightThroughRound", x, torch.ones_like(x))
+        assert_close(res["y"], torch.round(x), rtol=0, atol=0,
+                     name=f"StraightThroughRound.apply(x) for a {dtype} x",
+                     misconceptions={
+                         "This is truncation toward zero (what .long() or .int() does), "
+                         "not rounding to the nearest integer.": torch.trunc(x),
+                         "This is floor, not rounding to the nearest integer.": torch.floor(x),
+                     })
+
+
+@pytest.mark.points(2)
+def test_ste_backward_passes_upstream(sandbox):
+    """StraightThroughRound's backward passes the upstream gradient through unchanged"""
+    x = _off_half(torch.randn(3, 4, generator=_gen(12), dtype=torch.float64) * 2)
+    g = torch.randn(3, 4, generator=_gen(13), dtype=torch.float64) * 5 + 1
+    res = sandbox.probe("apply_with_grad", "StraightThroughRound", x, g)
+    check(res["grad"] is not None,
+          "Backpropagating through StraightThroughRound gave no gradient for its input: "
+          "backward must return a tensor (the upstream gradient), not None.")
+    assert_close(res["grad"], g, rtol=0, atol=0,
+                 name="the gradient through StraightThroughRound (upstream gradient g, not ones)",
+                 misconceptions={
+                     "It is all ones: backward must return the upstream gradient it receives "
+                     "(grad_output), not the local derivative 1.": torch.ones_like(g),
+                     "It is all zeros, the true derivative of rounding: the straight-through "
+                     "estimator instead pretends round was the identity.": torch.zeros_like(g),
+                 })
+    x32, g32 = x.float(), g.float()
+    res32 = sandbox.probe("apply_with_grad", "StraightThroughRound", x32, g32)
+    assert_close(res32["grad"], g32, rtol=0, atol=0,
+                 name="the float32 gradient through StraightThroughRound")
+
+
+@pytest.mark.points(0.5)
+def test_ste_inside_a_graph(sandbox):
+    """StraightThroughRound works in the middle of a computation"""
+    x = torch.randn(6, generator=_gen(14), dtype=torch.float64)
+    w = torch.randn(6, generator=_gen(15), dtype=torch.float64) * 3
+    c = torch.randn(6, generator=_gen(16), dtype=torch.float64)
+    gw = sandbox.probe("ste_in_graph", x, w, c)
+    check(gw is not None, "No gradient reached w through StraightThroughRound.")
+    assert_close(gw, c * x, rtol=1e-12, atol=1e-12,
+                 name="the gradient d/dw of sum(c * StraightThroughRound.apply(w * x))",
+                 hint="With a straight-through backward, the gradient flows to w exactly as "
+                      "if the rounding were not there.")
+
+
+# ---------------------------------------------------------------- Cube
+
+@pytest.mark.points(0.5)
+def test_cube_forward(sandbox):
+    """Cube's forward computes x ** 3, keeping the dtype"""
+    x = torch.randn(3, 4, generator=_gen(21), dtype=torch.float64) * 2
+    res = sandbox.probe("apply_with_grad", "Cube", x, torch.ones_like(x))
+    assert_close(res["y"], x ** 3, rtol=1e-12, atol=1e-12, name="Cube.apply(x) (float64)")
+    x32 = x.float()
+    res32 = sandbox.probe("apply_with_grad", "Cube", x32, torch.ones_like(x32))
+    assert_close(res32["y"], x32 ** 3, rtol=1e-6, atol=1e-6, name="Cube.apply(x) (float32)")
+
+
+@pytest.mark.points(2)
+def test_cube_backward_values(sandbox):
+    """Cube's backward returns 3 x^2 times the upstream gradient"""
+    x = torch.randn(2, 5, generator=_gen(22), dtype=torch.float64) * 1.5
+    g = torch.randn(2, 5, generator=_gen(23), dtype=torch.float64) * 3 + 0.5
+    res = sandbox.probe("apply_with_grad", "Cube", x, g)
+    check(res["grad"] is not None,
+          "Backpropagating through Cube gave no gradient for its input: backward must "
+          "return a tensor.")
+    assert_close(res["grad"], 3 * x ** 2 * g, rtol=1e-10, atol=1e-12,
+                 name="the gradient through Cube for upstream gradient g",
+                 misconceptions={
+                     "It equals 3 x^2 alone: backward must multiply the local derivative by "
+                     "the upstream gradient grad_output (chain rule).": 3 * x ** 2,
+                     "It equals 3 y^2 * g with y = x^3: the derivative needs the input x, "
+                     "so save the input (not the output) in forward.": 3 * (x ** 3) ** 2 * g,
+                     "It equals 3 y^2 with y = x^3 and ignores grad_output.": 3 * (x ** 3) ** 2,
+                     "It equals x^3 * g: that is the forward value, not the derivative.": x ** 3 * g,
+                 })
+    x32, g32 = x.float(), g.float()
+    res32 = sandbox.probe("apply_with_grad", "Cube", x32, g32)
+    assert_close(res32["grad"], 3 * x32 ** 2 * g32, rtol=1e-5, atol=1e-5,
+                 name="the float32 gradient through Cube")
+
+
+@pytest.mark.points(1)
+@pytest.mark.timeout(60)
+def test_cube_matches_finite_differences(sandbox):
+    """Cube's backward agrees with finite differences of its forward (computed by the grader)"""
+    x = torch.randn(10, generator=_gen(24), dtype=torch.float64)
+    g = torch.randn(10, generator=_gen(25), dtype=torch.float64)
+    res = sandbox.probe("apply_with_grad", "Cube", x, g)
+    check(res["grad"] is not None, "Backpropagating through Cube gave no gradient.")
+
+    def loss(xs):
+        return (sandbox.probe("forward_values", "Cube", xs) * g).sum()
+
+    gradcheck(loss, [x], [res["grad"]], eps=1e-6, atol=1e-6, rtol=1e-5,
+              name="the gradient through Cube")
+
+
+@pytest.mark.points(0.5)
+def test_cube_is_a_custom_function(sandbox):
+    """Cube is a torch.autograd.Function whose own backward is used"""
+    check(sandbox.probe("is_autograd_function", "Cube"),
+          "Cube must be a class deriving from torch.autograd.Function.")
+    x = torch.randn(4, generator=_gen(26), dtype=torch.float64)
+    res = sandbox.probe("apply_with_grad", "Cube", x, torch.ones_like(x))
+    node = res["node"] or "none"
+    check(node.endswith("Backward") and not node[-1].isdigit(),
+          f"Cube.apply(x) produced a tensor whose grad_fn is {node}, not your Function's "
+          f"backward node: compute the forward without autograd tracking inside forward "
+          f"(it runs in no-grad mode anyway) and return a fresh tensor, and write backward "
+          f"by hand.")
+
+
+# ---------------------------------------------------------------- second_derivative
+
+def _expected_second(name, x):
+    if name == "sin":
+        return -torch.sin(x)
+    if name == "exp":
+        return torch.exp(x)
+    if name == "cube":
+        return 6 * x
+    if name == "x_tanh":
+        t = torch.tanh(x)
+        s2 = 1 - t ** 2
+        return 2 * s2 - 2 * x * t * s2
+    if name == "log1p_sq":
+        return (2 - 2 * x ** 2) / (1 + x ** 2) ** 2
+    raise KeyError(name)
+
+
+def _expected_first(name, x):
+    return {"sin": torch.cos(x), "exp": torch.exp(x), "cube": 3 * x ** 2,
+            "x_tanh": torch.tanh(x) + x * (1 - torch.tanh(x) ** 2),
+            "log1p_sq": 2 * x / (1 + x ** 2)}[name]
+
+
+@pytest.mark.points(2)
+def test_second_derivative_values(sandbox):
+    """second_derivative is exact for sin, exp, x^3, x tanh x and log(1 + x^2)"""
+    x = torch.randn(3, 4, generator=_gen(31), dtype=torch.float64) * 1.5
+    for name, label in [("sin", "torch.sin"), ("exp", "torch.exp"), ("cube", "x ** 3"),
+                        ("x_tanh", "x * tanh(x)"), ("log1p_sq", "log(1 + x^2)")]:
+        res = sandbox.probe("second_derivative_of", name, x)
+        expected = _expected_second(name, x)
+        value = res["value"]
+        if (isinstance(value, torch.Tensor) and value.shape == expected.shape
+                and not torch.allclose(value.double(), expected, rtol=1e-10, atol=1e-12)
+                and torch.allclose(value.double(), expected, rtol=1e-3, atol=1e-3)):
+            err = (value.double() - expected).abs().max().item()
+            fail(f"The result of second_derivative(f, x) for f(x) = {label} is close to the "
+                 f"exact second derivative but not exact (max error {err:.2g}; float64 "
+                 f"results must agree to about 1e-10). That is typical of finite "
+                 f"differences: differentiate twice with autograd instead "
+                 f"(create_graph=True the first time).")
+        assert_close(value, expected, rtol=1e-10, atol=1e-12,
+                     name=f"the result of second_derivative(f, x) for f(x) = {label}",
+                     misconceptions={
+                         "It is the first derivative: differentiate the first derivative "
+                         "once more.": _expected_first(name, x),
+                         "It is all zeros: the first derivative was computed without "
+                         "create_graph=True, so it could not be differentiated again.":
+                             torch.zeros_like(x),
+                     },
+                     hint="Differentiate f once with torch.autograd.grad(..., create_graph=True), "
+                          "then differentiate that first derivative again.")
+
+
+@pytest.mark.points(0.5)
+def test_second_derivative_dtype_and_input(sandbox):
+    """second_derivative keeps shape and dtype (float32 too) and leaves x untouched"""
+    x = torch.randn(2, 3, 2, generator=_gen(32), dtype=torch.float64).float()
+    res = sandbox.probe("second_derivative_of", "sin", x)
+    assert_close(res["value"], -torch.sin(x), rtol=1e-5, atol=1e-6,
+                 name="the result of second_derivative(torch.sin, x) for a float32 (2, 3, 2) x")
+    check(res["input_unchanged"], "second_derivative modified the values of its input x.")
+    check(not res["input_requires_grad"],
+          "After second_derivative(f, x), the caller's x requires grad: you switched on "
+          "requires_grad on the input itself. Work on x.detach().clone() instead.")
+
+
+@pytest.mark.points(0.5)
+def test_second_derivative_of_linear_function(sandbox):
+    """second_derivative of a linear f is zero everywhere"""
+    x = torch.randn(5, generator=_gen(33), dtype=torch.float64)
+    res = sandbox.probe("second_derivative_of", "linear", x)
+    assert_close(res["value"], torch.zeros_like(x), rtol=0, atol=1e-12,
+                 name="the result of second_derivative(f, x) for f(x) = 3x + 1",
+                 hint="The first derivative of a linear f is a constant that does not "
+                      "depend on x (it has no grad_fn); the second derivative is then zero.")
