@@ -233,26 +233,16 @@ class GradingPlugin:
         return out
 
     def _empty_exercises(self, message: str) -> list[ExerciseResult]:
-        out = []
-        for ex in self.assignment.exercises:
-            tests = [
-                TestResult(
-                    nodeid=i.nodeid,
-                    name=test_name(i),
-                    exercise=ex.id,
-                    max_points=i._tg_points,
-                    status="error",
-                    message=message,
-                )
-                for i in self.items
-                if i._tg_exercise is ex
-            ]
-            out.append(
-                ExerciseResult(
-                    id=ex.id,
-                    title=ex.title,
-                    max_points=sum(t.max_points for t in tests) if tests else ex.points,
-                    tests=tests,
-                )
+        """Every test at 0 with the same message (a submission that could not be run at all)."""
+        tests = [
+            TestResult(
+                nodeid=i.nodeid,
+                name=test_name(i),
+                exercise=i._tg_exercise.id,
+                max_points=i._tg_points,
+                status="error",
+                message=message,
             )
-        return out
+            for i in self.items
+        ]
+        return self._group(tests)
