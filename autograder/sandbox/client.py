@@ -122,6 +122,7 @@ class SandboxServer:
 
     def close(self) -> None:
         try:
+            self._file.close()  # the makefile() reader keeps the socket open otherwise
             self.sock.close()
         finally:
             try:

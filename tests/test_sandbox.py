@@ -1,0 +1,49 @@
+"""The warm server and its sandboxes, below the judge."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import torch
+
+from autograder.sandbox.client import Sandbox, SandboxConfig, SandboxServer
+
+
+def test_server_exits_by_itself_when_closed_and_ignores_ctrl_c():
+    server = SandboxServer()
+    os.kill(server.proc.pid, signal.SIGINT)  # as a terminal's or a kernel's interrupt would
+    sb = Sandbox(server, SandboxConfig())
+    assert sb.request("ping", timeout=10)[1] == "pong"
+    sb.kill()
+    server.close()
+    # 0 means it left on its own when its socket closed; -9 would mean close() had to kill it
+    assert server.proc.returncode == 0
+
+
+def test_views_and_in_place_writes_cross_the_boundary(server):
+    sb = Sandbox(server, SandboxConfig())
+    try:
+        sb.request("exec", "def bump(x):\n    x[0] += 1\n    return x[1:]\n", cell=1, timeout=10)
+        _, fn = sb.request("getattr", target=None, name="bump", timeout=10)
+        x = torch.zeros(4)
+        _, out = sb.request("call", ([x], {}), target=fn.id, detailed=True, timeout=10)
+        value, (after,) = out["value"], out["args"]
+        assert after[0] == 1 and x[0] == 0  # the judge's own tensor is never touched
+        assert value.untyped_storage().data_ptr() == after.untyped_storage().data_ptr()
+    finally:
+        sb.kill()
+
+
+def test_each_sandbox_starts_clean(server):
+    """State left by one submission is invisible to the next."""
+    a = Sandbox(server, SandboxConfig())
+    a.request("exec", "import torch\nLEFT = 1\nopen('/tmp/mark', 'w').write('x')\ntorch.manual_seed(3)", cell=1,
+              timeout=10)
+    a.kill()
+    b = Sandbox(server, SandboxConfig())
+    try:
+        b.request("exec", "import os\nSEEN = ('LEFT' in globals(), os.path.exists('/tmp/mark'))", cell=1, timeout=10)
+        assert b.request("getattr", target=None, name="SEEN", timeout=10)[1] == (False, False)
+    finally:
+        b.kill()
