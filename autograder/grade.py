@@ -57,9 +57,15 @@ def grade(
     on_result: Callable[[SubmissionResult], None] | None = None,
     server: SandboxServer | None = None,
 ) -> list[SubmissionResult]:
-    """Grade each path in turn; ``on_result`` sees each result as soon as it is known."""
+    """Grade each path in turn; ``on_result`` sees each result as soon as it is known.
+
+    ``paths`` may be a list or a lazy iterable (a generator fed from a queue, as
+    batch workers do): an iterable that is not a list or tuple is consumed one
+    path at a time, and only ``options.protected`` guards folders from sandboxes.
+    """
     options = options or GradeOptions()
-    paths = [Path(p) for p in paths]
+    streamed = not isinstance(paths, list | tuple)
+    paths = (Path(p) for p in paths) if streamed else [Path(p) for p in paths]
     results: list[SubmissionResult] = []
 
     def collect(r: SubmissionResult) -> None:
@@ -68,7 +74,8 @@ def grade(
             on_result(r)
 
     protected = [assignment.course / "solutions", *options.protected]
-    protected += sorted({p.resolve().parent for p in paths})
+    if not streamed:
+        protected += sorted({p.resolve().parent for p in paths})
     config = SandboxConfig(limits=options.limits, protected=[str(p) for p in protected], isolate=options.isolate)
     own_server = server is None
     server = server or SandboxServer()
@@ -108,7 +115,8 @@ def grade(
             _forget_suite_modules()
             if plugin.problems:
                 raise AssignmentError("the assignment's suites have problems:\n" + "\n".join(plugin.problems))
-            if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and len(results) < len(paths):
+            if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and (
+                    streamed or len(results) < len(paths)):
                 raise AssignmentError(f"pytest could not run the suites (exit {int(code)}):\n{sink.getvalue()[-3000:]}")
     finally:
         if own_server:

@@ -25,7 +25,8 @@ def console_report(r: SubmissionResult, *, verbose: bool = False) -> str:
         lines.append(f"   {r.error}")
     for c in r.cells:
         if c.status != "ok":
-            lines.append(f"   ! {c.label or f'cell {c.index}'} {c.status}: {c.message.splitlines()[0] if c.message else ''}")
+            first = c.message.splitlines()[0] if c.message else ""
+            lines.append(f"   ! {c.label or f'cell {c.index}'} {c.status}: {first}")
     for e in r.exercises:
         lines.append(f"   {e.id:<18} {_pts(e.points):>5} / {_pts(e.max_points):<5} {e.title}")
         for t in e.tests:
@@ -75,28 +76,49 @@ def safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "submission"
 
 
+GRADEBOOK_COLUMNS = ("submission", "student")  # then one column per exercise id, then TOTAL_COLUMNS
+TOTAL_COLUMNS = ("total", "max_total", "status")
+
+
 def write_gradebook(results: Iterable[SubmissionResult], path: Path, exercise_ids: list[str]) -> None:
+    """One row per submission: ``submission, student, <exercise ids...>, total, max_total, status``."""
     tmp = path.with_suffix(".csv.tmp")
     with open(tmp, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["submission", *exercise_ids, "total", "max_total", "status"])
+        w.writerow([*GRADEBOOK_COLUMNS, *exercise_ids, *TOTAL_COLUMNS])
         for r in results:
             pts = {e.id: e.points for e in r.exercises}
-            w.writerow([r.submission, *(_pts(pts.get(i, 0.0)) for i in exercise_ids),
+            w.writerow([r.submission, r.student or r.submission, *(_pts(pts.get(i, 0.0)) for i in exercise_ids),
                         _pts(r.total), _pts(r.max_total), r.status])
     os.replace(tmp, path)
 
 
+def submission_dir(r: SubmissionResult, out: Path) -> Path:
+    """Per-student outputs live in ``out/<student>/`` (the submission's name when no student is known)."""
+    return out / safe_name(r.student or r.submission)
+
+
 def write_submission(r: SubmissionResult, out: Path) -> Path:
-    d = out / safe_name(r.submission)
+    """results.json (Gradescope), feedback.md and feedback.html: what the student gets."""
+    from autograder.classreport import feedback_html
+
+    d = submission_dir(r, out)
     d.mkdir(parents=True, exist_ok=True)
-    (d / "results.json").write_text(json.dumps(gradescope(r), indent=2))
-    (d / "feedback.md").write_text(feedback_markdown(r))
+    _write(d / "results.json", json.dumps(gradescope(r), indent=2))
+    _write(d / "feedback.md", feedback_markdown(r))
+    _write(d / "feedback.html", feedback_html(r))
     return d
 
 
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
 def feedback_markdown(r: SubmissionResult) -> str:
-    out = [f"# Feedback: {r.submission}", "", f"**Score: {_pts(r.total)} / {_pts(r.max_total)}**", ""]
+    """What a student reads: per exercise and test, points and the teaching message; never test code."""
+    out = [f"# Feedback: {r.student or r.submission}", "", f"**Score: {_pts(r.total)} / {_pts(r.max_total)}**", ""]
     if r.error:
         out += [f"> {r.error}", ""]
     bad = [c for c in r.cells if c.status != "ok"]

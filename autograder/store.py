@@ -1,0 +1,169 @@
+"""The batch's memory: a SQLite database in the output folder.
+
+A result is committed, in its own transaction, as soon as its submission is
+graded, so a batch stopped at any moment (Ctrl-C, a crash, a power cut)
+loses at most the submissions that were being graded. A result's key is
+(assignment, student, sha256 of the submission file, suite version): a rerun
+grades only what is missing, changed, or was graded with other hidden
+material. Every grading is also appended to ``gradings``, which is how
+"graded exactly once" is checked. Results are stored as the JSON of
+:meth:`SubmissionResult.to_dict`, never as pickles.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+from autograder.assignment import Assignment
+from autograder.results import SubmissionResult
+
+DB_NAME = "grades.sqlite"
+SCHEMA_VERSION = 1
+_SKIP_HIDDEN = {"alternatives", "mutants", "__pycache__"}
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS results (
+    assignment TEXT NOT NULL,
+    student TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    suite_version TEXT NOT NULL,
+    submission TEXT NOT NULL,
+    source TEXT NOT NULL,
+    status TEXT NOT NULL,
+    total REAL NOT NULL,
+    max_total REAL NOT NULL,
+    seconds REAL NOT NULL,
+    graded_at REAL NOT NULL,
+    run_id INTEGER,
+    result TEXT NOT NULL,
+    PRIMARY KEY (assignment, student, sha256, suite_version)
+);
+CREATE TABLE IF NOT EXISTS gradings (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    assignment TEXT NOT NULL,
+    student TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    suite_version TEXT NOT NULL,
+    run_id INTEGER,
+    worker TEXT,
+    graded_at REAL NOT NULL,
+    seconds REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    assignment TEXT NOT NULL,
+    suite_version TEXT NOT NULL,
+    argv TEXT NOT NULL,
+    started REAL NOT NULL,
+    finished REAL,
+    planned INTEGER NOT NULL DEFAULT 0,
+    graded INTEGER NOT NULL DEFAULT 0,
+    reused INTEGER NOT NULL DEFAULT 0
+);
+"""
+
+
+def suite_version(assignment: Assignment) -> str:
+    """A hash of everything that decides a grade: hidden material and exercise metadata.
+
+    Staff-only files that never take part in grading (alternatives, mutants)
+    are left out, so adding a mutant does not regrade a class.
+    """
+    h = hashlib.sha256()
+
+    def add(label: str, path: Path) -> None:
+        h.update(label.encode() + b"\0")
+        h.update(path.read_bytes() if path.is_file() else b"<missing>")
+        h.update(b"\0")
+
+    add("assignment.toml", assignment.public_dir / "assignment.toml")
+    h.update(json.dumps(assignment.ids).encode())
+    for ex in assignment.exercises:
+        add(f"{ex.id}/exercise.toml", ex.public_dir / "exercise.toml")
+        if not ex.hidden_dir.is_dir():
+            continue
+        for p in sorted(ex.hidden_dir.rglob("*")):
+            rel = p.relative_to(ex.hidden_dir)
+            if p.is_file() and not (set(rel.parts) & _SKIP_HIDDEN) and p.suffix not in (".pyc",):
+                add(f"{ex.id}/hidden/{rel.as_posix()}", p)
+    return h.hexdigest()[:16]
+
+
+class Store:
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)  # explicit transactions
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=FULL")  # a committed result survives a power cut
+        self.db.execute("PRAGMA foreign_keys=ON")
+        self.db.executescript(_SCHEMA)
+        with self.db:
+            self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ runs
+    def start_run(self, assignment: str, version: str, argv: list[str], planned: int, reused: int) -> int:
+        cur = self.db.execute(
+            "INSERT INTO runs (assignment, suite_version, argv, started, planned, reused) VALUES (?, ?, ?, ?, ?, ?)",
+            (assignment, version, json.dumps(argv), time.time(), planned, reused))
+        return int(cur.lastrowid)
+
+    def finish_run(self, run_id: int) -> None:
+        self.db.execute("UPDATE runs SET finished = ? WHERE id = ?", (time.time(), run_id))
+
+    # ------------------------------------------------------------------ results
+    def get(self, assignment: str, student: str, sha256: str, version: str) -> SubmissionResult | None:
+        row = self.db.execute(
+            "SELECT result FROM results WHERE assignment = ? AND student = ? AND sha256 = ? AND suite_version = ?",
+            (assignment, student, sha256, version)).fetchone()
+        return SubmissionResult.from_dict(json.loads(row[0])) if row else None
+
+    def has(self, assignment: str, student: str, sha256: str, version: str) -> bool:
+        """Graded already; a grader failure (``internal_error``) does not count: it is tried again."""
+        return self.db.execute(
+            "SELECT 1 FROM results WHERE assignment = ? AND student = ? AND sha256 = ? AND suite_version = ? "
+            "AND status != 'internal_error'", (assignment, student, sha256, version)).fetchone() is not None
+
+    def put(self, r: SubmissionResult, version: str, *, run_id: int | None = None, worker: str = "") -> None:
+        """Commit one graded submission (result and grading event) in one transaction."""
+        now = time.time()
+        key = (r.assignment, r.student, r.sha256, version)
+        with self.db:  # BEGIN ... COMMIT, or ROLLBACK on error
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute(
+                "INSERT OR REPLACE INTO results (assignment, student, sha256, suite_version, submission, source, "
+                "status, total, max_total, seconds, graded_at, run_id, result) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*key, r.submission, r.path, r.status, r.total, r.max_total, r.seconds, now, run_id,
+                 json.dumps(r.to_dict())))
+            self.db.execute(
+                "INSERT INTO gradings (assignment, student, sha256, suite_version, run_id, worker, graded_at, seconds) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (*key, run_id, worker, now, r.seconds))
+            if run_id is not None:
+                self.db.execute("UPDATE runs SET graded = graded + 1 WHERE id = ?", (run_id,))
+
+    def gradings(self, assignment: str | None = None) -> dict[tuple[str, str, str], int]:
+        """How many times each (student, sha256, suite version) was graded."""
+        q = "SELECT student, sha256, suite_version, COUNT(*) FROM gradings"
+        rows = self.db.execute(q + (" WHERE assignment = ?" if assignment else "") + " GROUP BY 1, 2, 3",
+                               (assignment,) if assignment else ()).fetchall()
+        return {(a, b, c): n for a, b, c, n in rows}
+
+    def all_results(self, assignment: str) -> list[SubmissionResult]:
+        rows = self.db.execute("SELECT result FROM results WHERE assignment = ? ORDER BY student, graded_at",
+                               (assignment,)).fetchall()
+        return [SubmissionResult.from_dict(json.loads(r[0])) for r in rows]

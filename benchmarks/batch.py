@@ -1,0 +1,178 @@
+"""Batch throughput: N copies of the sample submissions, graded by warm isolated workers.
+
+Prints submissions per minute (wall clock, worker start-up included, and
+steady state), the per-submission median and p95 (worker side), and the
+ratio to the floor: the same hidden checks run in one warm process without
+any isolation (student code in a thread of the judge process, no sandbox
+process, no namespaces), which is what grading costs when nothing is
+isolated. The samples are ``samples/*.ipynb|*.py`` when there are any;
+otherwise the assignment's reference and, in turn, one mutant per exercise
+(a class where most students lose a few points somewhere).
+
+    python benchmarks/batch.py [-n 100] [--jobs 2] [--assignment pytorch-fundamentals] [--exercise ID ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import shutil
+import socket
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from autograder.assignment import Assignment, load_assignment  # noqa: E402
+from autograder.backends.config import WorkerConfig  # noqa: E402
+from autograder.batch import BatchOptions, run_batch  # noqa: E402
+
+
+def samples(assignment: Assignment, folder: Path, exercises: list[str] | None) -> list[Path]:
+    found = sorted(p for p in (ROOT / "samples").glob("*") if p.suffix in (".ipynb", ".py"))
+    if found:
+        return found
+    from autograder.selftest import compose
+
+    out = [compose(assignment, {}, folder / "reference.py")]
+    chosen = [assignment.exercise(e) for e in exercises] if exercises else assignment.exercises
+    for ex in chosen:
+        for m in ex.mutants()[:2]:
+            out.append(compose(assignment, {ex.id: m}, folder / f"mutant--{ex.id}--{m.stem}.py"))
+    return out
+
+
+def class_of(sources: list[Path], n: int, dest: Path) -> list[Path]:
+    dest.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i, src in zip(range(n), itertools.cycle(sources), strict=False):
+        p = dest / f"student{i:04d}{src.suffix}"
+        shutil.copyfile(src, p)
+        paths.append(p)
+    return paths
+
+
+def pct(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
+
+
+# ---------------------------------------------------------------------- the floor
+def floor(assignment: Assignment, paths: list[Path], exercises: list[str] | None) -> list:
+    """Per-submission seconds with no isolation at all: the sandbox runtime serves from a thread, in process."""
+    import torch
+
+    import autograder.run
+    from autograder.grade import GradeOptions, grade
+    from autograder.sandbox.client import Sandbox
+    from autograder.sandbox.runtime import Runtime
+
+    class InProcessSandbox(Sandbox):
+        def __init__(self, server, config, start_timeout: float = 60.0) -> None:  # noqa: ARG002
+            self.config = config
+            self._ids = itertools.count(1)
+            self._output = bytearray()
+            self.output_truncated = False
+            self.pid = -1
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sock = ours
+            self.alive = True
+            self.protections = {"isolation": "NOT isolated: benchmark floor, student code in the judge process"}
+            self._runtime = threading.Thread(target=Runtime(theirs).serve, daemon=True)
+            self._runtime.start()
+
+        def kill(self) -> None:
+            self.alive = False
+            try:
+                self.sock.close()
+            except OSError:
+                pass
+
+    main = sys.modules["__main__"]
+    saved = autograder.run.Sandbox
+    torch.set_num_threads(1)  # as in the sandbox
+    autograder.run.Sandbox = InProcessSandbox
+    try:
+        opts = GradeOptions(exercises=exercises)
+        grade(assignment, paths[:2], options=opts, server=object())  # warm: imports, first compilations
+        results = grade(assignment, paths, options=opts, server=object())
+    finally:
+        autograder.run.Sandbox = saved
+        sys.modules["__main__"] = main
+    return results
+
+
+def per_exercise(results: list) -> str:
+    by_ex: dict[str, list[float]] = {}
+    for r in results:
+        for e in r.exercises:
+            by_ex.setdefault(e.id, []).append(sum(t.seconds for t in e.tests))
+    return ", ".join(f"{k} {statistics.mean(v):.2f}" for k, v in by_ex.items())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-n", type=int, default=100, help="submissions in the class (default 100)")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--assignment", default="pytorch-fundamentals")
+    ap.add_argument("--course", default=str(ROOT))
+    ap.add_argument("--exercise", action="append", help="only these exercises (repeatable)")
+    ap.add_argument("--floor-n", type=int, default=20, help="submissions timed for the floor (default 20)")
+    ap.add_argument("--no-floor", action="store_true")
+    args = ap.parse_args()
+
+    assignment = load_assignment(args.assignment, Path(args.course), only=args.exercise)
+    with tempfile.TemporaryDirectory(prefix="torchgrader-bench-") as tmp:
+        tmp = Path(tmp)
+        sources = samples(assignment, tmp / "samples", args.exercise)
+        paths = class_of(sources, args.n, tmp / "class")
+        cfg = WorkerConfig(course=str(assignment.course), assignment=assignment.id, exercises=args.exercise)
+        opts = BatchOptions(out=tmp / "out", worker=cfg, jobs=args.jobs, progress="plain", report=True)
+        log = open(tmp / "progress.log", "w")  # noqa: SIM115 - closed below
+        firsts: list[float] = []
+        t0 = time.perf_counter()
+
+        import autograder.progress as progress_mod
+
+        original = progress_mod.PlainProgress.render
+
+        def stamp(self, r):  # when each result arrived, for the steady-state rate
+            firsts.append(time.perf_counter())
+            original(self, r)
+
+        progress_mod.PlainProgress.render = stamp
+        summary = run_batch(assignment, [tmp / "class"], opts, stream=log, err=log)
+        wall = time.perf_counter() - t0
+        log.close()
+        per = [r.seconds for r in summary.results]
+        steady = (len(firsts) - 1) / (firsts[-1] - firsts[0]) * 60 if len(firsts) > 1 else 0.0
+        graded_ok = sum(r.status == "graded" for r in summary.results)
+        print(f"assignment {assignment.id}: {len(assignment.exercises)} exercises "
+              f"({', '.join(assignment.ids)}); {len(sources)} distinct samples, {args.n} submissions, "
+              f"--jobs {args.jobs}, {os.cpu_count()} cores")
+        print(f"batch: {wall:.1f} s wall in all ({graded_ok} graded), {60 * args.n / wall:.1f} submissions/min "
+              f"including worker start-up; steady state {steady:.1f}/min")
+        print(f"per submission (worker side): median {statistics.median(per):.2f} s, p95 {pct(per, 0.95):.2f} s")
+        print(f"per exercise, mean seconds of its tests: {per_exercise(summary.results)}")
+        if args.no_floor:
+            return
+        floor_results = floor(assignment, paths[: args.floor_n], args.exercise)
+        fl = [r.seconds for r in floor_results]
+        med = statistics.median(fl)
+        per_sub_batch = wall / args.n
+        print(f"floor (one warm process, no isolation, {len(fl)} submissions): median {med:.2f} s, "
+              f"p95 {pct(fl, 0.95):.2f} s, {60 / statistics.mean(fl):.1f} submissions/min")
+        print(f"floor per exercise, mean seconds of its tests: {per_exercise(floor_results)}")
+        mean_floor = statistics.mean(fl)
+        print(f"ratio to the floor: batch wall per submission {per_sub_batch:.2f} s / floor {mean_floor:.2f} s "
+              f"= {per_sub_batch / mean_floor:.2f}x; per-submission median {statistics.median(per) / med:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
