@@ -1,0 +1,42 @@
+"""torchgrader: a trusted judge drives sandboxed student code.
+
+Students can check their work from inside a notebook::
+
+    from autograder import check
+    check("softmax_grad")
+
+This module stays import-light: the sandbox imports it next to student code.
+"""
+
+from __future__ import annotations
+
+# Set by autograder.sandbox.runtime in the sandbox process, before any student code runs.
+IN_SANDBOX = False
+
+
+def check(exercise: str | None = None, *, assignment: str | None = None, notebook: str | None = None,
+          course: str | None = None) -> None:
+    """Run the public tests of ``exercise`` (all exercises when None) on this notebook's code.
+
+    In Jupyter, the code is every cell this kernel has run, in the order it ran
+    (``In [1]``, ``In [2]``, ...): what you have run is what gets checked, in the
+    same sandbox as grading, and friendly feedback is printed. Pass
+    ``notebook="file.ipynb"`` to check a saved notebook instead. The
+    assignment is found from the exercise id (pass ``assignment=`` when several
+    assignments have it) in the course folder above the current directory
+    (``course=`` to name it). See :mod:`autograder.checker` for the details.
+
+    While a notebook is being graded (inside the sandbox), this does nothing
+    but print one line, so check cells never cost anything.
+    """
+    if IN_SANDBOX:
+        print(f"check({exercise!r}) skipped: this code is being graded, which runs its own tests.")
+        return None
+    from autograder.assignment import AssignmentError
+    from autograder.checker import check_in_notebook
+
+    try:
+        check_in_notebook(exercise, assignment=assignment, notebook=notebook, course=course)
+    except AssignmentError as e:  # a setup problem, not a bug in the student's code: one clear line
+        print(f"check({exercise!r}) could not run: {e}")
+    return None

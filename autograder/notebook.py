@@ -1,8 +1,10 @@
 """Build an assignment's notebook from its exercise folders.
 
 The student notebook is generated, never edited by hand: statement, stub
-cells and a public-test hint per exercise. The same builder with the
-references swapped in makes the reference notebook used as a sample.
+cells and a check cell per exercise (``from autograder import check;
+check("<id>")``, which runs the public tests from inside Jupyter and does
+nothing when graded). The same builder with the references swapped in makes
+the reference notebook used as a sample.
 Cells carry nbgrader-compatible metadata so a course on nbgrader can import
 the notebook.
 """
@@ -38,8 +40,12 @@ def _meta(grade_id: str, *, solution: bool, locked: bool) -> dict:
                          "schema_version": 3}}
 
 
-def build(assignment: Assignment, code: str = "stub", swap: dict[str, Path] | None = None) -> nbformat.NotebookNode:
-    """``code`` is "stub" (the student notebook) or "reference"; ``swap`` overrides per exercise."""
+def build(assignment: Assignment, code: str = "stub", swap: dict[str, Path] | None = None, *,
+          check_cells: bool = True) -> nbformat.NotebookNode:
+    """``code`` is "stub" (the student notebook) or "reference"; ``swap`` overrides per exercise.
+
+    After each exercise's code comes a locked check cell (``check("<id>")``).
+    """
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata["torchgrader"] = {"assignment": assignment.id}
@@ -48,8 +54,9 @@ def build(assignment: Assignment, code: str = "stub", swap: dict[str, Path] | No
         "Fill in every function and class marked `raise NotImplementedError`. Keep the names and "
         "signatures exactly as given: the grader calls them by name. Each exercise is graded on its "
         "own, so a broken cell costs only the exercise it belongs to.\n\n"
-        "Check your work locally with `torchgrader check <this notebook>` (public tests only; the "
-        "grading tests use other inputs)."
+        "Check your work as you go: the check cell after each exercise runs its public tests on the "
+        "code you have run, in the same sandbox as grading (or run `torchgrader check <this notebook>` "
+        "in a terminal). Public tests carry no points; the graded tests are hidden and use other inputs."
     )
     nb.cells.append(nbformat.v4.new_markdown_cell(intro, metadata=_meta("intro", solution=False, locked=True)))
     for ex in assignment.exercises:
@@ -60,7 +67,18 @@ def build(assignment: Assignment, code: str = "stub", swap: dict[str, Path] | No
         for i, cell in enumerate(split_cells(src.read_text()) if src.exists() else []):
             nb.cells.append(nbformat.v4.new_code_cell(
                 cell, metadata=_meta(f"{ex.id}-code-{i + 1}", solution=True, locked=False)))
+        if check_cells:
+            nb.cells.append(nbformat.v4.new_code_cell(
+                check_cell(ex.id), metadata=_meta(f"{ex.id}-check", solution=False, locked=True)))
     return nb
+
+
+def check_cell(exercise_id: str) -> str:
+    """A cell that checks one exercise from inside Jupyter; a no-op (one printed line) when graded."""
+    return (f"# Check `{exercise_id}` against its public tests (a few seconds, in the grading sandbox).\n"
+            "from autograder import check\n"
+            "\n"
+            f'check("{exercise_id}")')
 
 
 def main(argv: list[str] | None = None) -> int:

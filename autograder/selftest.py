@@ -5,18 +5,21 @@ full marks; every mutant must lose points on its own exercise and nowhere
 else. Each submission is every exercise's reference code with one file
 swapped in, one cell group per exercise, so a mutant is judged in context.
 
-Run: ``python -m autograder.selftest ASSIGNMENT [--exercise ID ...]``.
+This module composes the submissions and keeps the original verdict logic;
+``torchgrader validate`` (:mod:`autograder.validate`) builds on it, adds the
+static authoring checks, the public-test checks and a table per exercise.
+``python -m autograder.selftest ASSIGNMENT [--exercise ID ...]`` now runs
+``torchgrader validate``.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.assignment import Assignment, AssignmentError, load_assignment
+from autograder.assignment import Assignment
 from autograder.grade import GradeOptions, grade
 from autograder.results import SubmissionResult
 from autograder.sandbox.client import SandboxServer
@@ -115,23 +118,10 @@ def run(assignment: Assignment, exercises: list[str] | None = None,
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m autograder.selftest")
-    p.add_argument("assignment")
-    p.add_argument("--exercise", action="append")
-    p.add_argument("--course")
-    args = p.parse_args(argv)
-    try:
-        a = load_assignment(args.assignment, Path(args.course) if args.course else None, only=args.exercise)
-    except AssignmentError as e:
-        print(f"selftest: {e}", file=sys.stderr)
-        return 2
-    verdicts = run(a, args.exercise)
-    bad = 0
-    for v in verdicts:
-        bad += not v.ok
-        print(f"{'ok  ' if v.ok else 'FAIL'} {v.case.name:<60} {v.message}")
-    print(f"\n{len(verdicts) - bad} ok, {bad} failing")
-    return 1 if bad else 0
+    """The old entry point: the same as ``torchgrader validate`` with the same arguments."""
+    from autograder.validate import main as validate_main
+
+    return validate_main(argv)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,9 @@ from autograder.assignment import load_assignment
 from autograder.sandbox.client import SandboxServer
 from tests.helpers import DEMO_COURSE
 
+# The demo course's suites are graded by the engine, never collected as the project's own tests.
+collect_ignore = ["course"]
+
 
 @pytest.fixture(scope="session")
 def server():

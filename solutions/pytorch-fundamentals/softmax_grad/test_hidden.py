@@ -82,7 +82,7 @@ def test_unbatched(student):
                              (5, 4, torch.float32, F32)]:
         logits = torch.randn(c, dtype=dtype) * 2
         target = torch.tensor(t)
-        assert target.dim() == 0
+        assert target.dim() == 0, "grader bug: the unbatched target must be 0-d"
         name = str(dtype).removeprefix("torch.")
         _check(student, logits, target,
                f"unbatched {name} logits of shape ({c},) and a 0-d target", tol)

@@ -1,0 +1,212 @@
+"""Students' ``check``: the public tests on their own code, in the same sandbox as grading.
+
+Two entry points share this module:
+
+- ``torchgrader check NOTEBOOK`` (the command line) grades a saved notebook or
+  ``.py`` file;
+- ``from autograder import check; check("softmax_grad")`` inside Jupyter grades
+  the code the *kernel* has run, without leaving the notebook.
+
+Inside Jupyter, "the notebook's current code" is taken from the kernel's input
+history (``get_ipython().history_manager.input_hist_raw``): every cell this
+kernel has executed, in the order it executed them, each as one cell (so the
+feedback's "cell N" is the ``In [N]`` Jupyter shows). That is exactly the code
+that defines what the student is looking at: edits run but not yet saved count,
+cells never run do not. The saved ``.ipynb`` is not used because a kernel
+cannot reliably know its notebook's path and the file may be older than what
+ran. The history is written to a temporary notebook and graded by the same
+machinery as ``torchgrader check``: each cell runs in the sandbox (a cell
+that raises is recorded and the rest still run), then the exercise's public
+tests call the resulting definitions. Pass ``notebook="file.ipynb"`` to check
+a saved file instead. Outside IPython, a script that calls ``check()`` is
+checked from its own file.
+
+Inside the grading sandbox ``autograder.check`` does nothing (``autograder.IN_SANDBOX``):
+a notebook's check cells cost nothing when it is graded.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from autograder.assignment import Assignment, AssignmentError, find_course, load_assignment
+from autograder.grade import GradeOptions, grade
+from autograder.results import SubmissionResult
+
+_SERVER: Any = None  # a warm sandbox server kept by a notebook kernel between checks
+
+
+# ---------------------------------------------------------------------- the report
+def check_report(r: SubmissionResult, assignment: Assignment | None = None) -> str:
+    """Friendly per-exercise feedback on the public tests."""
+    lines = []
+    if r.error:
+        lines.append(r.error)
+    bad_cells = [c for c in r.cells if c.status != "ok"]
+    for e in r.exercises:
+        if not e.tests:
+            continue
+        passed = sum(t.status == "passed" for t in e.tests)
+        verdict = "all pass" if passed == len(e.tests) else f"{len(e.tests) - passed} to fix"
+        lines.append(f"{e.id} — {e.title}: {passed}/{len(e.tests)} public tests pass ({verdict})")
+        for t in e.tests:
+            lines.append(f"  [{'ok' if t.status == 'passed' else 'fix'}] {t.name}")
+            if t.status != "passed" and t.message:
+                lines += [f"        {m}" for m in t.message.splitlines()[:12]]
+    if bad_cells:
+        lines.append("Cells that did not run cleanly (later cells still ran):")
+        for c in bad_cells:
+            first = c.message.splitlines()[0] if c.message else ""
+            lines.append(f"  ! {c.label or f'cell {c.index}'} {c.status}: {first}")
+    tests = [t for e in r.exercises for t in e.tests]
+    failing = [t for t in tests if t.status != "passed"]
+    if not tests and not r.error:
+        lines.append("No public tests ran (is the exercise id right?).")
+    elif not failing and tests:
+        lines.append("All public tests pass. The graded tests are hidden and use other inputs and edge cases: "
+                     "test those yourself too.")
+    elif failing:
+        lines.append(f"{len(failing)} public test(s) to fix. Public tests carry no points; they show the kind of "
+                     "check the hidden tests make.")
+    lines.append(f"({r.seconds:.1f} s in the grading sandbox)")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------- finding the assignment
+def notebook_assignment(path: Path) -> str | None:
+    """The assignment id a released notebook records in its metadata."""
+    if path.suffix != ".ipynb":
+        return None
+    try:
+        meta = json.loads(path.read_text()).get("metadata", {})
+        found = meta.get("torchgrader", {}).get("assignment")
+        return str(found) if found else None
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def assignment_for(exercise: str | None, course: Path, given: str | None = None) -> str:
+    """The assignment to check against: given, or the only one that has ``exercise``."""
+    if given:
+        return given
+    listed = []
+    for meta in sorted((course / "assignments").glob("*/assignment.toml")):
+        import tomllib
+
+        try:
+            ids = tomllib.loads(meta.read_text()).get("exercises", [])
+        except (OSError, tomllib.TOMLDecodeError):
+            continue
+        if exercise is None or exercise in ids:
+            listed.append(meta.parent.name)
+    if len(listed) == 1:
+        return listed[0]
+    if not listed:
+        raise AssignmentError(f"no assignment in {course / 'assignments'} has an exercise {exercise!r}"
+                              if exercise else f"no assignment in {course / 'assignments'}")
+    raise AssignmentError(f"several assignments could be meant ({', '.join(listed)}): pass assignment=\"...\"")
+
+
+# ---------------------------------------------------------------------- grading
+def _server() -> Any:
+    """One warm sandbox server per kernel: the first check starts it, later ones reuse it."""
+    global _SERVER
+    from autograder.sandbox.client import SandboxServer
+
+    if _SERVER is not None and _SERVER.proc.poll() is None:
+        return _SERVER
+    _SERVER = SandboxServer()
+    atexit.register(_close_server)
+    return _SERVER
+
+
+def _close_server() -> None:
+    global _SERVER
+    if _SERVER is not None:
+        try:
+            _SERVER.close()
+        except Exception:  # noqa: BLE001 - best effort at exit
+            pass
+        _SERVER = None
+
+
+def run_check(path: Path, assignment: Assignment, exercises: list[str] | None = None,
+              options: GradeOptions | None = None, server: Any = None) -> SubmissionResult:
+    options = options or GradeOptions()
+    options.public = True
+    options.exercises = exercises or options.exercises
+    results = grade(assignment, [path], options=options, server=server)
+    if not results:
+        raise AssignmentError("no public tests to run for " + (", ".join(exercises) if exercises else assignment.id))
+    return results[0]
+
+
+def kernel_history() -> list[str] | None:
+    """The raw source of every cell this IPython kernel has run, indexed by execution count (0 is empty)."""
+    try:
+        ip = get_ipython()  # type: ignore[name-defined]  # noqa: F821 - defined by IPython
+    except NameError:
+        try:
+            from IPython import get_ipython as _get
+        except ImportError:
+            return None
+        ip = _get()
+    if ip is None:
+        return None
+    hist = getattr(getattr(ip, "history_manager", None), "input_hist_raw", None)
+    if hist is None:
+        hist = ip.user_ns.get("In")
+    return list(hist) if hist is not None else None
+
+
+def history_notebook(history: list[str], dest: Path, assignment_id: str) -> Path:
+    """A notebook whose cell N is the kernel's ``In [N]`` (positions match execution counts)."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["torchgrader"] = {"assignment": assignment_id}
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in history[1:]]
+    if not any(src.strip() for src in history[1:]):
+        nb.cells.append(nbformat.v4.new_code_cell("pass"))
+    nbformat.write(nb, str(dest))
+    return dest
+
+
+def check_in_notebook(exercise: str | None = None, *, assignment: str | None = None, notebook: str | None = None,
+                      course: str | None = None) -> SubmissionResult | None:
+    """What ``autograder.check`` does outside the sandbox; prints the report."""
+    started = time.monotonic()
+    course_dir = Path(course).resolve() if course else find_course()
+    target: Path | None = Path(notebook).resolve() if notebook else None
+    history = None
+    if target is None:
+        history = kernel_history()
+        if history is None:
+            main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+            if main_file and main_file.endswith((".py", ".ipynb")):
+                target = Path(main_file).resolve()
+            else:
+                print("check(): not running in Jupyter/IPython; pass notebook=\"your_notebook.ipynb\".")
+                return None
+    if target is not None and not target.is_file():
+        raise AssignmentError(f"{target}: no such file")
+    assignment_id = assignment or (notebook_assignment(target) if target else None)
+    assignment_id = assignment_for(exercise, course_dir, assignment_id)
+    a = load_assignment(assignment_id, course_dir, need_hidden=False, only=[exercise] if exercise else None)
+    what = f"exercise {exercise!r}" if exercise else f"all of {assignment_id}"
+    print(f"Checking {what} against its public tests in the grading sandbox...", flush=True)
+    with tempfile.TemporaryDirectory(prefix="torchgrader-check-") as tmp:
+        if target is None:
+            target = history_notebook(history or [""], Path(tmp) / "kernel_history.ipynb", assignment_id)
+        r = run_check(target, a, [exercise] if exercise else None, server=_server())
+    r.seconds = time.monotonic() - started
+    print(check_report(r, a))
+    if history is not None and any(c.status != "ok" for c in r.cells):
+        print("(cell numbers are the In [N] execution counts of this kernel)")
+    return None

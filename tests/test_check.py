@@ -1,0 +1,94 @@
+"""Students' `check`: from the command line, and from inside a notebook executed by nbclient."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.assignment import load_assignment
+from autograder.checker import assignment_for, check_report, history_notebook, run_check
+from autograder.load import load
+from autograder.notebook import build
+from autograder.release import release
+from tests.helpers import DEMO_COURSE
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory) -> Path:
+    """The demo assignment as students get it (no hidden material)."""
+    out = tmp_path_factory.mktemp("bundle")
+    release(load_assignment("demo", DEMO_COURSE), out, force=True)
+    return out
+
+
+def _half_done(bundle: Path) -> Path:
+    """basics solved (reference code), counter still the stub."""
+    a = load_assignment("demo", DEMO_COURSE)
+    nb = build(a, "reference", swap={"counter": a.exercise("counter").stub})
+    path = bundle / "demo.ipynb"
+    nbformat.write(nb, str(path))
+    return path
+
+
+def test_check_from_the_command_line(bundle: Path):
+    nb = _half_done(bundle)
+    env = {k: v for k, v in os.environ.items() if k != "TORCHGRADER_COURSE"}
+    p = subprocess.run([sys.executable, "-m", "autograder.cli", "check", nb.name], cwd=bundle, env=env,
+                       capture_output=True, text=True, timeout=300)
+    out = p.stdout
+    assert p.returncode == 1, p.stdout + p.stderr  # a public test still fails
+    assert "basics — Tensor basics: 1/1 public tests pass (all pass)" in out
+    assert "counter — A stateful object: 0/1 public tests pass (1 to fix)" in out
+    assert "[fix] Counter(3).total is 3" in out and "not implemented yet" in out
+    assert "1 public test(s) to fix" in out
+    assert "Traceback" not in out + p.stderr
+
+
+def test_check_from_inside_a_notebook_executed_by_nbclient(bundle: Path):
+    """The check cells grade the code the kernel has run, in the sandbox, and print per-exercise feedback."""
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(_half_done(bundle), as_version=4)
+    # an extra cell that breaks nothing the tests need, and is reported by its In [n]
+    nb.cells.insert(3, nbformat.v4.new_code_cell("oops = undefined_name"))
+    NotebookClient(nb, timeout=240, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(bundle)}}).execute()
+    outputs = {}
+    for c in nb.cells:
+        if c.cell_type == "code" and "check(" in c.source:
+            outputs[c.source.splitlines()[-1]] = "".join(o.get("text", "") for o in c.outputs)
+    basics, counter = outputs['check("basics")'], outputs['check("counter")']
+    assert "basics — Tensor basics: 1/1 public tests pass (all pass)" in basics
+    assert "All public tests pass." in basics
+    assert "! cell 2 (`oops = undefined_name`) error" in basics and "NameError" in basics  # In [2] is the broken cell
+    assert "(cell numbers are the In [N] execution counts of this kernel)" in basics
+    assert "counter — A stateful object: 0/1 public tests pass (1 to fix)" in counter
+    assert "`Counter.__init__` is not implemented yet" in counter
+    # only the exercise asked for is checked
+    assert "counter" not in basics.split("Cells that")[0] and "basics —" not in counter
+
+
+def test_kernel_history_becomes_a_notebook_whose_cell_numbers_are_execution_counts(tmp_path: Path):
+    history = ["", "import torch", "def double(x):\n    return 2 * x", "%time double(torch.ones(2))", ""]
+    sub = load(history_notebook(history, tmp_path / "h.ipynb", "demo"))
+    assert [c.index for c in sub.cells] == [1, 2, 3, 4]
+    assert "neutralised" in sub.cells[2].source  # IPython syntax is never run
+    assert load(history_notebook([""], tmp_path / "e.ipynb", "demo")).cells[0].source == "pass"
+
+
+def test_the_assignment_is_found_from_the_exercise_id(tmp_path: Path, server):
+    assert assignment_for("basics", DEMO_COURSE) == "demo"
+    assert assignment_for(None, DEMO_COURSE) == "demo"
+    with pytest.raises(Exception, match="no assignment"):
+        assignment_for("nope", DEMO_COURSE)
+    a = load_assignment("demo", DEMO_COURSE, need_hidden=False, only=["basics"])
+    ref = DEMO_COURSE / "solutions/demo/basics/reference.py"
+    r = run_check(ref, a, ["basics"], server=server)
+    assert [(e.id, e.points, [t.status for t in e.tests]) for e in r.exercises if e.tests] == [
+        ("basics", 0.0, ["passed"])]
+    assert "1/1 public tests pass (all pass)" in check_report(r)
