@@ -8,29 +8,8 @@ from pathlib import Path
 
 from autograder.assignment import AssignmentError, load_assignment
 from autograder.grade import GradeOptions, grade
-from autograder.load import SUBMISSION_SUFFIXES
-from autograder.report import console_report, protections_report, write_gradebook, write_submission
-from autograder.results import SubmissionResult
 from autograder.run import Budget
 from autograder.sandbox.isolation import Limits
-
-
-def expand_inputs(paths: list[str]) -> tuple[list[Path], list[str]]:
-    """Files as given; folders contribute their notebooks and .py files (sorted)."""
-    out: list[Path] = []
-    problems: list[str] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            found = sorted(q for q in p.iterdir() if q.suffix in SUBMISSION_SUFFIXES and q.is_file()
-                           and not q.name.startswith("."))
-            if not found:
-                problems.append(f"{p}: no .ipynb or .py files in this folder")
-            out += found
-        elif p.exists():
-            out.append(p)
-        else:
-            problems.append(f"{p}: no such file or folder")
-    return out, problems
 
 
 def _options(args: argparse.Namespace) -> GradeOptions:
@@ -41,33 +20,34 @@ def _options(args: argparse.Namespace) -> GradeOptions:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
+    """TAs: grade a class in parallel, resumably; gradebook, feedback and class report in --out."""
+    from autograder.backends.config import WorkerConfig
+    from autograder.batch import BatchError, BatchOptions, run_batch
+    from autograder.grade import default_jobs
+
     assignment = load_assignment(args.assignment, Path(args.course) if args.course else None, only=args.exercise)
-    paths, problems = expand_inputs(args.paths)
-    for p in problems:
-        print(f"skipped: {p}", file=sys.stderr)
-    if not paths:
-        print("nothing to grade", file=sys.stderr)
-        return 2
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    options = _options(args)
-    options.protected.append(out.resolve())
-    results: list[SubmissionResult] = []
-    shown = False
-    stream = sys.stdout  # grading silences pytest's own output; ours goes here
-
-    def on_result(r: SubmissionResult) -> None:
-        nonlocal shown
-        results.append(r)
-        if not shown and r.protections:
-            print(protections_report(r.protections), file=stream)
-            shown = True
-        write_submission(r, out)
-        write_gradebook(results, out / "gradebook.csv", assignment.ids)
-        print(console_report(r, verbose=args.verbose), file=stream, flush=True)
-
-    grade(assignment, paths, options=options, on_result=on_result)
-    print(f"\nGradebook: {out / 'gradebook.csv'} ({len(results)} submissions)")
+    worker = WorkerConfig(course=str(assignment.course), assignment=assignment.id, exercises=args.exercise or None,
+                          memory_gb=args.memory_gb, cell_timeout=args.cell_timeout,
+                          submission_timeout=args.submission_timeout, isolate=not args.no_isolation)
+    opts = BatchOptions(out=out, worker=worker, jobs=args.jobs or default_jobs(), backend=args.backend,
+                        scheduler=args.scheduler, docker_image=args.docker_image, regrade=args.regrade,
+                        verbose=args.verbose, progress=args.progress, nbgrader_db=args.nbgrader_db,
+                        nbgrader_assignment=args.nbgrader_assignment, nbgrader_notebook=args.nbgrader_notebook,
+                        argv=sys.argv[1:])
+    try:
+        summary = run_batch(assignment, args.paths, opts)
+    except BatchError as e:
+        print(f"torchgrader: {e}", file=sys.stderr)
+        return 2
+    rate = 60 * summary.graded / summary.seconds if summary.seconds else 0
+    print(f"\n{len(summary.results)} submissions: {summary.graded} graded now ({rate:.0f}/min on "
+          f"{summary.workers} workers), {summary.reused} already graded, {summary.failed} not gradable, "
+          f"{len(summary.inputs.superseded)} superseded, {len(summary.inputs.problems)} unreadable inputs skipped")
+    print(f"Gradebook: {out / 'gradebook.csv'} ({len(summary.results)} submissions)")
+    print(f"Class report: {out / 'report.html'}; feedback: {out}/<student>/feedback.html")
+    if args.nbgrader_db:
+        print(f"nbgrader gradebook updated: {args.nbgrader_db}")
     return 0
 
 
@@ -95,13 +75,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     options = _options(args)
     options.public = True
     stream = sys.stdout
+    from autograder.checker import check_report
+
+    print(f"Checking {path.name} against the public tests of {assignment.id}, in the grading sandbox...",
+          file=stream, flush=True)
     results = grade(assignment, [path], options=options)
+    failing = 0
     for r in results:
-        print(console_report(r, verbose=True), file=stream)
-        failing = [t for e in r.exercises for t in e.tests if t.status != "passed"]
-        print("\nAll public tests pass. The grading tests use other inputs: test edge cases too."
-              if not failing else f"\n{len(failing)} public test(s) to fix.", file=stream)
-    return 0
+        print(check_report(r, assignment), file=stream)
+        failing += sum(t.status != "passed" for e in r.exercises for t in e.tests) + (r.status != "graded")
+    return 1 if failing or not results else 0
 
 
 def _add_limits(g: argparse.ArgumentParser) -> None:
@@ -118,18 +101,53 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="torchgrader", description="Grade PyTorch exercises safely.")
     sub = p.add_subparsers(dest="command", required=True)
     g = sub.add_parser("grade", help="grade notebooks or .py files with the hidden suites")
-    g.add_argument("paths", nargs="+", help="submissions: .ipynb or .py files, or folders of them")
+    g.add_argument("paths", nargs="+", help="submissions: .ipynb or .py files, folders of them, LMS zip downloads, "
+                   "nbgrader's submitted/ folder")
     g.add_argument("--assignment", required=True, help="assignment id, e.g. pytorch-fundamentals")
-    g.add_argument("--out", required=True, help="output folder (gradebook.csv, per-submission results)")
+    g.add_argument("--out", required=True, help="output folder: gradebook.csv, report.html, <student>/feedback.html, "
+                   "grades.sqlite (what makes a rerun resume)")
     _add_limits(g)
-    g.add_argument("-v", "--verbose", action="store_true", help="list passed tests too")
+    g.add_argument("-j", "--jobs", type=int, default=0, help="parallel workers (default: the machine's cores)")
+    g.add_argument("--backend", choices=["process", "docker", "dask"], default="process",
+                   help="where workers run: local processes (default), Docker containers, a Dask cluster")
+    g.add_argument("--scheduler", help="Dask scheduler address (tcp://host:8786), for --backend dask")
+    g.add_argument("--docker-image", default="torchgrader:cpu", help="grader image for --backend docker "
+                   "(built from docker/cpu/Dockerfile)")
+    g.add_argument("--regrade", action="store_true", help="grade everything again, even what is already graded")
+    g.add_argument("--progress", choices=["auto", "bar", "plain"], default="auto",
+                   help="a progress bar on a terminal, plain lines otherwise (default: auto)")
+    g.add_argument("--nbgrader-db", type=Path, help="also write the scores into this nbgrader gradebook.db")
+    g.add_argument("--nbgrader-assignment", help="the assignment's name in nbgrader (default: from the "
+                   "submitted/ layout, else --assignment)")
+    g.add_argument("--nbgrader-notebook", help="the notebook's name in nbgrader (default: the submitted "
+                   "notebook's name, else --assignment)")
+    g.add_argument("-v", "--verbose", action="store_true", help="print every submission's full report")
     g.set_defaults(func=cmd_grade)
     c = sub.add_parser("check", help="students: run the public tests on your notebook")
     c.add_argument("notebook")
     c.add_argument("--assignment", help="assignment id (read from the notebook when omitted)")
     _add_limits(c)
     c.set_defaults(func=cmd_check)
+    _add_staff_commands(sub)
     return p
+
+
+def _add_staff_commands(sub: argparse._SubParsersAction) -> None:
+    """Course staff's authoring commands (their code lives in their own modules)."""
+    from autograder import gradescope, release, scaffold, validate
+
+    n = sub.add_parser("new", help="staff: scaffold a new exercise with every file in place")
+    scaffold.add_arguments(n)
+    n.set_defaults(func=scaffold.cmd_new)
+    v = sub.add_parser("validate", help="staff: prove an assignment's suites sound (reference, stubs, mutants)")
+    validate.add_arguments(v)
+    v.set_defaults(func=validate.cmd_validate)
+    r = sub.add_parser("release", help="staff: build the student bundle (notebook, public tests, how-to)")
+    release.add_arguments(r)
+    r.set_defaults(func=release.cmd_release)
+    x = sub.add_parser("export-gradescope", help="staff: write a Gradescope autograder zip")
+    gradescope.add_arguments(x)
+    x.set_defaults(func=gradescope.cmd_export)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -254,8 +254,31 @@ def _key(req: dict) -> str:
     )
 
 
+def _root_mount_point() -> tuple[str, bool]:
+    """An empty directory to mount each sandbox's private root on; (path, remove when done).
+
+    Every sandbox mounts over it inside its own mount namespace, so one fixed
+    directory per user serves all servers at once and nothing piles up in /tmp
+    when a server is killed. A path someone else planted (not a plain directory
+    of ours, mode 700) is never used.
+    """
+    path = os.path.join(tempfile.gettempdir(), f"torchgrader-root-{os.getuid()}")
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return tempfile.mkdtemp(prefix="torchgrader-root-"), True
+    st = os.lstat(path)
+    import stat
+
+    if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) == 0o700:
+        return path, False
+    return tempfile.mkdtemp(prefix="torchgrader-root-"), True
+
+
 def serve(sock: socket.socket) -> None:
-    root_dir = tempfile.mkdtemp(prefix="torchgrader-root-")
+    root_dir, remove_root = _root_mount_point()
     read_only = default_read_only()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # keepers are reaped by the kernel
     spare: Spare | None = None
@@ -289,10 +312,11 @@ def serve(sock: socket.socket) -> None:
     finally:
         if spare is not None:
             spare.discard()
-        try:
-            os.rmdir(root_dir)
-        except OSError:
-            pass
+        if remove_root:
+            try:
+                os.rmdir(root_dir)
+            except OSError:
+                pass
 
 
 def main() -> None:
