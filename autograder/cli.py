@@ -29,7 +29,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     out = Path(args.out)
     worker = WorkerConfig(course=str(assignment.course), assignment=assignment.id, exercises=args.exercise or None,
                           memory_gb=args.memory_gb, cell_timeout=args.cell_timeout,
-                          submission_timeout=args.submission_timeout, isolate=not args.no_isolation)
+                          submission_timeout=args.submission_timeout, isolate=not args.no_isolation,
+                          allow_unisolated=args.allow_unisolated)
     opts = BatchOptions(out=out, worker=worker, jobs=args.jobs or default_jobs(), backend=args.backend,
                         scheduler=args.scheduler, docker_image=args.docker_image, regrade=args.regrade,
                         verbose=args.verbose, progress=args.progress, nbgrader_db=args.nbgrader_db,
@@ -114,6 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--docker-image", default="torchgrader:cpu", help="grader image for --backend docker "
                    "(built from docker/cpu/Dockerfile)")
     g.add_argument("--regrade", action="store_true", help="grade everything again, even what is already graded")
+    g.add_argument("--allow-unisolated", action="store_true",
+                   help="grade even where the kernel refuses namespaces (student code could then read the hidden "
+                        "tests); by default grading refuses to start there")
     g.add_argument("--progress", choices=["auto", "bar", "plain"], default="auto",
                    help="a progress bar on a terminal, plain lines otherwise (default: auto)")
     g.add_argument("--nbgrader-db", type=Path, help="also write the scores into this nbgrader gradebook.db")

@@ -47,3 +47,16 @@ def test_each_sandbox_starts_clean(server):
         assert b.request("getattr", target=None, name="SEEN", timeout=10)[1] == (False, False)
     finally:
         b.kill()
+
+
+def test_isolation_probe_reports_the_kernels_refusal(monkeypatch):
+    from autograder.sandbox import isolation
+
+    assert isolation.unavailable_reason() is None  # this host allows namespaces (as root or via user namespaces)
+
+    def refuse(flags):
+        raise isolation.IsolationError(1, "unshare: Operation not permitted")
+
+    monkeypatch.setattr(isolation, "unshare", refuse)
+    reason = isolation.unavailable_reason()
+    assert reason and "Operation not permitted" in reason

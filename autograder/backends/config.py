@@ -20,6 +20,7 @@ class WorkerConfig:
     cell_timeout: float = 60.0
     submission_timeout: float = 600.0
     isolate: bool = True
+    allow_unisolated: bool = False  # grade even where the kernel refuses namespaces (hidden tests readable!)
     protected: list[str] = field(default_factory=list)  # folders no sandbox may see (inputs, output)
     suite_version: str = ""  # when set, a worker with other hidden material refuses to start
 

@@ -70,6 +70,16 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
     cfg = WorkerConfig.from_json(argv[0])
+    if cfg.isolate and not cfg.allow_unisolated:
+        from autograder.sandbox.isolation import unavailable_reason
+
+        why = unavailable_reason()
+        if why:
+            send({"fatal": f"sandboxes cannot be isolated on this host ({why}): student code could read the "
+                           "hidden tests and reach the network. Run as a user allowed to create user namespaces "
+                           "(in Docker: see docker/README.md for the --security-opt flags), or pass "
+                           "--allow-unisolated to grade anyway with the protections reported as NOT isolated."})
+            return 2
     # The sandbox server imports torch in its own process: start it now, while this one imports the judge.
     from autograder.sandbox.client import SandboxServer
 

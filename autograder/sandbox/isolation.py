@@ -280,3 +280,37 @@ def drop_privileges(root_mode: bool, uid: int, gid: int) -> None:
 
 def die_with_parent() -> None:
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def unavailable_reason() -> str | None:
+    """Why sandboxes would run without namespaces here, or None when they can have them.
+
+    Tried in a throw-away child (entering namespaces and mounting a tmpfs, as a
+    real sandbox does), so the answer is the kernel's, not a guess from
+    configuration files.
+    """
+    import tempfile
+
+    target = tempfile.mkdtemp(prefix="torchgrader-probe-")
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            ns = enter_namespaces(want_userns=os.geteuid() != 0)
+            reason = "" if ns.get("namespaces") == "ok" else f"namespaces {ns.get('namespaces')}"
+            if not reason:
+                try:
+                    mount(None, "/", None, MS_REC | MS_PRIVATE)
+                    mount("tgprobe", target, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m")
+                except OSError as e:
+                    reason = f"mounts refused ({e})"
+            os.write(w, reason.encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        reason = f.read().decode()
+    os.waitpid(pid, 0)
+    os.rmdir(target)
+    return reason or None
