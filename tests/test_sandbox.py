@@ -60,3 +60,20 @@ def test_isolation_probe_reports_the_kernels_refusal(monkeypatch):
     monkeypatch.setattr(isolation, "unshare", refuse)
     reason = isolation.unavailable_reason()
     assert reason and "Operation not permitted" in reason
+
+
+def test_read_only_paths_under_tmp_stay_visible(server, tmp_path):
+    """A venv or checkout under /tmp (CI clones live there) must not vanish under the scratch tmpfs."""
+    shown = tmp_path / "shown"
+    shown.mkdir()
+    (shown / "marker.txt").write_text("visible")
+    os.chmod(tmp_path, 0o755)
+    os.chmod(shown, 0o755)
+    sb = Sandbox(server, SandboxConfig(extra_read_only=[str(shown)]))
+    try:
+        sb.request("exec", f"SEEN = open({str(shown / 'marker.txt')!r}).read()\n"
+                   "import os\nWRITABLE = os.access('/tmp', os.W_OK)", cell=1, timeout=10)
+        assert sb.request("getattr", target=None, name="SEEN", timeout=10)[1] == "visible"
+        assert sb.request("getattr", target=None, name="WRITABLE", timeout=10)[1] is True
+    finally:
+        sb.kill()

@@ -144,6 +144,7 @@ class SandboxConfig:
     protected: list[str] = field(default_factory=list)
     isolate: bool = True
     threads: int = 1
+    extra_read_only: list[str] = field(default_factory=list)  # more host paths to show read-only
 
 
 class Sandbox:
@@ -161,6 +162,7 @@ class Sandbox:
             "protected": [os.path.abspath(p) for p in config.protected],
             "isolate": config.isolate,
             "threads": config.threads,
+            "extra_read_only": [os.path.abspath(p) for p in config.extra_read_only],
         }
         self.sock, self._out_r, self.pid = server.spawn(request)
         self.alive = True

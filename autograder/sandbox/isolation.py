@@ -177,6 +177,16 @@ def build_root(plan: Plan, limits: Limits, uid: int, gid: int) -> None:
     root = plan.root_dir
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     mount("tgroot", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m")
+    # The scratch tmpfs goes first: a Python or a project installed under /tmp is then
+    # bound inside it, instead of being hidden by a tmpfs mounted over it afterwards.
+    os.makedirs(root + "/tmp")
+    mount(
+        "tgscratch",
+        root + "/tmp",
+        "tmpfs",
+        MS_NOSUID | MS_NODEV,
+        f"mode=0700,uid={uid},gid={gid},size={limits.scratch_bytes}",
+    )
     for link in ("/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"):
         if os.path.islink(link):
             os.symlink(os.readlink(link), root + link)
@@ -207,14 +217,6 @@ def build_root(plan: Plan, limits: Limits, uid: int, gid: int) -> None:
         _bind("/sys", root + "/sys")
     os.makedirs(root + "/proc")
     mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    os.makedirs(root + "/tmp")
-    mount(
-        "tgscratch",
-        root + "/tmp",
-        "tmpfs",
-        MS_NOSUID | MS_NODEV,
-        f"mode=0700,uid={uid},gid={gid},size={limits.scratch_bytes}",
-    )
     os.makedirs(root + "/.old")
     pivot_root(root, root + "/.old")
     os.chdir("/")
