@@ -32,6 +32,7 @@ class TestResult:
     message: str = ""  # student-facing feedback; never hidden test code
     seconds: float = 0.0
     detail: str = ""  # staff-only: the judge-side traceback; never shown to students
+    misconception: str = ""  # key of the misconception the feedback names ("" when none)
 
 
 @dataclass

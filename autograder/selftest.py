@@ -34,16 +34,34 @@ class Case:
     path: Path = field(default_factory=Path)
 
 
+WHOLE_FILE = "# torchgrader: whole-file"
+
+
+def is_whole_file(text: str) -> bool:
+    """A case file that replaces the reference instead of redefining part of it.
+
+    Most mutants and alternatives change one or two functions: they are written
+    as those functions alone and appended to the reference, as a student's
+    later cell redefines an earlier one. A case that must *delete* code (a
+    mutant missing a function) says so on a line of its own.
+    """
+    return any(line.strip() == WHOLE_FILE for line in text.splitlines())
+
+
 def compose(assignment: Assignment, swap: dict[str, Path], dest: Path, *, all_stubs: bool = False) -> Path:
-    """Write a .py submission: per exercise, its reference (or stub, or the swapped file)."""
+    """Write a .py submission: per exercise, its reference (or stub), with a swapped case on top."""
     chunks = []
     for ex in assignment.exercises:
-        path = swap.get(ex.id) or (ex.stub if all_stubs else ex.reference)
-        if not path.exists():  # an exercise still being written: its stub stands in
-            path = ex.stub
-        if not path.exists():
+        base = ex.stub if all_stubs or not ex.reference.exists() else ex.reference
+        case = swap.get(ex.id)
+        parts = []
+        if base.exists() and not (case and is_whole_file(case.read_text())):
+            parts.append(base.read_text())
+        if case:
+            parts.append(case.read_text())
+        if not parts:
             continue
-        text = path.read_text()
+        text = "\n\n".join(parts)
         chunks.append(f"# %% [{ex.id}]\n{text}")
     dest.write_text("\n\n".join(chunks) + "\n")
     return dest

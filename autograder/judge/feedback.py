@@ -16,16 +16,25 @@ import torch
 
 
 class Failure(AssertionError):
-    """A failed check; its message is shown to the student as is."""
+    """A failed check; its message is shown to the student as is.
+
+    ``misconception`` is the key of the misconception the evidence fits (or
+    ""): ``validate`` compares it with the key each mutant declares, so a
+    message that blames the wrong cause fails the suite, not the student.
+    """
+
+    def __init__(self, message: str, misconception: str = "") -> None:
+        super().__init__(message)
+        self.misconception = misconception
 
 
-def fail(message: str) -> None:
-    raise Failure(message)
+def fail(message: str, misconception: str = "") -> None:
+    raise Failure(message, misconception)
 
 
-def check(condition: Any, message: str) -> None:
+def check(condition: Any, message: str, misconception: str = "") -> None:
     if not condition:
-        raise Failure(message)
+        raise Failure(message, misconception)
 
 
 def remote_meta(t: Any) -> dict[str, Any]:
@@ -83,16 +92,22 @@ def _close(actual: torch.Tensor, candidate: Any, rtol: float, atol: float) -> bo
     return bool(torch.allclose(a, c, rtol=rtol, atol=atol, equal_nan=False))
 
 
-def _diagnose(actual: Any, misconceptions: Mapping[str, Any] | None, rtol: float, atol: float) -> str:
+def _diagnose(actual: Any, misconceptions: Mapping[str, Any] | None, rtol: float, atol: float) -> tuple[str, str]:
+    """(" message", key) of the first misconception whose value the result matches, else ("", "").
+
+    ``misconceptions`` maps a key to ``(message, wrong_value)``; the older form
+    ``{message: wrong_value}`` is read with the message as its own key.
+    """
     if not misconceptions or not isinstance(actual, torch.Tensor):
-        return ""
-    for message, candidate in misconceptions.items():
+        return "", ""
+    for key, entry in misconceptions.items():
+        message, candidate = entry if isinstance(entry, tuple) else (key, entry)
         try:
             if _close(actual, candidate, max(rtol, 1e-5), max(atol, 1e-7)):
-                return " " + message
+                return " " + _cap(message), key
         except (RuntimeError, TypeError, ValueError):
             continue
-    return ""
+    return "", ""
 
 
 def assert_close(
@@ -121,14 +136,17 @@ def assert_close(
         fail(f"Expected {name} to be a torch.Tensor, but got {describe(actual)}. Return a tensor, not a NumPy array.")
     if not isinstance(actual, torch.Tensor):
         fail(f"Expected {name} to be a torch.Tensor, but got {describe(actual)}.")
-    diag = _diagnose(actual, misconceptions, rtol, atol)
+    diag, key = _diagnose(actual, misconceptions, rtol, atol)
     tail = diag or (f" {hint}" if hint else "")
     if actual.shape != expected.shape:
-        fail(f"Expected {name} to have shape {tuple(expected.shape)}, but it has shape {tuple(actual.shape)}.{tail}")
+        _fail_keyed(
+            key, f"Expected {name} to have shape {tuple(expected.shape)}, but it has shape {tuple(actual.shape)}.{tail}"
+        )
     if check_dtype and actual.dtype != expected.dtype:
-        fail(
+        _fail_keyed(
+            key,
             f"Expected {name} to have dtype {str(expected.dtype).removeprefix('torch.')}, "
-            f"but it is {str(actual.dtype).removeprefix('torch.')}.{diag or ' Keep the dtype of the inputs.'}"
+            f"but it is {str(actual.dtype).removeprefix('torch.')}.{diag or ' Keep the dtype of the inputs.'}",
         )
     if actual.numel() == 0:
         return
@@ -140,10 +158,11 @@ def assert_close(
         bad_a = bad_a & ~(torch.isnan(a) & torch.isnan(e))
     if bad_a.any() and not (bad_e == bad_a).all():
         idx = _index(bad_a & ~bad_e, a.shape)
-        fail(
+        _fail_keyed(
+            key,
             f"{_cap(name)} contains {_fmt(a[idx].item() if not a.is_complex() else float('nan'))} "
             f"at index {idx} where a finite value was expected ({int((bad_a & ~bad_e).sum())} such entries)."
-            f"{tail or ' Look for overflow (exp of a large number) or a division by zero.'}"
+            f"{tail or ' Look for overflow (exp of a large number) or a division by zero.'}",
         )
     close = torch.isclose(a, e, rtol=rtol, atol=atol, equal_nan=True)
     if not bool(close.all()):
@@ -157,7 +176,11 @@ def assert_close(
             f"got {_fmt(a[idx].item()) if not a.is_complex() else a[idx].item()}, "
             f"expected {_fmt(e[idx].item()) if not e.is_complex() else e[idx].item()}."
         )
-        fail(f"{_cap(name)} has the right shape and dtype but wrong values.{extra}{tail}")
+        _fail_keyed(key, f"{_cap(name)} has the right shape and dtype but wrong values.{extra}{tail}")
+
+
+def _fail_keyed(key: str, message: str) -> None:
+    raise Failure(message, key)
 
 
 def _assert_close_scalar(actual: Any, expected: Any, *, rtol: float, atol: float, name: str, hint: str | None) -> None:

@@ -206,6 +206,7 @@ class GradingPlugin:
             tr.status, tr.message = exc.status, exc.message
         elif isinstance(exc, Failure):
             tr.status, tr.message = "failed", str(exc)
+            tr.misconception = exc.misconception
         elif isinstance(exc, AssertionError):
             tr.status = "failed"
             tr.message = str(exc) or f"Your code did not pass this check: {tr.name}."
