@@ -27,8 +27,8 @@ from autograder.judge.feedback import Failure
 from autograder.judge.proxy import Context, SandboxFixture, StudentProblem, StudentProxy
 from autograder.load import LoadError, Submission, load
 from autograder.results import ExerciseResult, SubmissionResult, TestResult
-from autograder.run import Budget, Session
 from autograder.sandbox.client import SandboxConfig, SandboxError, SandboxServer
+from autograder.session import Budget, Session
 
 CONTEXT = Context()
 

@@ -16,7 +16,7 @@ from autograder.sandbox import wire
 from autograder.sandbox.client import ProtocolError, SandboxCrashed, SandboxTimeout, StudentException
 
 if TYPE_CHECKING:
-    from autograder.run import Session
+    from autograder.session import Session
 
 
 class StudentProblem(Exception):
@@ -102,7 +102,7 @@ class Context:
         return self._wrap(value, label)
 
     def _problem(self, err: dict, label: str) -> StudentProblem:
-        from autograder.run import format_frames
+        from autograder.session import format_frames
 
         kind = err.get("kind")
         etype, msg = err.get("type", "Exception"), err.get("message", "")
