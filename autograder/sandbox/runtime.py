@@ -211,6 +211,7 @@ class Runtime:
         self.handles: dict[int, Any] = {}
         # exercise -> {function name: function}, snapshotted when the probes load
         self.probes: dict[str, dict[str, Any]] = {}
+        self._probe_state: dict[str, tuple[dict, dict, list]] = {}
         self.sealed = False  # set by the first student cell: no probe loads after it
         # The dispatch table and the encoder, bound now: rebinding Runtime.op_probe,
         # wire.pack or wire.tensor_meta later changes nothing in the serving loop.
@@ -314,12 +315,26 @@ class Runtime:
             sys.modules.pop(name, None)
             raise _GraderFault(e) from None
         self.probes[exercise] = {k: v for k, v in mod.__dict__.items() if callable(v) and not k.startswith("_")}
+        self._probe_state[exercise] = (mod.__dict__, dict(mod.__dict__), _code_objects(mod))
         return None
+
+    def _restore_probes(self, exercise: str) -> None:
+        """Undo any rebinding of the probe module's names or its functions' code since it loaded.
+
+        The module is importable (torch needs that), so student code can reach
+        it; what the probe runs is always what the grader loaded.
+        """
+        live, names, codes = self._probe_state[exercise]
+        live.update(names)
+        for fn, code in codes:
+            if fn.__code__ is not code:
+                fn.__code__ = code
 
     def op_probe(self, req: dict, payload: Any) -> Any:
         fn = self.probes.get(req["exercise"], {}).get(req["name"])
         if fn is None:
             raise _GraderFault(LookupError(f"no probe {req['name']!r} for exercise {req['exercise']!r}"))
+        self._restore_probes(req["exercise"])
         args, kwargs = payload
         try:
             return fn(self.view, *args, **kwargs)
@@ -394,6 +409,20 @@ class Runtime:
             finally:
                 flush()
             reply(rid, value)
+
+
+def _code_objects(mod: types.ModuleType) -> list[tuple[types.FunctionType, types.CodeType]]:
+    """(function, its code) for the module's functions and its classes' methods."""
+    out = []
+    for v in list(vars(mod).values()):
+        members = [v] if isinstance(v, types.FunctionType) else []
+        if isinstance(v, type) and v.__module__ == mod.__name__:
+            for m in vars(v).values():
+                m = getattr(m, "__func__", m)
+                if isinstance(m, types.FunctionType):
+                    members.append(m)
+        out += [(f, f.__code__) for f in members if f.__module__ == mod.__name__]
+    return out
 
 
 class _GraderFault(Exception):
