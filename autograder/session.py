@@ -52,7 +52,12 @@ class Session:
     """One submission's life in the sandbox, as the judge sees it."""
 
     def __init__(
-        self, server: SandboxServer, submission: Submission, config: SandboxConfig, budget: Budget | None = None
+        self,
+        server: SandboxServer,
+        submission: Submission,
+        config: SandboxConfig,
+        budget: Budget | None = None,
+        probes: dict[str, str] | None = None,
     ) -> None:
         self.server = server
         self.submission = submission
@@ -66,7 +71,9 @@ class Session:
         self.generation = 0
         self.restarts = 0
         self.protections: dict[str, str] = {}
+        self.probes = dict(probes or {})  # exercise id -> probe source, loaded before the first cell
         self.probes_loaded: set[str] = set()
+        self.probe_errors: dict[str, str] = {}
         self.output = ""
         self.cells_by_index = {c.index: c for c in submission.cells}
 
@@ -91,9 +98,31 @@ class Session:
             self.generation += 1
             self.probes_loaded = set()
             self.protections = sb.protections
-            if self._run_cells(sb):
+            if self._load_probes(sb) and self._run_cells(sb):
                 return sb
             self._collect_output()
+
+    def restart(self) -> Sandbox:
+        """A fresh sandbox on purpose (not counted as a restart after a crash)."""
+        if self.sandbox is not None:
+            self._collect_output()
+        self.sandbox = None
+        return self.ensure()
+
+    def _load_probes(self, sb: Sandbox) -> bool:
+        """Load every probe module before any student code runs; False if the sandbox died."""
+        for exercise, source in list(self.probes.items()):
+            try:
+                sb.request("load_probes", source, exercise=exercise, timeout=max(1.0, min(60.0, self.time_left())))
+                self.probes_loaded.add(exercise)
+            except StudentException as e:
+                err = e.error
+                self.probe_errors[exercise] = f"{err.get('type', 'Error')}: {err.get('message', '')}"
+            except SandboxError as e:
+                self.probe_errors[exercise] = f"the sandbox failed while loading the probes ({e})"
+                del self.probes[exercise]  # never again: the next sandbox starts without them
+                return False
+        return True
 
     def _run_cells(self, sb: Sandbox) -> bool:
         """Run every cell not known to hang; False if the sandbox died (restart needed)."""

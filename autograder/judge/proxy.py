@@ -29,6 +29,41 @@ class StudentProblem(Exception):
         self.message = message
 
 
+class GraderError(Exception):
+    """The grader's own code (a probe, the runtime, a missing probe) failed: never the student's mistake.
+
+    The plugin reports it as status ``grader_error``: the test's points are
+    withheld from the maximum, the submission is listed for staff, and the
+    student is told it costs them nothing.
+    """
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+def strip_source(source: str) -> str:
+    """Probe source without docstrings or comments: what ships into the sandbox.
+
+    Probes are visible to student code (they run beside it), so staff notes
+    never travel with them; expected values never live in probes at all.
+    """
+    import ast
+
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (
+            isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.unparse(tree) + "\n"
+
+
 class StudentNameMissing(StudentProblem):
     pass
 
@@ -84,6 +119,10 @@ class Context:
         try:
             head, value = self.session.request(op, payload, timeout=self._timeout(label), **fields)
         except StudentException as e:
+            if e.error.get("origin") == "grader":
+                raise GraderError(
+                    f"`{label}`: {e.error.get('type', 'Exception')}: {e.error.get('message', '')}"
+                ) from None
             raise self._problem(e.error, label) from None
         except SandboxTimeout:
             raise StudentTimeout(
@@ -142,8 +181,10 @@ class Context:
         broken = [(c, session.cells.get(c.index)) for c in defining]
         broken = [(c, r) for c, r in broken if r is not None and r.status != "ok"]
         if broken:
-            notes = [f"{c.label} defines it but did not run cleanly: "
-                     f"{r.message.splitlines()[0] if r.message else r.status}" for c, r in broken[:2]]
+            notes = [
+                f"{c.label} defines it but did not run cleanly: {r.message.splitlines()[0] if r.message else r.status}"
+                for c, r in broken[:2]
+            ]
             return f"`{name}` is not defined: " + "; ".join(notes) + ". Fix that cell first."
         if not defining:
             return text + " No cell of your submission defines it (check the spelling)."
@@ -195,15 +236,21 @@ class Context:
         return self.request("call", payload, target=tid, name=name, detailed=detailed, label=label)
 
     def probe(self, name: str, args: tuple, kwargs: dict) -> Any:
+        """Run a probe; the session loaded every probe module before the student's first cell."""
         assert self.session is not None
         self.session.ensure()
         key = self.exercise
         if key not in self.session.probes_loaded:
-            if self.probes_path is None or not self.probes_path.exists():
-                raise FileNotFoundError(f"exercise {key!r} has no probes.py")
-            self.request("load_probes", self.probes_path.read_text(), exercise=key, label=f"probes of {key}")
-            self.session.probes_loaded.add(key)
+            why = self.session.probe_errors.get(key) or f"exercise {key!r} has no probes.py"
+            raise GraderError(f"probe {name!r} of {key}: {why}")
         return self.request("probe", self._args(args, kwargs), exercise=key, name=name, label=f"{name}")
+
+    def fresh(self) -> None:
+        """Replace the sandbox with a fresh one (the student's cells replayed, nothing else run in it)."""
+        assert self.session is not None
+        self.session.restart()
+        self.deadline = time.monotonic() + self.timeout  # start-up and replay are not the test's time
+        self.request("seed", seed=self.seed, label="seed")
 
 
 class Handle:
@@ -299,6 +346,15 @@ class SandboxFixture:
 
     def seed(self, seed: int) -> None:
         self._ctx.request("seed", seed=int(seed), label="seed")
+
+    def fresh(self) -> None:
+        """A new sandbox process that ran only the student's cells and the probes' loading.
+
+        For experiments with student code on both sides of an event (save a
+        checkpoint, then load it "after a restart"): only what the student's
+        code legitimately produced (a returned value, a file's bytes) crosses.
+        """
+        self._ctx.fresh()
 
     @property
     def protections(self) -> dict[str, str]:

@@ -61,6 +61,11 @@ def feedback_html(r: SubmissionResult) -> str:
            f"<p class=\"score\">Score: {_pts(r.total)} / {_pts(r.max_total)}</p>"]
     if r.error:
         out.append(f"<p class=\"fail\">{_e(r.error)}</p>")
+    if r.flags:
+        out.append("<h2>Flagged for review</h2><p>Your code touches the grader or the interpreter's internals "
+                   "in the places below, so a member of staff will look at it. Your points are as measured.</p><ul>")
+        out += [f"<li>{_e(f.where)}: {_e(f.reason)}</li>" for f in r.flags]
+        out.append("</ul>")
     bad = [c for c in r.cells if c.status != "ok"]
     if bad:
         out.append("<h2>Cells that did not run cleanly</h2><ul>")
@@ -165,6 +170,10 @@ def class_stats(results: Sequence[SubmissionResult], exercise_ids: list[str] | N
             for t in e.tests:
                 if t.status == "skipped":
                     continue
+                if t.status == "grader_error":
+                    errors.append(ErrorRow(who, "grader error", f"{e.id}: {t.name}",
+                                           _first_line(t.detail) or "the grader failed on this test"))
+                    continue  # the grader's failure says nothing about the student
                 ts = tests.setdefault((e.id, t.name), TestStats(e.id, t.name, t.max_points))
                 if r.status != "graded":
                     continue  # an unreadable file says nothing about the tests
@@ -338,6 +347,20 @@ def class_report_html(results: Sequence[SubmissionResult], *, title: str, exerci
         for e in stats.errors:
             b.append(f"<tr><td>{_e(e.kind)}</td><td>{_e(e.student)}</td><td>{_e(e.where)}</td>"
                      f"<td>{_e(e.message)}</td></tr>")
+        b.append("</table>")
+    else:
+        b.append("<p class=\"muted\">None.</p>")
+
+    flagged = [r for r in stats.results if r.flags]
+    b.append(f"<h2>Flagged for review ({len(flagged)})</h2>")
+    b.append("<p class=\"muted\">Code that touches the grader or the interpreter's internals (tamper "
+             "evidence found by the judge's scan of the source). Points are as measured; read the cells.</p>")
+    if flagged:
+        b.append("<table><tr><th>student</th><th>where</th><th>why</th></tr>")
+        for r in flagged:
+            for f in r.flags:
+                b.append(f"<tr><td>{_e(r.student or r.submission)}</td><td>{_e(f.where)}</td>"
+                         f"<td>{_e(f.reason)}</td></tr>")
         b.append("</table>")
     else:
         b.append("<p class=\"muted\">None.</p>")

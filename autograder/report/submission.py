@@ -11,7 +11,14 @@ from pathlib import Path
 
 from autograder.results import SubmissionResult
 
-_MARK = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "timeout": "TIMEOUT", "skipped": "SKIP"}
+_MARK = {
+    "passed": "PASS",
+    "failed": "FAIL",
+    "error": "ERROR",
+    "timeout": "TIMEOUT",
+    "skipped": "SKIP",
+    "grader_error": "GRADER ERROR",
+}
 
 
 def _pts(x: float) -> str:
@@ -23,6 +30,8 @@ def console_report(r: SubmissionResult, *, verbose: bool = False) -> str:
     lines = [f"== {r.submission}: {_pts(r.total)} / {_pts(r.max_total)} points ({r.seconds:.1f} s)"]
     if r.error:
         lines.append(f"   {r.error}")
+    if r.review:
+        lines.append(f"   REVIEW: {r.review}")
     for c in r.cells:
         if c.status != "ok":
             first = c.message.splitlines()[0] if c.message else ""
@@ -77,11 +86,13 @@ def safe_name(name: str) -> str:
 
 
 GRADEBOOK_COLUMNS = ("submission", "student")  # then one column per exercise id, then TOTAL_COLUMNS
-TOTAL_COLUMNS = ("total", "max_total", "status")
+# flagged: "yes" when staff should review the submission (tamper evidence or a grader error);
+# review: the reasons, each with its cell and line
+TOTAL_COLUMNS = ("total", "max_total", "status", "flagged", "review")
 
 
 def write_gradebook(results: Iterable[SubmissionResult], path: Path, exercise_ids: list[str]) -> None:
-    """One row per submission: ``submission, student, <exercise ids...>, total, max_total, status``."""
+    """One row per submission: ``submission, student, <exercise ids...>, total, max_total, status, flagged, review``."""
     tmp = path.with_suffix(".csv.tmp")
     with open(tmp, "w", newline="") as f:
         w = csv.writer(f)
@@ -89,7 +100,7 @@ def write_gradebook(results: Iterable[SubmissionResult], path: Path, exercise_id
         for r in results:
             pts = {e.id: e.points for e in r.exercises}
             w.writerow([r.submission, r.student or r.submission, *(_pts(pts.get(i, 0.0)) for i in exercise_ids),
-                        _pts(r.total), _pts(r.max_total), r.status])
+                        _pts(r.total), _pts(r.max_total), r.status, "yes" if r.review else "", r.review])
     os.replace(tmp, path)
 
 
@@ -121,6 +132,11 @@ def feedback_markdown(r: SubmissionResult) -> str:
     out = [f"# Feedback: {r.student or r.submission}", "", f"**Score: {_pts(r.total)} / {_pts(r.max_total)}**", ""]
     if r.error:
         out += [f"> {r.error}", ""]
+    if r.flags:
+        out += ["## Flagged for review", "",
+                "Your code touches the grader or the interpreter's internals in the places below, so a "
+                "member of staff will look at it. Your points are as measured.", ""]
+        out += [f"- {f.where}: {f.reason}" for f in r.flags] + [""]
     bad = [c for c in r.cells if c.status != "ok"]
     if bad:
         out += ["## Cells that did not run cleanly", ""]
@@ -129,7 +145,7 @@ def feedback_markdown(r: SubmissionResult) -> str:
     for e in r.exercises:
         out += [f"## {e.title} (`{e.id}`): {_pts(e.points)} / {_pts(e.max_points)}", ""]
         for t in e.tests:
-            mark = "✅" if t.status == "passed" else "❌"
+            mark = "✅" if t.status == "passed" else "⚠️" if t.status == "grader_error" else "❌"
             out.append(f"- {mark} {t.name} ({_pts(t.points)}/{_pts(t.max_points)})")
             if t.status != "passed" and t.message:
                 out += ["", "  " + t.message.replace("\n", "\n  "), ""]
