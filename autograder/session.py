@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from autograder.judge.caps import cap_error
 from autograder.load import Cell, Submission
 from autograder.results import CellResult
 from autograder.sandbox.client import (
@@ -20,6 +21,7 @@ from autograder.sandbox.client import (
     SandboxConfig,
     SandboxCrashed,
     SandboxError,
+    SandboxOutOfMemory,
     SandboxServer,
     SandboxTimeout,
     StudentException,
@@ -136,7 +138,7 @@ class Session:
                 sb.request("exec", cell.source, cell=cell.index, timeout=timeout)
                 result = CellResult(cell.index, "ok", "", time.monotonic() - started, cell.label)
             except StudentException as e:
-                err = e.error
+                err = cap_error(e.error)
                 frames = format_frames(self.cells_by_index, err.get("frames"))
                 msg = f"{err.get('type', 'Error')}: {err.get('message', '')}"
                 result = CellResult(
@@ -157,6 +159,21 @@ class Session:
                 )
                 if self.time_left() <= 0:
                     raise SandboxTimeout(self.budget.submission_seconds) from None
+                return False
+            except SandboxOutOfMemory as e:
+                self.skip.add(cell.index)
+                limit = self.config.limits.memory_bytes / 2**30
+                self._record(
+                    CellResult(
+                        cell.index,
+                        "crashed",
+                        f"ran out of memory ({e}), so it was skipped: the sandbox, with every process your code "
+                        f"starts, may use at most {limit:.1f} GiB",
+                        time.monotonic() - started,
+                        cell.label,
+                    ),
+                    force=True,
+                )
                 return False
             except SandboxError as e:
                 self.skip.add(cell.index)

@@ -23,6 +23,7 @@ import torch
 from _pytest.runner import runtestprotocol
 
 from autograder.assignment import Assignment
+from autograder.judge.caps import cap_result
 from autograder.judge.feedback import Failure
 from autograder.judge.proxy import Context, GraderError, SandboxFixture, StudentProblem, StudentProxy, strip_source
 from autograder.judge.tamper import scan
@@ -183,7 +184,7 @@ class GradingPlugin:
             result.status, result.error = "load_error", str(e)
             result.exercises = self._empty_exercises(f"Not graded: {e}")
             result.seconds = time.monotonic() - started
-            return result
+            return cap_result(result)
         result.sha256 = sub.sha256
         result.flags = scan(sub)  # tamper evidence, in the judge; points stay as measured
         session = Session(self.server, sub, self.config, self.budget, probes=self.probe_sources())
@@ -197,10 +198,10 @@ class GradingPlugin:
             session.close()
         result.cells = sorted(session.cells.values(), key=lambda c: c.index)
         result.protections = session.protections
-        result.output = session.output[-16000:]
+        result.output = session.output
         result.exercises = self._group(tests)
         result.seconds = time.monotonic() - started
-        return result
+        return cap_result(result)
 
     def _run_item(self, item: pytest.Item) -> TestResult:
         ex = item._tg_exercise
@@ -234,6 +235,13 @@ class GradingPlugin:
         elif isinstance(exc, AssertionError):
             tr.status = "failed"
             tr.message = str(exc) or f"Your code did not pass this check: {tr.name}."
+        elif isinstance(exc, MemoryError):
+            tr.status = "error"
+            tr.message = (
+                "The grader ran out of its own memory while checking what your code returned "
+                f"for `{ex.id}`: the value is far larger than this exercise needs. Return only what the "
+                "statement asks for."
+            )
         else:
             tr.status = "error"
             tr.message = (

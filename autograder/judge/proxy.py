@@ -13,7 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autograder.sandbox import wire
-from autograder.sandbox.client import ProtocolError, SandboxCrashed, SandboxTimeout, StudentException
+from autograder.sandbox.client import (
+    ProtocolError,
+    SandboxCrashed,
+    SandboxOutOfMemory,
+    SandboxTimeout,
+    StudentException,
+)
 
 if TYPE_CHECKING:
     from autograder.session import Session
@@ -130,6 +136,14 @@ class Context:
                 "Look for an infinite loop, or work that grows much faster than the input "
                 "(a Python loop over every element, a huge intermediate tensor)."
             ) from None
+        except SandboxOutOfMemory:
+            limit = self.session.config.limits.memory_bytes / 2**30 if self.session else 0
+            raise StudentError(
+                f"`{label}` ran out of memory in exercise `{self.exercise}`: your code, with every process it "
+                f"started, went over the sandbox's memory limit of {limit:.1f} GiB, and the grader stopped it. "
+                "Look for a tensor that grows with every step, an (n, n) intermediate you do not need, or "
+                "worker processes that each hold a copy of the data."
+            ) from None
         except (SandboxCrashed, ProtocolError) as e:
             output = self.session.sandbox.output[-600:] if self.session.sandbox else ""
             raise StudentCrash(
@@ -141,8 +155,10 @@ class Context:
         return self._wrap(value, label)
 
     def _problem(self, err: dict, label: str) -> StudentProblem:
+        from autograder.judge.caps import cap_error
         from autograder.session import format_frames
 
+        err = cap_error(err)
         kind = err.get("kind")
         etype, msg = err.get("type", "Exception"), err.get("message", "")
         frames = err.get("frames") or []

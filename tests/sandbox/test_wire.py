@@ -174,3 +174,110 @@ def test_truncated_and_garbage_frames_are_rejected():
 def test_pickle_bytes_stay_bytes():
     evil = pickle.dumps(print)
     assert roundtrip(evil) == evil
+
+
+# ---------------------------------------------------------------- the judge's memory (issue 10, item 6)
+
+
+def test_a_storage_table_that_lists_one_blob_many_times_is_refused_not_copied():
+    """16 MiB listed 110 times once became 1.8 GiB in the judge."""
+    blob = b"\x00" * 2**20
+    nodes = [
+        {"$": "tensor", "storage": i, "dtype": "uint8", "shape": [8], "stride": [1], "offset": 0} for i in range(110)
+    ]
+    doc = {"payload": nodes, "storages": [{"blob": 0}] * 110, "blobs": [len(blob)]}
+    with pytest.raises(WireError, match="twice|bad storages"):
+        unpack(_forge(doc, blob))
+    # nor may a storage's blob be read again as bytes or an array
+    doc = {"payload": [nodes[0], {"$": "bytes", "blob": 0}], "storages": [{"blob": 0}], "blobs": [len(blob)]}
+    with pytest.raises(WireError, match="twice|bad storages"):
+        unpack(_forge(doc, blob))
+
+
+def test_views_of_one_storage_share_one_decoded_copy_and_unused_storages_cost_nothing():
+    x = torch.arange(1000.0)
+    views = roundtrip([x[i : i + 10] for i in range(0, 1000, 10)])
+    assert len({v.untyped_storage().data_ptr() for v in views}) == 1
+    # a storage no tensor uses is never built
+    doc = {"payload": None, "storages": [{"blob": 0}], "blobs": [8]}
+    assert unpack(_forge(doc, b"\x00" * 8))[1] is None
+
+
+def test_a_frame_prefix_declaring_a_huge_body_allocates_only_what_arrives():
+    import socket
+    import tracemalloc
+
+    a, b = socket.socketpair()
+    try:
+        head = json.dumps({"payload": None, "blobs": [wire.MAX_BODY]}).encode()
+        a.sendall(struct.pack("!4sIQ", b"TGW1", len(head), wire.MAX_BODY) + head + b"\x00" * 4096)
+        a.close()
+        tracemalloc.start()
+        with pytest.raises(wire.Closed):
+            wire.recv_frame(b)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert peak < 4 * wire.RECV_CHUNK, f"{peak} bytes allocated for 4 KiB received"
+    finally:
+        b.close()
+    a, b = socket.socketpair()
+    try:
+        a.sendall(struct.pack("!4sIQ", b"TGW1", 10, 2 * 2**30))  # over the limit: refused at once
+        with pytest.raises(WireError, match="prefix"):
+            wire.recv_frame(b)
+    finally:
+        a.close()
+        b.close()
+
+
+def test_values_over_the_reply_limit_are_refused_with_a_message():
+    with pytest.raises(Unencodable, match="too large"):
+        pack({}, torch.empty(wire.MAX_BODY + 1, dtype=torch.uint8))
+
+
+# ---------------------------------------------------------------- types survive (issue 11, item 2)
+
+
+def test_numpy_scalar_types_bools_tuples_and_dtypes_keep_their_type():
+    value = [
+        np.int64(2**40 + 1),
+        np.int32(-3),
+        np.float32(0.1),
+        np.float64(2.5),
+        np.bool_(True),
+        np.uint8(255),
+        np.complex64(1 + 2j),
+        np.float16(1.5),
+        True,
+        1,
+        (1, 2),
+        [1, 2],
+        np.dtype("float32"),
+        np.int16,
+        torch.Size([2, 3]),
+    ]
+    out = roundtrip(value)
+    for sent, got in zip(value, out, strict=True):
+        assert type(got) is type(sent), (sent, got)
+        if isinstance(sent, np.generic):
+            assert got.tobytes() == sent.tobytes()
+        else:
+            assert got == sent
+    assert out[0] == 2**40 + 1 and out[2] == np.float32(0.1)
+
+
+@pytest.mark.parametrize(
+    "node",
+    [
+        {"$": "npscalar", "dtype": "|O", "hex": "00" * 8},
+        {"$": "npscalar", "dtype": "<i8", "hex": "00"},
+        {"$": "npscalar", "dtype": "<M8[s]", "hex": "00" * 8},
+        {"$": "npscalar", "dtype": [["a", "<i8"]], "hex": "00" * 8},
+        {"$": "npdtype", "dtype": "V8"},
+        {"$": "nptype", "dtype": "<U3"},
+        {"$": "size", "items": [-1]},
+    ],
+)
+def test_malformed_numpy_nodes_are_rejected(node):
+    with pytest.raises(WireError):
+        unpack(_forge({"payload": node, "blobs": []}))
