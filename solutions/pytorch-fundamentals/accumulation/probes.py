@@ -1,4 +1,3 @@
-"""Trusted sandbox-side harness for `accumulation` (no expected answers here)."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -12,32 +11,33 @@ def _build(sizes):
 
 
 def run_accumulation(mod, sizes, state, X, Y, micro_batch_size, loss_name, prefill):
-    """Build the model from `state`, optionally put stale values in .grad, record every
-    forward's input, call the student's accumulate_gradients, and report what happened."""
     model = _build(sizes)
     model.load_state_dict(state)
     if prefill is not None:
         for p in model.parameters():
             p.grad = torch.full_like(p, float(prefill))
     seen = []
-    inner_forward = model.forward
 
-    def recording_forward(x, *args, **kwargs):
-        seen.append(x.detach().clone())
-        return inner_forward(x, *args, **kwargs)
+    def record(module, args):
+        seen.append(args[0].detach().clone())
 
-    model.forward = recording_forward
-    X_sent, Y_sent = X.clone(), Y.clone()
-    if loss_name is None:
-        returned = mod.accumulate_gradients(model, X, Y, micro_batch_size)
-    else:
-        returned = mod.accumulate_gradients(model, X, Y, micro_batch_size,
-                                            loss_fn=LOSSES[loss_name])
+    handles = [model[0].register_forward_pre_hook(record)]
+    try:
+        if loss_name is None:
+            returned = mod.accumulate_gradients(model, X, Y, micro_batch_size)
+        else:
+            returned = mod.accumulate_gradients(model, X, Y, micro_batch_size, loss_fn=LOSSES[loss_name])
+    finally:
+        for h in handles:
+            h.remove()
     return {
-        "grads": {name: (None if p.grad is None else p.grad.detach().clone())
-                  for name, p in model.named_parameters()},
+        "grads": {name: (None if p.grad is None else p.grad.detach().clone()) for name, p in model.named_parameters()},
         "forward_inputs": seen,
         "returned": None if returned is None else type(returned).__name__,
-        "X_unchanged": bool(torch.equal(X, X_sent)),
-        "Y_unchanged": bool(torch.equal(Y, Y_sent)),
+        "X": X,
+        "Y": Y,
     }
+
+
+def run_many(mod, runs):
+    return [run_accumulation(mod, *run) for run in runs]

@@ -1,12 +1,23 @@
-"""Hidden suite of `accumulation` (gradient accumulation, scaled right)."""
+"""Hidden suite of `accumulation` (gradient accumulation, scaled right).
+
+The probe builds the model in the sandbox, records every forward input with a
+forward pre-hook on the model's first layer (a hook fires however the model is
+called: `model(x)`, `model.forward(x)` or `type(model).forward(model, x)`), and
+hands back the gradients and the caller's X and Y as they are after the call.
+The truth (full-batch gradients) and the known-wrong schemes used for diagnosis
+are computed here, in the judge.
+"""
+
 import math
 
 import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from hypothesis import strategies as st
 
 from autograder.judge import assert_close, check, fail
+from autograder.judge.generated import draw
 
 TOL = dict(rtol=1e-9, atol=1e-12)
 LOSSES = {None: F.mse_loss, "mse": F.mse_loss, "cross_entropy": F.cross_entropy, "l1": F.l1_loss}
@@ -24,67 +35,149 @@ def _grads(model, X, Y, loss_fn, weight=1.0):
 
 
 def _chunks(X, Y, m):
-    return [(X[s:s + m], Y[s:s + m]) for s in range(0, len(X), m)]
+    return [(X[s : s + m], Y[s : s + m]) for s in range(0, len(X), m)]
 
 
 def _wrong_answers(model, X, Y, m, loss_fn, prefill):
-    """Judge-side gradients of known-wrong accumulation schemes, for diagnosis."""
+    """Judge-side gradients of known-wrong accumulation schemes: {key: (message, {param: grad})}."""
     n = len(X)
     chunks = _chunks(X, Y, m)
     k = len(chunks)
     per_batch = [_grads(model, xb, yb, loss_fn) for xb, yb in chunks]
     names = list(per_batch[0])
     wrong = {}
-
-    def add(msg, d):
-        wrong[msg] = d
-
-    add("Each micro-batch's mean loss was backpropagated unscaled, so the gradients are "
-        "the sum of the micro-batch means: weight each micro-batch by its share of the examples.",
-        {q: sum(g[q] for g in per_batch) for q in names})
+    wrong["unscaled"] = (
+        "Each micro-batch's mean loss was backpropagated unscaled, so the gradients are the sum of the "
+        "micro-batch means: weight each micro-batch by its share of the examples (len(xb) / len(X)).",
+        {q: sum(g[q] for g in per_batch) for q in names},
+    )
     if n % m:
-        add("Every micro-batch was weighted by 1 / (number of micro-batches); that is only right "
-            "when all micro-batches have the same size, and here the last one is shorter.",
-            {q: sum(g[q] for g in per_batch) / k for q in names})
-        used = (n // m) * m
-        if used:
-            add("The short last micro-batch was skipped: every example must be used once.",
-                {q: sum(g[q] for g in per_batch[:-1]) / (n // m) for q in names})
-    add("Only the last micro-batch's gradient is left: clearing the gradients inside the "
-        "micro-batch loop throws away the earlier micro-batches.",
-        {q: per_batch[-1][q] * (len(chunks[-1][0]) / n) for q in names})
+        wrong["divides_by_num_batches"] = (
+            "Every micro-batch was weighted by 1 / (number of micro-batches); that is only right when all "
+            "micro-batches have the same size, and here the last one is shorter.",
+            {q: sum(g[q] for g in per_batch) / k for q in names},
+        )
+        if n // m:
+            wrong["drops_last"] = (
+                "The short last micro-batch was skipped: every example must be used once.",
+                {q: sum(g[q] for g in per_batch[:-1]) / (n // m) for q in names},
+            )
+    wrong["divides_by_micro_batch_size"] = (
+        "Every micro-batch's mean loss was divided by micro_batch_size: the weight of a micro-batch is its "
+        "number of examples divided by len(X), the size of the whole batch.",
+        {q: sum(g[q] for g in per_batch) / m for q in names},
+    )
+    if k > 1:
+        wrong["zero_inside_loop"] = (
+            "Only the last micro-batch's gradient is left: clearing the gradients inside the micro-batch loop "
+            "throws away the earlier micro-batches.",
+            {q: per_batch[-1][q] * (len(chunks[-1][0]) / n) for q in names},
+        )
     if prefill is not None:
         full = _grads(model, X, Y, loss_fn)
-        add("The gradients that were already in .grad before the call were kept and added to: "
-            "the contract says they must be discarded.",
-            {q: full[q] + prefill for q in names})
-    return wrong
+        wrong["keeps_old_grads"] = (
+            "The gradients that were already in .grad before the call were kept and added to: the contract "
+            "says they must be discarded (zero them, or set them to None, before accumulating).",
+            {q: full[q] + prefill for q in names},
+        )
+    return _unambiguous(wrong)
 
 
-def _run(sandbox, X, Y, m, loss_name=None, sizes=(3, 5, 2), prefill=None):
+def _unambiguous(wrong):
+    """Drop candidates that coincide on these inputs (n = 7, m = 3: 1/k and 1/m are the same weight):
+    matching one of them would not say which misconception it is."""
+
+    def same(a, b):
+        return all(torch.allclose(a[q], b[q], rtol=1e-9, atol=1e-12) for q in a)
+
+    keys = list(wrong)
+    clash = {a for a in keys for b in keys if a != b and same(wrong[a][1], wrong[b][1])}
+    return {k: v for k, v in wrong.items() if k not in clash}
+
+
+def _setup(X, Y, m, loss_name=None, sizes=(3, 5, 2), prefill=None):
     torch.manual_seed(int(X.numel() * 7 + m))
     model = _model(sizes)
     state = {k: v.clone() for k, v in model.state_dict().items()}
+    return model, state, [list(sizes), state, X, Y, m, loss_name, prefill]
+
+
+def _runs(sandbox, configs):
+    """configs: (label, X, Y, m, loss_name, sizes, prefill); one sandbox call for all of them."""
+    prepared = [_setup(X, Y, m, loss, sizes, prefill) for _, X, Y, m, loss, sizes, prefill in configs]
+    outs = sandbox.probe("run_many", [p[2] for p in prepared])
+    check(isinstance(outs, list) and len(outs) == len(configs), "grader bug: run_many replied badly")
+    return [(cfg, model, out) for cfg, (model, _, _), out in zip(configs, prepared, outs, strict=True)]
+
+
+def _check_inputs(out, X, Y, label):
+    for name, sent, after in (("X", X, out["X"]), ("Y", Y, out["Y"])):
+        check(
+            isinstance(after, torch.Tensor)
+            and after.shape == sent.shape
+            and after.stride() == sent.stride()
+            and after.dtype == sent.dtype
+            and torch.equal(after, sent),
+            f"accumulate_gradients modified the caller's {name} ({label}); it must leave its inputs alone.",
+            misconception="modifies_input",
+        )
+
+
+def _check_grads(out, model, X, Y, m, loss_name, prefill, label):
+    check(
+        out["returned"] is None,
+        f"accumulate_gradients should return None (it works through the parameters' .grad); it returned a "
+        f"{out['returned']}.",
+    )
     loss_fn = LOSSES[loss_name]
-    out = sandbox.probe("run_accumulation", list(sizes), state, X, Y, m, loss_name, prefill)
     expected = _grads(model, X, Y, loss_fn)
     wrong = _wrong_answers(model, X, Y, m, loss_fn, prefill)
-    return out, expected, wrong
-
-
-def _check_grads(out, expected, wrong, label):
-    check(out["returned"] is None,
-          f"accumulate_gradients should return None (it works through the parameters' .grad); "
-          f"it returned a {out['returned']}.")
     for name, exp in expected.items():
         got = out["grads"][name]
         if got is None:
-            fail(f"After accumulate_gradients ({label}), the .grad of parameter `{name}` is None: "
-                 f"every parameter should hold the full-batch gradient.")
-        assert_close(got, exp, **TOL, name=f"the .grad of parameter `{name}` ({label})",
-                     misconceptions={msg: d[name] for msg, d in wrong.items()},
-                     hint="Compare with a full-batch loss_fn(model(X), Y).backward() in float64; "
-                          "the mean over all examples is a weighted sum of micro-batch means.")
+            fail(
+                f"After accumulate_gradients ({label}), the .grad of parameter `{name}` is None: every "
+                f"parameter should hold the full-batch gradient."
+            )
+        assert_close(
+            got,
+            exp,
+            **TOL,
+            name=f"the .grad of parameter `{name}` ({label})",
+            misconceptions={key: (msg, d[name]) for key, (msg, d) in wrong.items()},
+            hint="Compare with a full-batch loss_fn(model(X), Y).backward() in float64; the mean over all "
+            "examples is a weighted sum of micro-batch means.",
+        )
+
+
+def _check_forwards(out, X, m, label):
+    n = len(X)
+    seen = out["forward_inputs"]
+    sizes = [len(x) for x in seen]
+    check(len(seen) > 0, f"The model's forward was never called ({label}).")
+    if m < n and any(s == n for s in sizes):
+        fail(
+            f"With n = {n} and micro_batch_size = {m}, the model was called on the whole batch at once (forward "
+            f"batch sizes {sizes}). Gradient accumulation exists to avoid exactly that; every forward must see "
+            f"at most micro_batch_size examples (compute nothing on the full batch, not even a loss for "
+            f"logging).",
+            misconception="full_batch",
+        )
+    check(
+        all(s <= m for s in sizes),
+        f"With micro_batch_size = {m}, the model saw batches of sizes {sizes}; each forward must see at most "
+        f"{m} examples.",
+    )
+    expected_sizes = [min(m, n - s) for s in range(0, n, m)]
+    check(
+        sizes == expected_sizes and torch.equal(torch.cat(seen), X),
+        f"With n = {n} and micro_batch_size = {m}, the model saw batches of sizes {sizes} (expected "
+        f"{expected_sizes}). The contract asks for consecutive micro-batches X[0:m], X[m:2m], ... in order, "
+        f"each example exactly once, the last one possibly shorter.",
+        misconception="drops_last"
+        if sizes == expected_sizes[: len(sizes)] and len(sizes) < len(expected_sizes)
+        else "",
+    )
 
 
 def _data(n, d_in=3, d_out=2, classes=None):
@@ -93,85 +186,101 @@ def _data(n, d_in=3, d_out=2, classes=None):
     return X, Y
 
 
-@pytest.mark.points(2)
+def _grade(sandbox, configs, forwards=False):
+    for (label, X, Y, m, loss, _, prefill), model, out in _runs(sandbox, configs):
+        _check_inputs(out, X, Y, label)
+        if forwards:
+            _check_forwards(out, X, m, label)
+        _check_grads(out, model, X, Y, m, loss, prefill, label)
+
+
+def _cfg(n, m, loss=None, sizes=(3, 5, 2), prefill=None, label=None, classes=None):
+    X, Y = _data(n, sizes[0], sizes[2], classes)
+    return (label or f"n = {n}, micro_batch_size = {m}", X, Y, m, loss, sizes, prefill)
+
+
+@pytest.mark.points(1.5)
 def test_divisible_mse(sandbox):
     """Micro-batches that divide the batch (default F.mse_loss)"""
-    for n, m in [(12, 4), (9, 3)]:
-        X, Y = _data(n)
-        out, expected, wrong = _run(sandbox, X, Y, m)
-        _check_grads(out, expected, wrong, f"n = {n}, micro_batch_size = {m}")
-        check(out["X_unchanged"] and out["Y_unchanged"],
-              "accumulate_gradients modified X or Y in place; it must leave its inputs alone.")
+    _grade(sandbox, [_cfg(12, 4), _cfg(9, 3)])
 
 
 @pytest.mark.points(2)
 def test_short_last_micro_batch(sandbox):
     """A shorter last micro-batch is weighted by its size"""
-    for n, m in [(10, 4), (7, 5), (11, 2)]:
-        X, Y = _data(n)
-        out, expected, wrong = _run(sandbox, X, Y, m)
-        _check_grads(out, expected, wrong, f"n = {n}, micro_batch_size = {m}: the last "
-                                            f"micro-batch has {n % m} example(s)")
+    _grade(
+        sandbox,
+        [
+            _cfg(n, m, label=f"n = {n}, micro_batch_size = {m}: the last micro-batch has {n % m} example(s)")
+            for n, m in [(10, 4), (7, 5), (11, 2)]
+        ],
+    )
 
 
 @pytest.mark.points(1)
 def test_other_loss_functions(sandbox):
     """Other mean losses passed as loss_fn (cross-entropy, L1)"""
-    X, Y = _data(7, d_out=4, classes=4)
-    out, expected, wrong = _run(sandbox, X, Y, 3, loss_name="cross_entropy", sizes=(3, 6, 4))
-    _check_grads(out, expected, wrong, "loss_fn = F.cross_entropy, n = 7, micro_batch_size = 3")
-    X, Y = _data(8, d_out=3)
-    out, expected, wrong = _run(sandbox, X, Y, 3, loss_name="l1", sizes=(3, 4, 3))
-    _check_grads(out, expected, wrong, "loss_fn = F.l1_loss, n = 8, micro_batch_size = 3")
+    _grade(
+        sandbox,
+        [
+            _cfg(7, 3, "cross_entropy", (3, 6, 4), classes=4, label="loss_fn = F.cross_entropy, n = 7, m = 3"),
+            _cfg(8, 3, "l1", (3, 4, 3), label="loss_fn = F.l1_loss, n = 8, micro_batch_size = 3"),
+        ],
+    )
 
 
 @pytest.mark.points(1.5)
 def test_old_gradients_discarded(sandbox):
     """Gradients already in .grad before the call are discarded"""
-    for n, m in [(8, 4), (6, 4)]:
-        X, Y = _data(n)
-        out, expected, wrong = _run(sandbox, X, Y, m, prefill=3.0)
-        _check_grads(out, expected, wrong, f"n = {n}, micro_batch_size = {m}, with stale "
-                                            f"values in .grad before the call")
+    _grade(
+        sandbox,
+        [
+            _cfg(n, m, prefill=3.0, label=f"n = {n}, micro_batch_size = {m}, with stale values in .grad")
+            for n, m in [(8, 4), (6, 4)]
+        ],
+    )
 
 
 @pytest.mark.points(1.5)
 def test_runs_micro_batches_in_order(sandbox):
     """The model sees micro-batches of at most micro_batch_size, in order, never the whole batch"""
-    for n, m in [(10, 3), (8, 4)]:
-        X, Y = _data(n)
-        out, _, _ = _run(sandbox, X, Y, m)
-        seen = out["forward_inputs"]
-        sizes = [len(x) for x in seen]
-        check(len(seen) > 0, "the model's forward was never called.")
-        if any(s == n for s in sizes):
-            fail(f"With n = {n} and micro_batch_size = {m}, the model was called on the whole "
-                 f"batch at once (forward batch sizes {sizes}). Gradient accumulation exists to "
-                 f"avoid exactly that; every forward must see at most micro_batch_size examples "
-                 f"(compute nothing on the full batch, not even a loss for logging).")
-        check(all(s <= m for s in sizes),
-              f"With micro_batch_size = {m}, the model saw batches of sizes {sizes}; each "
-              f"forward must see at most {m} examples.")
-        expected_sizes = [min(m, n - s) for s in range(0, n, m)]
-        check(sizes == expected_sizes and torch.equal(torch.cat(seen), X),
-              f"With n = {n} and micro_batch_size = {m}, the model saw batches of sizes {sizes}. "
-              f"The contract asks for consecutive micro-batches X[0:m], X[m:2m], ... in order, "
-              f"each example exactly once, the last one possibly shorter.")
+    configs = [_cfg(10, 3), _cfg(8, 4)]
+    for (label, X, _, m, _, _, _), _, out in _runs(sandbox, configs):
+        _check_forwards(out, X, m, label)
 
 
 @pytest.mark.points(0.5)
 def test_edge_micro_batch_sizes(sandbox):
     """Edge sizes: micro_batch_size 1, equal to and larger than the batch"""
-    for n, m in [(5, 1), (6, 6), (4, 10)]:
-        X, Y = _data(n)
-        out, expected, wrong = _run(sandbox, X, Y, m)
-        _check_grads(out, expected, wrong, f"n = {n}, micro_batch_size = {m}")
+    _grade(sandbox, [_cfg(5, 1), _cfg(6, 6), _cfg(4, 10), _cfg(1, 3)])
 
 
-@pytest.mark.points(1.5)
+GENERATED = st.tuples(
+    st.integers(1, 13),  # n
+    st.integers(1, 15),  # micro_batch_size
+    st.sampled_from([None, "cross_entropy", "l1", "mse"]),
+    st.sampled_from([None, 3.0, -1.5]),  # stale .grad values
+    st.integers(1, 4),  # input width
+)
+
+
+@pytest.mark.points(1)
+def test_generated_against_full_batch(sandbox):
+    """Matches the full-batch gradient on generated sizes, losses and stale gradients"""
+    configs = []
+    for n, m, loss, prefill, d_in in draw(GENERATED, 20, "accumulation/generated v1"):
+        classes = 3 if loss == "cross_entropy" else None
+        label = f"n = {n}, micro_batch_size = {m}, loss_fn = {loss or 'the default F.mse_loss'}" + (
+            f", with stale values {prefill} in .grad" if prefill is not None else ""
+        )
+        configs.append(_cfg(n, m, loss, (d_in, 4, 3), prefill, label, classes))
+    _grade(sandbox, configs, forwards=True)
+
+
+@pytest.mark.points(1)
 def test_unscaled_factor(student):
-    """unscaled_factor: how much too large unscaled accumulation is"""
-    for n, m in [(12, 4), (64, 8), (5, 5), (6, 1), (100, 25)]:
+    """unscaled_factor: how much too large unscaled accumulation is (a Python float)"""
+    for n, m in [(12, 4), (64, 8), (5, 5), (6, 1), (100, 25), (21, 7)]:
         # Judge-side truth from a real experiment: a linear model, per-micro-batch mean losses
         # backpropagated unscaled, compared with the full-batch gradient.
         X = torch.randn(n, 2, dtype=torch.float64)
@@ -181,19 +290,34 @@ def test_unscaled_factor(student):
         full = w.grad.clone()
         w.grad = None
         for s in range(0, n, m):
-            F.mse_loss(X[s:s + m] @ w, Y[s:s + m]).backward()
+            F.mse_loss(X[s : s + m] @ w, Y[s : s + m]).backward()
         truth = (w.grad / full).mean().item()
         got = student.unscaled_factor(n, m)
-        check(isinstance(got, (int, float)) and not isinstance(got, bool),
-              f"unscaled_factor({n}, {m}) must return a number (float), got "
-              f"{type(got).__name__} `{got!r}`.")
+        number = isinstance(got, int | float) and not isinstance(got, bool)
+        check(number, f"unscaled_factor({n}, {m}) must return a Python float, got {type(got).__name__} `{got!r}`.")
         if not math.isclose(got, truth, rel_tol=1e-6):
-            why = ""
             if math.isclose(got, 1 / truth, rel_tol=1e-6):
-                why = (" That is the inverse: the question asks how many times too large the "
-                       "unscaled gradient is, not the correction factor to apply.")
-            elif math.isclose(got, m, rel_tol=1e-6):
-                why = " That is the micro-batch size, not the quantity asked for."
-            fail(f"unscaled_factor({n}, {m}) returned {got!r}, which is not the factor by which "
-                 f"the unscaled accumulated gradient exceeds the full-batch one.{why} Count how "
-                 f"many micro-batch means get summed, each of them the size of a full-batch mean.")
+                fail(
+                    f"unscaled_factor({n}, {m}) returned {got!r}, the inverse of the factor asked for: the "
+                    f"question asks how many times too large the unscaled gradient is, not the correction to "
+                    f"apply.",
+                    misconception="factor_inverted",
+                )
+            if math.isclose(got, m, rel_tol=1e-6):
+                fail(
+                    f"unscaled_factor({n}, {m}) returned {got!r}, the micro-batch size, not the quantity asked "
+                    f"for. Count how many micro-batch means get summed, each of them the size of a full-batch "
+                    f"mean.",
+                    misconception="factor_micro_size",
+                )
+            fail(
+                f"unscaled_factor({n}, {m}) returned {got!r}, which is not the factor by which the unscaled "
+                f"accumulated gradient exceeds the full-batch one. Count how many micro-batch means get summed, "
+                f"each of them the size of a full-batch mean."
+            )
+        check(
+            type(got) is float,
+            f"unscaled_factor({n}, {m}) returned the right number as {type(got).__name__} `{got!r}`; the "
+            f"contract asks for a Python float (float(...), or true division /).",
+            misconception="factor_type",
+        )

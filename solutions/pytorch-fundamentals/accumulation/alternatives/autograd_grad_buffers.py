@@ -1,5 +1,6 @@
 """Per-micro-batch gradients with torch.autograd.grad, summed into buffers with weights
 len(batch)/n, then written to .grad (replacing whatever was there)."""
+
 import torch
 import torch.nn.functional as F
 

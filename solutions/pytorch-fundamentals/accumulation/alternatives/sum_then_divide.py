@@ -1,5 +1,6 @@
 """Zeroes the existing gradients in place, backpropagates each micro-batch's *sum* loss
 (mean times its size), and divides the accumulated gradients by n at the end."""
+
 import math
 
 import torch

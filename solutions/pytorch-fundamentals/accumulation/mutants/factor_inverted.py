@@ -1,8 +1,7 @@
+# misconception: factor_inverted
 """unscaled_factor returns the correction to apply (micro_batch_size / n_examples) instead
 of how many times too large the gradient is."""
-import math
 
-import torch
 import torch.nn.functional as F
 
 
@@ -10,7 +9,7 @@ def accumulate_gradients(model, X, Y, micro_batch_size, loss_fn=F.mse_loss):
     model.zero_grad(set_to_none=True)
     n = len(X)
     for start in range(0, n, micro_batch_size):
-        xb, yb = X[start:start + micro_batch_size], Y[start:start + micro_batch_size]
+        xb, yb = X[start : start + micro_batch_size], Y[start : start + micro_batch_size]
         (loss_fn(model(xb), yb) * (len(xb) / n)).backward()
 
 

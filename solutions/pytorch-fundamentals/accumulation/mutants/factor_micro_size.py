@@ -1,7 +1,6 @@
+# misconception: factor_micro_size
 """unscaled_factor confuses the number of micro-batches with the micro-batch size."""
-import math
 
-import torch
 import torch.nn.functional as F
 
 
@@ -9,7 +8,7 @@ def accumulate_gradients(model, X, Y, micro_batch_size, loss_fn=F.mse_loss):
     model.zero_grad(set_to_none=True)
     n = len(X)
     for start in range(0, n, micro_batch_size):
-        xb, yb = X[start:start + micro_batch_size], Y[start:start + micro_batch_size]
+        xb, yb = X[start : start + micro_batch_size], Y[start : start + micro_batch_size]
         (loss_fn(model(xb), yb) * (len(xb) / n)).backward()
 
 

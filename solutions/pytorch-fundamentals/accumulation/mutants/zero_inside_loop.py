@@ -1,8 +1,7 @@
+# misconception: zero_inside_loop
 """Calls zero_grad inside the micro-batch loop (as in a plain training loop): only the last
 micro-batch gradient survives."""
-import math
 
-import torch
 import torch.nn.functional as F
 
 
@@ -10,9 +9,5 @@ def accumulate_gradients(model, X, Y, micro_batch_size, loss_fn=F.mse_loss):
     n = len(X)
     for start in range(0, n, micro_batch_size):
         model.zero_grad()
-        xb, yb = X[start:start + micro_batch_size], Y[start:start + micro_batch_size]
+        xb, yb = X[start : start + micro_batch_size], Y[start : start + micro_batch_size]
         (loss_fn(model(xb), yb) * (len(xb) / n)).backward()
-
-
-def unscaled_factor(n_examples, micro_batch_size):
-    return n_examples / micro_batch_size

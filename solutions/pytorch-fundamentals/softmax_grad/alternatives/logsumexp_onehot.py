@@ -1,5 +1,6 @@
 """exp(z - logsumexp(z)) minus a one-hot matrix, divided by the number of examples; the 1-D
 case handled by broadcasting over the last dimension."""
+
 import torch
 import torch.nn.functional as F
 

@@ -1,5 +1,6 @@
 """Hand-rolled stable softmax (subtract the row max, exp, normalise) and scatter_add_ of -1
 at the targets, on a 2-D working copy."""
+
 import torch
 
 

@@ -1,5 +1,7 @@
+# misconception: unbatched_unsupported
 """Only handles the batched (n, C) form: for unbatched (C,) logits with a 0-d target it
 treats the C logits as a batch of C examples."""
+
 import torch
 
 

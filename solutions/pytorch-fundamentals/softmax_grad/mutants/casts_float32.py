@@ -1,5 +1,7 @@
+# misconception: casts_to_float32
 """Casts to float32 (.float()) to be safe: float64 inputs come back as float32 and lose
 precision."""
+
 import torch
 
 

@@ -1,5 +1,7 @@
+# misconception: divides_by_classes
 """Divides by logits.shape[0] whatever the shape: for unbatched (C,) logits that divides by
 the number of classes C instead of 1."""
+
 import torch
 import torch.nn.functional as F
 

@@ -1,5 +1,7 @@
+# misconception: modifies_input
 """Stabilises by subtracting the max in place (logits -= max, then exp_): the gradient is
 right but the caller's logits are destroyed."""
+
 import torch
 
 

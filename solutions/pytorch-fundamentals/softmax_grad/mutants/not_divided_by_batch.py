@@ -1,5 +1,7 @@
+# misconception: not_averaged
 """Forgets that the mean reduction averages over the batch: the gradient is n times too
 large (softmax - onehot, not divided by n)."""
+
 import torch
 
 

@@ -1,5 +1,7 @@
+# misconception: sign_flipped
 """Sign error: returns onehot - softmax (the gradient of the log-likelihood, not of the
 loss)."""
+
 import torch
 import torch.nn.functional as F
 

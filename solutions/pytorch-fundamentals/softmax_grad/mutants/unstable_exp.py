@@ -1,5 +1,7 @@
+# misconception: unstable_exp
 """Unstable softmax: exp(logits) / sum exp(logits) without subtracting the max overflows to
 inf (then nan) for logits around +1e4."""
+
 import torch
 
 

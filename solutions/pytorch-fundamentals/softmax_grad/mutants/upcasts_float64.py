@@ -1,5 +1,7 @@
+# misconception: upcasts_to_float64
 """Upcasts to float64 for accuracy and forgets to cast back: float32 logits give a float64
 gradient (the dtype must be kept)."""
+
 import torch
 
 

@@ -1,5 +1,7 @@
+# misconception: uses_autograd
 """Calls autograd on the inputs instead of deriving the gradient: fails when gradient
 recording is off (torch.no_grad) as the contract requires."""
+
 import torch
 import torch.nn.functional as F
 

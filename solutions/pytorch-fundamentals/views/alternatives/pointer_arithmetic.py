@@ -1,5 +1,6 @@
 """Storage base recovered from data_ptr and storage_offset; the table is derived
 empirically; flatten by trying view first and copying on failure."""
+
 import torch
 
 

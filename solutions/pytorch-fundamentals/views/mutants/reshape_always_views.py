@@ -1,43 +1,9 @@
-"""Believes reshape (and .to) always return views and that expand and detach copy data."""
-import torch
+# misconception: reshape_always_views
+"""Believes reshape always returns a view (like view does when it can), so x.T.reshape(-1)
+would share x's storage."""
 
-
-def shares_storage(a, b):
-    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+_TABLE = view_or_copy()  # noqa: F821 - the reference's, defined in the cell above
 
 
 def view_or_copy():
-    return {
-        "basic_slice": "view",
-        "select": "view",
-        "transpose": "view",
-        "permute": "view",
-        "expand": "copy",
-        "unsqueeze": "view",
-        "narrow": "view",
-        "fancy_index": "copy",
-        "bool_mask": "copy",
-        "reshape_contiguous": "view",
-        "reshape_transposed": "view",
-        "contiguous_of_transposed": "copy",
-        "clone": "copy",
-        "detach": "copy",
-        "arithmetic": "copy",
-        "cat": "copy",
-        "to_float64": "view",
-    }
-
-
-def flatten_any(x):
-    return x.reshape(-1)
-
-
-def exercise_result():
-    x = torch.zeros(2, 3)
-    a = x[0]
-    b = x[:, [0, 2]]
-    c = x.reshape(3, 2)
-    a += 1
-    b += 10
-    c[2, 1] = 5
-    return x
+    return {**_TABLE, "reshape_transposed": "view"}

@@ -1,43 +1,8 @@
+# misconception: value_equality
 """Treats equal values as shared memory: a clone has the same values but its own storage."""
+
 import torch
 
 
 def shares_storage(a, b):
     return a.shape == b.shape and bool(torch.equal(a, b))
-
-
-def view_or_copy():
-    return {
-        "basic_slice": "view",
-        "select": "view",
-        "transpose": "view",
-        "permute": "view",
-        "expand": "view",
-        "unsqueeze": "view",
-        "narrow": "view",
-        "fancy_index": "copy",
-        "bool_mask": "copy",
-        "reshape_contiguous": "view",
-        "reshape_transposed": "copy",
-        "contiguous_of_transposed": "copy",
-        "clone": "copy",
-        "detach": "view",
-        "arithmetic": "copy",
-        "cat": "copy",
-        "to_float64": "copy",
-    }
-
-
-def flatten_any(x):
-    return x.reshape(-1)
-
-
-def exercise_result():
-    x = torch.zeros(2, 3)
-    a = x[0]
-    b = x[:, [0, 2]]
-    c = x.reshape(3, 2)
-    a += 1
-    b += 10
-    c[2, 1] = 5
-    return x
