@@ -1,3 +1,4 @@
+# misconception: none
 """Loops over len(X) // micro_batch_size full micro-batches only, silently dropping the
 short last one (and its examples)."""
 import math

@@ -1,3 +1,4 @@
+# misconception: none
 """unscaled_factor returns the correction to apply (micro_batch_size / n_examples) instead
 of how many times too large the gradient is."""
 import math

@@ -1,3 +1,4 @@
+# misconception: none
 """unscaled_factor confuses the number of micro-batches with the micro-batch size."""
 import math
 

@@ -1,3 +1,4 @@
+# misconception: none
 """Ignores micro_batch_size and runs the whole batch through the model at once (the
 gradient is right but the memory saving is gone)."""
 import math

@@ -1,3 +1,4 @@
+# misconception: none
 """Forgets to clear the gradients already in .grad before accumulating: stale gradients
 from earlier calls are added in."""
 import math

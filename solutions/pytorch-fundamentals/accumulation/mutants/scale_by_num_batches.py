@@ -1,3 +1,4 @@
+# misconception: none
 """Divides every micro-batch loss by the number of micro-batches: right only when all
 micro-batches have the same size; wrong when the last one is shorter."""
 import math

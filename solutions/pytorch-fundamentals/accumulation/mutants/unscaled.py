@@ -1,3 +1,4 @@
+# misconception: none
 """Backpropagates each micro-batch mean loss unscaled: the accumulated gradient is (number
 of micro-batches) times too large."""
 import math

@@ -1,3 +1,4 @@
+# misconception: none
 """Calls zero_grad inside the micro-batch loop (as in a plain training loop): only the last
 micro-batch gradient survives."""
 import math

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: counts parameter tensors (len(list(model.parameters()))) instead of the
 scalars they hold (numel)."""
 import torch

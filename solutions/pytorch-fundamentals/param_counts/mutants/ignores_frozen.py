@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: trainable_only is ignored, frozen parameters (requires_grad=False) are counted too."""
 import torch
 from torch import nn

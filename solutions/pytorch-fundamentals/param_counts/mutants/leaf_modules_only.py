@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: only counts parameters of leaf modules (those without children), missing
 parameters registered directly on a container module."""
 import torch

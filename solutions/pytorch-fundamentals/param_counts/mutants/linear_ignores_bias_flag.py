@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: linear_param_count always adds the bias, ignoring bias=False."""
 import torch
 from torch import nn

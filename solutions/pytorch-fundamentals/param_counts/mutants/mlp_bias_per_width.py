@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: mlp_param_count adds a bias for every width in sizes, the input layer included."""
 import torch
 from torch import nn

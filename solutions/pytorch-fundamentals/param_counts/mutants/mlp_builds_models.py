@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: mlp_param_count builds the nn.Linear layers and counts their parameters instead
 of using the formula (allocates memory for every weight)."""
 import torch

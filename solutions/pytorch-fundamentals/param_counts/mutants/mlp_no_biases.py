@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: mlp_param_count counts the weight matrices only and forgets the biases."""
 import torch
 from torch import nn

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: n_layers counted as the number of hidden layers: builds n_layers + 1 Linear layers."""
 import torch
 from torch import nn

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: the layers are kept in a plain Python list, so nn.Module never registers them (no
 parameters, no state_dict entries, .to() skips them)."""
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: ReLU is applied after every layer, the last one included."""
 import torch
 from torch import nn

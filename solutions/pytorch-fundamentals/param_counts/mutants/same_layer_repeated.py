@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: builds one nn.Linear and repeats it n_layers times ([layer] * n), so all the
 layers share a single set of weights."""
 import torch

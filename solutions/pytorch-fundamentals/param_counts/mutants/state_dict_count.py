@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: counts the entries of state_dict(), which include buffers (BatchNorm running
 statistics, num_batches_tracked) and list tied weights under every name."""
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: sums every module's own parameters, so a parameter shared by two modules (tied
 weights) is counted twice."""
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Only handles the batched (n, C) form: for unbatched (C,) logits with a 0-d target it
 treats the C logits as a batch of C examples."""
 import torch

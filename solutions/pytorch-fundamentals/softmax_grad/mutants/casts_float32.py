@@ -1,3 +1,4 @@
+# misconception: none
 """Casts to float32 (.float()) to be safe: float64 inputs come back as float32 and lose
 precision."""
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Divides by logits.shape[0] whatever the shape: for unbatched (C,) logits that divides by
 the number of classes C instead of 1."""
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Stabilises by subtracting the max in place (logits -= max, then exp_): the gradient is
 right but the caller's logits are destroyed."""
 import torch

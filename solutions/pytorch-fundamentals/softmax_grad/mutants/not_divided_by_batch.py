@@ -1,3 +1,4 @@
+# misconception: none
 """Forgets that the mean reduction averages over the batch: the gradient is n times too
 large (softmax - onehot, not divided by n)."""
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Sign error: returns onehot - softmax (the gradient of the log-likelihood, not of the
 loss)."""
 import torch

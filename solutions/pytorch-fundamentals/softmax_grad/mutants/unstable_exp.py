@@ -1,3 +1,4 @@
+# misconception: none
 """Unstable softmax: exp(logits) / sum exp(logits) without subtracting the max overflows to
 inf (then nan) for logits around +1e4."""
 import torch

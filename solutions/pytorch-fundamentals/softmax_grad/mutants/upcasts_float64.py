@@ -1,3 +1,4 @@
+# misconception: none
 """Upcasts to float64 for accuracy and forgets to cast back: float32 logits give a float64
 gradient (the dtype must be kept)."""
 import torch

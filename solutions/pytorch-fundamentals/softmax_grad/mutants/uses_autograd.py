@@ -1,3 +1,4 @@
+# misconception: none
 """Calls autograd on the inputs instead of deriving the gradient: fails when gradient
 recording is off (torch.no_grad) as the contract requires."""
 import torch

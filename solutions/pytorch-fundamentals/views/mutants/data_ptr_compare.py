@@ -1,3 +1,4 @@
+# misconception: none
 """Compares the tensors' first-element addresses (data_ptr) instead of their storage: x and
 x[1] start at different addresses but share storage."""
 import torch

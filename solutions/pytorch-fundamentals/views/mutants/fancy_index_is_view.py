@@ -1,3 +1,4 @@
+# misconception: none
 """Believes fancy indexing (x[:, [0, 2]]) returns a view, so b += 10 would change x."""
 import torch
 

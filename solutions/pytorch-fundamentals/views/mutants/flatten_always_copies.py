@@ -1,3 +1,4 @@
+# misconception: none
 """Clones to be safe: flatten_any never returns a view, even of a contiguous tensor."""
 import torch
 

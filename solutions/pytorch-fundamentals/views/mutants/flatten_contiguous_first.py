@@ -1,3 +1,4 @@
+# misconception: none
 """Calls .contiguous() before .view(-1): correct values but copies strided inputs whose
 layout already allows a flat view."""
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Uses x.view(-1), which raises on a non-contiguous tensor such as x.T."""
 import torch
 

@@ -1,3 +1,4 @@
+# misconception: none
 """Decides sharing by whether the memory ranges the two tensors touch overlap: x[0] and
 x[1] do not overlap but live in the same storage."""
 import torch

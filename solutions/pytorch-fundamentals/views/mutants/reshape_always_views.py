@@ -1,3 +1,4 @@
+# misconception: none
 """Believes reshape (and .to) always return views and that expand and detach copy data."""
 import torch
 

@@ -1,3 +1,4 @@
+# misconception: none
 """Believes reshape copies, so c[2, 1] = 5 would leave x unchanged."""
 import torch
 

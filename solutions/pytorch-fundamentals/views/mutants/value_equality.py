@@ -1,3 +1,4 @@
+# misconception: none
 """Treats equal values as shared memory: a clone has the same values but its own storage."""
 import torch
 
