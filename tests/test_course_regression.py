@@ -34,7 +34,7 @@ def _lone_catch(table: str) -> tuple[str, str, list[str]]:
         if m:
             section = m.group(1)
             continue
-        m = re.match(r"^  ok +mutant (\w+) +caught \([^)]*\) by (\d) test\(s\): (.*)$", line)
+        m = re.match(r"^  ok +mutant (\w+) +(?:exact|generic) +caught \([^)]*\) by (\d) test\(s\): (.*)$", line)
         if m and section in LIGHT and not m.group(3).endswith("..."):
             names = m.group(3).split("; no effect on")[0].split("; ")
             found.append((int(m.group(2)), section, m.group(1), names))

@@ -24,6 +24,8 @@ from autograder.assignment import Assignment
 
 EXERCISE_KEYS = {"id": str, "title": str, "points": (int, float), "timeout": (int, float), "gpu": bool}
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
+MISCONCEPTION_HEADER = re.compile(r"^#\s*misconception:(.*)$")
+KEY_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
 @dataclass(frozen=True)
@@ -186,6 +188,48 @@ def read_toml(path: Path, problems: list[Problem], exercise: str = "") -> dict |
         m = re.search(r"at line (\d+)", str(e))
         problems.append(Problem(path, int(m.group(1)) if m else None, f"not valid TOML: {e}", exercise))
     return None
+
+
+# ---------------------------------------------------------------------- mutant headers
+def misconception_header(text: str) -> tuple[int, list[str]] | None:
+    """The line number and keys of a mutant's ``# misconception: key[, key2]`` header (``none``: no key).
+
+    The header is how a mutant says which misconception message its feedback must carry, so that
+    ``validate`` checks the diagnosis and not only the score. None when the file has no header.
+    """
+    for i, line in enumerate(text.splitlines(), start=1):
+        m = MISCONCEPTION_HEADER.match(line.strip())
+        if m:
+            keys = [k.strip() for k in m.group(1).split(",")]
+            return i, [] if keys == ["none"] else keys
+    return None
+
+
+def declared_misconceptions(path: Path) -> list[str] | None:
+    """The keys a mutant file declares ([] for ``none``), or None without a (readable) header."""
+    try:
+        found = misconception_header(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None if found is None else found[1]
+
+
+def header_problems(path: Path, text: str) -> list[tuple[int | None, str]]:
+    """What is wrong with a mutant's misconception header, as (line, message)."""
+    found = misconception_header(text)
+    if found is None:
+        return [(1, "a mutant needs a header line `# misconception: key` (the key of the misconception message its "
+                    "feedback must carry; comma-separated keys allowed; `# misconception: none` when only a generic "
+                    "\"wrong values\" message can catch it)")]
+    line, keys = found
+    bad = [k for k in keys if not KEY_PATTERN.match(k) or k == "none"]
+    if keys == [""]:
+        return [(line, "the misconception header names no key: write `# misconception: key` or "
+                       "`# misconception: none`")]
+    if bad:
+        return [(line, f"misconception key(s) {', '.join(repr(k) for k in bad)} are not keys: letters, digits, "
+                       "`_`, `.`, `-` (and `none` only alone)")]
+    return []
 
 
 # ---------------------------------------------------------------------- the checks
@@ -361,6 +405,8 @@ def check_exercise(pub: Path, hid: Path, ex_id: str) -> ExerciseFacts:
         doc = ast.get_docstring(tree)
         if not doc or not doc.strip():
             problem(path, 1, "a mutant needs a module docstring naming the misconception it encodes")
+        for line, message in header_problems(path, path.read_text(encoding="utf-8")):
+            problem(path, line, message)
         if ref_dump is not None and module_dump(tree) == ref_dump:
             problem(path, None, "is the reference itself: a mutant must encode a misconception")
     return f

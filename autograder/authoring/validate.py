@@ -18,6 +18,14 @@ Two phases, and the second only runs when the first finds nothing:
    The reference and the stubs are graded on every suite; a mutant or an
    alternative on its own exercise's suite and on every other suite it can
    reach (:func:`plan`) with ``--quick``; by default on all of them.
+3. **Diagnosis** (from the same results): each mutant declares the misconception
+   key(s) it embodies (``# misconception: key[, key2]``, or ``none``); its
+   feedback on its own exercise must carry its own key and no other (the
+   table's diagnosis column: exact / generic / wrong), and no alternative (nor
+   the reference) may receive any misconception key.
+4. **Determinism**: the reference and one alternative are graded several times
+   (``--repeat``; spread over the ``--jobs`` workers beside everything else) and
+   every grading must award the same points test by test.
 
 A surviving mutant is reported with its misconception, the functions it
 changes, and the hidden tests that exercise them (which should have caught it).
@@ -37,13 +45,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.assignment import Assignment, AssignmentError, find_course, load_assignment
-from autograder.authoring.cases import Case, cases, compose
+from autograder.authoring.cases import SEP, Case, cases, compose
 from autograder.authoring.lint import (
     ExerciseFacts,
     Problem,
     changed_names,
     check_assignment,
     check_points,
+    declared_misconceptions,
     hidden_tests_calling,
     reach,
 )
@@ -52,6 +61,8 @@ from autograder.results import SubmissionResult
 from autograder.sandbox.client import SandboxServer
 
 GRADER_ERROR = "grader could not"
+REPEATS = 3  # gradings of the reference and of one alternative, compared test by test
+REPEAT = "repeat"
 
 
 @dataclass
@@ -62,6 +73,7 @@ class Row:
     check: str
     ok: bool
     detail: str
+    diagnosis: str = ""  # mutants only: exact | generic | wrong ("-" when it was not caught)
 
 
 # ---------------------------------------------------------------------- phase 1
@@ -131,9 +143,20 @@ def judge_reference(r: SubmissionResult, scope: list[str]) -> list[Row]:
             continue
         got, full = pts[ex]
         ok = got >= full
-        rows.append(Row(ex, "reference", ok, f"{got:g}/{full:g}" if ok
-                        else f"should earn full marks but earned {got:g}/{full:g}: {_failing(r, ex)}"))
+        row = Row(ex, "reference", ok, f"{got:g}/{full:g}" if ok
+                  else f"should earn full marks but earned {got:g}/{full:g}: {_failing(r, ex)}")
+        if keyed := _keyed(r, [ex]):
+            row.ok = False
+            row.detail += f"; but it received misconception message(s): {keyed}"
+        rows.append(row)
     return rows
+
+
+def _keyed(r: SubmissionResult, exercises: list[str]) -> str:
+    """The tests of ``exercises`` whose feedback names a misconception, as "test [key]"; "" when none."""
+    found = [f"{t.name} [{t.misconception}]" for e in r.exercises if e.id in exercises for t in e.tests
+             if t.misconception]
+    return "; ".join(found)
 
 
 def judge_stub(r: SubmissionResult, scope: list[str]) -> list[Row]:
@@ -187,15 +210,75 @@ def judge_alternative(case: Case, r: SubmissionResult, scope: list[str]) -> Row:
     if (why := _broken(r)) or ex not in pts:
         return Row(ex, label, False, why or "no hidden test ran")
     got, full = pts[ex]
+    keyed = _keyed(r, scope)
+    told = f"; it received misconception message(s): {keyed}" if keyed else ""
     if got < full:
-        return Row(ex, label, False, f"a correct alternative lost points ({got:g}/{full:g}): {_failing(r, ex)}")
+        return Row(ex, label, False, f"a correct alternative lost points ({got:g}/{full:g}): {_failing(r, ex)}{told}")
     elsewhere = [f"{i} {pts[i][0]:g}/{pts[i][1]:g}" for i in scope if i != ex and i in pts and pts[i][0] < pts[i][1]]
     if elsewhere:
         return Row(ex, label, False, f"full marks on {ex}, but points lost elsewhere: {', '.join(elsewhere)}")
+    if keyed:
+        return Row(ex, label, False, f"a correct alternative received misconception message(s): {keyed}; a "
+                                     "misconception is named only when the evidence fits it")
     return Row(ex, label, True, f"{got:g}/{full:g}")
 
 
-def judge_mutant(case: Case, r: SubmissionResult, scope: list[str], assignment: Assignment) -> Row:
+def diagnose(case: Case, r: SubmissionResult, own: list[str] | None,
+             others: dict[str, list[str]]) -> tuple[str, str]:
+    """(exact | generic | wrong, what is wrong or "") for a caught mutant's feedback on its own exercise.
+
+    ``own`` is the mutant's declared keys ([] for ``none``); ``others`` maps the exercise's other mutants
+    to theirs. The feedback's keys are those of its failing tests. Exact: it names one of its own keys
+    and nothing else. Generic: it names none (right only for a ``none`` mutant). Wrong: it names a key
+    the mutant does not declare; the message then blames a misconception the code does not have.
+    """
+    if own is None:
+        return "wrong", "it has no `# misconception:` header (an authoring problem)"
+    failing = [t for e in r.exercises if e.id == case.exercise for t in e.tests if t.status != "passed"]
+    given = {t.misconception for t in failing if t.misconception}
+    foreign = sorted(given - set(own))
+    if foreign:
+        whose = []
+        for k in foreign:
+            owners = sorted(n for n, keys in others.items() if k in keys)
+            tests = [t.name for t in failing if t.misconception == k]
+            whose.append(f"`{k}` ({'declared by ' + ', '.join(owners) if owners else 'declared by no mutant'}; "
+                         f"in {'; '.join(tests[:2])})")
+        return "wrong", (f"its feedback names the wrong misconception: {', '.join(whose)}; it declares "
+                         f"{', '.join(f'`{k}`' for k in own) or 'none'}. Give that message only when the evidence "
+                         "fits it (a tighter wrong value or condition), or fix the mutant's header")
+    if given:
+        return "exact", ""
+    if own:
+        return "generic", (f"its feedback names no misconception, though it declares "
+                           f"{', '.join(f'`{k}`' for k in own)}: the test that catches it should give that key "
+                           "(assert_close(..., misconceptions={key: (message, wrong_value)}) or "
+                           "fail(message, misconception=key)) where the evidence fits")
+    return "generic", ""
+
+
+def judge_mutant(case: Case, r: SubmissionResult, scope: list[str], assignment: Assignment,
+                 declared: dict[str, list[str] | None] | None = None) -> Row:
+    """Caught on its own exercise, nowhere else, and diagnosed as the misconception it declares."""
+    row = _judge_mutant_points(case, r, scope, assignment)
+    if row.detail.startswith(("SURVIVED", "the submission was not graded", "no hidden test ran")):
+        row.diagnosis = "-"
+        return row
+    declared = declared if declared is not None else {case.source.stem: declared_misconceptions(case.source)}
+    own = declared.get(case.source.stem)
+    others = {n: k for n, k in declared.items() if n != case.source.stem and k}
+    row.diagnosis, problem = diagnose(case, r, own, others)
+    if problem:
+        row.detail = f"{problem}; {row.detail}" if row.ok else f"{row.detail}; also {problem}"
+        row.ok = False
+    elif row.diagnosis == "exact":
+        keys = sorted({t.misconception for e in r.exercises if e.id == case.exercise for t in e.tests
+                       if t.status != "passed" and t.misconception})
+        row.detail += "; diagnosed as " + ", ".join(f"`{k}`" for k in keys)
+    return row
+
+
+def _judge_mutant_points(case: Case, r: SubmissionResult, scope: list[str], assignment: Assignment) -> Row:
     pts = _points(r)
     label = f"mutant {case.source.stem}"
     ex_id = case.exercise
@@ -308,13 +391,30 @@ def plan(assignment: Assignment, cs: list[Case], scope: list[str], full: bool) -
     return out
 
 
+def repeat_cases(cs: list[Case], repeats: int, tmp: Path) -> dict[str, list[Path]]:
+    """Copies of the reference and of the first alternative, graded again to show grading is deterministic.
+
+    Keyed by the original case's name; each copy is the same composed file under another name.
+    """
+    chosen = [c for c in cs if c.kind == "reference"][:1] + [c for c in cs if c.kind == "alternative"][:1]
+    out: dict[str, list[Path]] = {}
+    for c in chosen:
+        out[c.name] = []
+        for i in range(1, max(1, repeats)):
+            dest = tmp / f"{REPEAT}{i}{SEP}{c.name}.py"
+            dest.write_text(c.path.read_text())
+            out[c.name].append(dest)
+    return out
+
+
 def _grade_cases(assignment: Assignment, exercises: list[str] | None, tmp: Path, server: SandboxServer | None,
-                 jobs: int, full: bool, progress: Callable[[str], None] | None
+                 jobs: int, full: bool, progress: Callable[[str], None] | None, repeats: int = REPEATS
                  ) -> tuple[list[Case], dict[str, tuple[list[str], str]], dict[str, SubmissionResult],
-                            dict[str, SubmissionResult]]:
+                            dict[str, SubmissionResult], dict[str, list[Path]]]:
     scope = exercises or assignment.ids
     cs = cases(assignment, exercises, tmp)
     suites = plan(assignment, cs, scope, full)
+    again = repeat_cases(cs, repeats, tmp)
     public_dir = tmp / "public"
     public_dir.mkdir()
     public_paths = [compose(assignment, {}, public_dir / "reference.py"),
@@ -323,8 +423,10 @@ def _grade_cases(assignment: Assignment, exercises: list[str] | None, tmp: Path,
     groups: dict[tuple[str, ...], list[Path]] = {}
     for c in cs:
         groups.setdefault(tuple(suites[c.name][0]), []).append(c.path)
+    for name, copies in again.items():  # last in their group: graded while other workers are busy
+        groups[tuple(suites[name][0])] += copies
     tasks += [Task(paths, None if list(k) == assignment.ids else list(k)) for k, paths in groups.items()]
-    total = len(cs) + len(public_paths)
+    total = len(cs) + len(public_paths) + sum(len(v) for v in again.values())
     started = time.monotonic()
     done = [0]
 
@@ -338,12 +440,56 @@ def _grade_cases(assignment: Assignment, exercises: list[str] | None, tmp: Path,
 
     pub = {r.submission: r for r in grade_all(assignment, tasks[:1], server=server, on_result=tick)}
     results = {r.submission: r for r in grade_all(assignment, tasks[1:], server=server, jobs=jobs, on_result=tick)}
-    return cs, suites, pub, results
+    return cs, suites, pub, results, again
+
+
+def _test_points(r: SubmissionResult, exercises: list[str]) -> dict[tuple[str, str], float]:
+    return {(e.id, t.name): t.points for e in r.exercises if e.id in exercises for t in e.tests}
+
+
+def judge_determinism(cs: list[Case], suites: dict[str, tuple[list[str], str]], results: dict[str, SubmissionResult],
+                      again: dict[str, list[Path]], scope: list[str], jobs: int) -> list[Row]:
+    """One row per exercise: every grading of the same submission awarded the same points, test by test."""
+    by_name = {c.name: c for c in cs}
+    diffs: dict[str, list[str]] = {ex: [] for ex in scope}
+    graded: dict[str, list[str]] = {ex: [] for ex in scope}
+    for name, copies in again.items():
+        if not copies:
+            continue
+        case = by_name[name]
+        mine = [ex for ex in suites[name][0] if ex in scope]
+        label = "the reference" if case.kind == "reference" else f"alternative {case.source.stem}"
+        runs = [results.get(name)] + [results.get(p.stem) for p in copies]
+        for ex in mine:
+            graded[ex].append(f"{label} x{len(runs)}")
+        if any(r is None or r.status != "graded" for r in runs):
+            for ex in mine:
+                diffs[ex].append(f"{label}: {sum(r is None or r.status != 'graded' for r in runs)} of {len(runs)} "
+                                 "gradings did not complete")
+            continue
+        points = [_test_points(r, mine) for r in runs]
+        for key in sorted(set().union(*points)):
+            seen = [pt.get(key) for pt in points]
+            if len(set(seen)) > 1:
+                diffs[key[0]].append(f"{label}: {key[1]} earned " + ", ".join(
+                    "missing" if v is None else f"{v:g}" for v in seen))
+    rows = []
+    where = f" ({jobs} parallel workers)" if jobs > 1 else ""
+    for ex in scope:
+        if not graded[ex]:
+            continue
+        if diffs[ex]:
+            rows.append(Row(ex, "determinism", False, "points differ between gradings of the same submission"
+                            f"{where}: " + " | ".join(diffs[ex][:4]) + (" ..." if len(diffs[ex]) > 4 else "")))
+        else:
+            rows.append(Row(ex, "determinism", True, f"{', '.join(graded[ex])}{where}: identical points, test by "
+                                                     "test"))
+    return rows
 
 
 def run_validation(assignment: Assignment, exercises: list[str] | None = None, *,
                    server: SandboxServer | None = None, jobs: int = 1, full: bool = True,
-                   progress: Callable[[str], None] | None = None) -> list[Row]:
+                   progress: Callable[[str], None] | None = None, repeats: int = REPEATS) -> list[Row]:
     """Phase 2: grade the material and judge every case; one Row per check."""
     scope = exercises or assignment.ids
     rows: list[Row] = []
@@ -352,10 +498,13 @@ def run_validation(assignment: Assignment, exercises: list[str] | None = None, *
         server = SandboxServer()
     try:
         with tempfile.TemporaryDirectory(prefix="torchgrader-validate-") as tmp:
-            cs, suites, pub, results = _grade_cases(assignment, exercises, Path(tmp), server, jobs, full, progress)
+            cs, suites, pub, results, again = _grade_cases(assignment, exercises, Path(tmp), server, jobs, full,
+                                                           progress, repeats)
     finally:
         if own_server and server is not None:
             server.close()
+    declared = {ex: {c.source.stem: declared_misconceptions(c.source) for c in cs
+                     if c.kind == "mutant" and c.exercise == ex} for ex in scope}
     for c in cs:
         r = results[c.name]
         graded, why = suites[c.name]
@@ -365,18 +514,19 @@ def run_validation(assignment: Assignment, exercises: list[str] | None = None, *
             rows += judge_stub(r, scope)
         else:
             row = (judge_alternative(c, r, graded) if c.kind == "alternative"
-                   else judge_mutant(c, r, graded, assignment))
+                   else judge_mutant(c, r, graded, assignment, declared.get(c.exercise)))
             if row.ok and len(graded) > 1:
                 row.detail += f"; no effect on the {len(graded) - 1} other exercise(s)" + (
                     f" it can reach ({why})" if why else "")
             rows.append(row)
     rows += judge_public(pub["reference"], scope, "reference")
     rows += judge_public(pub["stub"], scope, "stub")
+    rows += judge_determinism(cs, suites, results, again, scope, jobs)
     return rows
 
 
 # ---------------------------------------------------------------------- the table
-ORDER = ("static checks", "reference", "public tests on reference", "stub", "public tests on stub")
+ORDER = ("static checks", "reference", "public tests on reference", "stub", "public tests on stub", "determinism")
 
 
 def _order(row: Row) -> tuple[int, str]:
@@ -392,10 +542,20 @@ def table(assignment: Assignment, rows: list[Row], facts: dict[str, ExerciseFact
         mine = sorted((r for r in rows if r.exercise == ex.id), key=_order)
         if not mine:
             continue
-        lines.append(f"\n{ex.id} — {ex.title} ({ex.points:g} points)")
+        lines.append(f"\n{ex.id} — {ex.title} ({ex.points:g} points){diagnosis_summary(mine)}")
         for r in mine:
-            lines.append(f"  {'ok' if r.ok else 'FAIL':<5} {r.check:<{width}} {r.detail}")
+            lines.append(f"  {'ok' if r.ok else 'FAIL':<5} {r.check:<{width}} {r.diagnosis:<8} {r.detail}")
     return "\n".join(lines)
+
+
+def diagnosis_summary(rows: list[Row]) -> str:
+    """"; diagnosis: 7 exact, 3 generic, 0 wrong" for an exercise's mutant rows ("" without mutants)."""
+    found = [r.diagnosis for r in rows if r.check.startswith("mutant ")]
+    if not found:
+        return ""
+    counts = ", ".join(f"{found.count(d)} {d}" for d in ("exact", "generic", "wrong"))
+    missed = found.count("-")
+    return f"; diagnosis of {len(found)} mutants: {counts}" + (f", {missed} not caught" if missed else "")
 
 
 def static_rows(facts: dict[str, ExerciseFacts], assignment: Assignment, scope: list[str]) -> list[Row]:
@@ -411,7 +571,8 @@ def static_rows(facts: dict[str, ExerciseFacts], assignment: Assignment, scope: 
 
 def validate(assignment_id: str, course: Path | None = None, exercises: list[str] | None = None, *,
              server: SandboxServer | None = None, jobs: int = 1, static_only: bool = False, full: bool = True,
-             out: Callable[[str], None] = print, progress: Callable[[str], None] | None = None) -> int:
+             out: Callable[[str], None] = print, progress: Callable[[str], None] | None = None,
+             repeats: int = REPEATS) -> int:
     """Run both phases and print the report; the exit status: 0 sound, 1 a check failed, 2 authoring mistakes."""
     course = Path(course) if course else find_course()
     assignment, facts, problems = static_phase(course, assignment_id, exercises)
@@ -430,7 +591,8 @@ def validate(assignment_id: str, course: Path | None = None, exercises: list[str
     out("Each mutant and alternative is graded on its own exercise and on every other exercise it can reach "
         "(a name that exercise's suite uses, or a global effect such as patching torch)"
         + ("; --full: every case on every suite." if full else "; --full grades every case on every suite."))
-    rows += run_validation(assignment, exercises, server=server, jobs=jobs, full=full, progress=progress)
+    rows += run_validation(assignment, exercises, server=server, jobs=jobs, full=full, progress=progress,
+                           repeats=repeats)
     out(table(assignment, rows, facts))
     bad = [r for r in rows if not r.ok]
     out(f"\n{len(rows)} checks: {len(rows) - len(bad)} ok, {len(bad)} failing")
@@ -453,6 +615,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quick", action="store_true",
                    help="grade each mutant and alternative only on the exercises it can reach (by static analysis) "
                         "instead of on every exercise's suite")
+    p.add_argument("--repeat", type=int, default=REPEATS,
+                   help="grade the reference and one alternative this many times and require identical points "
+                        "(default: %(default)s; 1 skips the check)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 
 
@@ -464,7 +629,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     return validate(args.assignment, Path(args.course) if args.course else None, args.exercise, jobs=args.jobs,
                     static_only=args.static_only, full=not args.quick, out=lambda s: print(s, flush=True),
-                    progress=None if args.quiet else progress)
+                    progress=None if args.quiet else progress, repeats=args.repeat)
 
 
 def main(argv: list[str] | None = None) -> int:

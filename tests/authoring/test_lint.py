@@ -55,6 +55,10 @@ def test_authoring_mistakes_are_reported_with_file_and_line_before_anything_runs
     hidden.write_text(src)
     (course / "assignments/demo/counter/stub.py").write_text("class Counter:\n    def __init__(self, start=0)\n")
     (course / "solutions/demo/counter/mutants/no_doc.py").write_text("class Counter:\n    pass\n")
+    (course / "solutions/demo/basics/mutants/bad_key.py").write_text(
+        '"""Bad key."""\n# misconception: squares, two words\ndef double(x):\n    return x\n')
+    (course / "solutions/demo/basics/mutants/empty_key.py").write_text(
+        '"""No key."""\n# misconception:\ndef double(x):\n    return x\n')
     (course / "assignments/demo/basics/exercise.toml").write_text(
         'id = "basics"\ntitle = "T"\npoints = 4\ntimeout = = 3\n')
     (course / "assignments/demo/counter/public_test.py").unlink()
@@ -72,6 +76,9 @@ def test_authoring_mistakes_are_reported_with_file_and_line_before_anything_runs
     assert f"solutions/demo/basics/test_hidden.py:{no_doc}: test_no_doc has no docstring" in text
     assert "assignments/demo/counter/stub.py:2: does not parse" in text
     assert "solutions/demo/counter/mutants/no_doc.py:1: a mutant needs a module docstring" in text
+    assert "solutions/demo/counter/mutants/no_doc.py:1: a mutant needs a header line `# misconception: key`" in text
+    assert "solutions/demo/basics/mutants/bad_key.py:2: misconception key(s) 'two words' are not keys" in text
+    assert "solutions/demo/basics/mutants/empty_key.py:2: the misconception header names no key" in text
     assert "assignments/demo/basics/exercise.toml:4: not valid TOML" in text
     assert "assignments/demo/counter/public_test.py: missing" in text
     assert "assignments/demo/stray/exercise.toml: exercise 'stray' is not listed in assignment.toml" in text

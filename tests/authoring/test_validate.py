@@ -24,8 +24,15 @@ def test_the_demo_suites_are_sound_and_the_table_says_why(server):
                 "alternative sums", "alternative history", "mutant column_means", "mutant squares",
                 "mutant ignores_start"):
         assert re.search(rf"^  ok +{row} ", out, re.M), row
-    assert re.search(r"mutant column_means +caught \(2/4\) by 1 test\(s\): row_means\(x\) averages each row", out)
-    assert "15 checks: 15 ok, 0 failing" in out
+    assert re.search(r"mutant column_means +exact +caught \(2/4\) by 1 test\(s\): row_means\(x\) averages each row"
+                     r".*; diagnosed as `averages_columns`", out)
+    assert re.search(r"mutant squares +exact +caught .*diagnosed as `squares`", out)
+    assert re.search(r"mutant ignores_start +generic +caught", out)  # declared `none`: a generic message is right
+    assert "basics — Tensor basics (4 points); diagnosis of 2 mutants: 2 exact, 0 generic, 0 wrong" in out
+    # graded three times each (every case is graded on every suite by default, so both exercises see both)
+    assert len(re.findall(r"^  ok +determinism +the reference x3, alternative sums x3: identical points", out,
+                          re.M)) == 2, out
+    assert "17 checks: 17 ok, 0 failing" in out
 
 
 def test_a_weakened_copy_fails_naming_each_culprit(tmp_path: Path, server):
@@ -74,7 +81,7 @@ def test_a_surviving_mutant_names_the_tests_that_should_have_caught_it(tmp_path:
     shutil.copytree(DEMO_COURSE, course, ignore=shutil.ignore_patterns("__pycache__"))
     # a mutant no test can catch (it is equivalent to the reference): the report names the tests that call it
     (course / "solutions/demo/basics/mutants/abs_means.py").write_text(
-        '"""Branches on the sign of x (the same value either way)."""\nimport torch\n\n\n'
+        '"""Branches on the sign of x (the same value either way)."""\n# misconception: none\nimport torch\n\n\n'
         "def double(x):\n    return x * 2\n\n\n"
         "def row_means(x):\n    return x.mean(dim=1) if (x >= 0).all() else x.mean(dim=1)\n")
     code, out = run_validate(course, server, exercises=["basics"])
@@ -83,3 +90,58 @@ def test_a_surviving_mutant_names_the_tests_that_should_have_caught_it(tmp_path:
                      r"the sign of x \(the same value either way\)\.; it changes `row_means`; "
                      r"tests that should have caught it, and passed: "
                      r"test_row_means \(test_hidden.py:25\)\.", out), out
+
+
+def test_validate_checks_the_diagnosis_not_only_the_score(tmp_path: Path, server):
+    course = tmp_path / "course"
+    shutil.copytree(DEMO_COURSE, course, ignore=shutil.ignore_patterns("__pycache__"))
+    basics, counter = course / "solutions/demo/basics", course / "solutions/demo/counter"
+    # 1. a mutant whose feedback names another mutant's misconception
+    (basics / "mutants/cubes.py").write_text(
+        '"""Cubes the values (the suite blames squaring)."""\n# misconception: cubes\n\n\n'
+        "def double(x):\n    return x * x\n")
+    # 2. a mutant that declares a key its feedback never carries
+    ignores = counter / "mutants/ignores_start.py"
+    ignores.write_text(ignores.read_text().replace("# misconception: none", "# misconception: ignores_start"))
+    # 3. an "alternative" that is wrong and is told a misconception
+    (basics / "alternatives/squares_too.py").write_text(
+        "def double(x):\n    return x * x\n\n\ndef row_means(x):\n    return x.mean(dim=1)\n")
+
+    code, out = run_validate(course, server, repeats=1)
+    assert code == 1, out
+    fails = "\n".join(ln for ln in out.splitlines() if re.match(r"  FAIL \w+: ", ln))
+    assert re.search(r"FAIL basics: mutant cubes: its feedback names the wrong misconception: `squares` "
+                     r"\(declared by squares; in double\(x\) doubles every entry\); it declares `cubes`", fails), out
+    assert re.search(r"^  FAIL +mutant cubes +wrong ", out, re.M), out
+    assert re.search(r"FAIL counter: mutant ignores_start: its feedback names no misconception, though it declares "
+                     r"`ignores_start`", fails), out
+    assert re.search(r"^  FAIL +mutant ignores_start +generic ", out, re.M), out
+    assert re.search(r"FAIL basics: alternative squares_too: a correct alternative lost points \(3/4\).*; it "
+                     r"received misconception message\(s\): double\(x\) doubles every entry \[squares\]", fails), out
+    assert "diagnosis of 3 mutants: 2 exact, 0 generic, 1 wrong" in out
+    assert len(fails.splitlines()) == 3, fails
+    assert "determinism" not in out  # --repeat 1 grades each submission once
+
+
+FLAKY = '''
+    import pathlib
+    f = pathlib.Path({path!r})
+    n = int(f.read_text()) + 1
+    f.write_text(str(n))
+    check(n % 2 == 1, "flaky on purpose")
+'''
+
+
+def test_validate_fails_when_grading_the_same_submission_twice_differs(tmp_path: Path, server):
+    course = tmp_path / "course"
+    shutil.copytree(DEMO_COURSE, course, ignore=shutil.ignore_patterns("__pycache__"))
+    gradings = tmp_path / "gradings.txt"
+    gradings.write_text("0")
+    hidden = course / "solutions/demo/counter/test_hidden.py"
+    # a hidden test whose verdict depends on how many times it has run: one grading in two passes
+    doc = '    """Counter driven by a probe"""\n'
+    hidden.write_text(hidden.read_text().replace(doc, doc + FLAKY.format(path=str(gradings)).lstrip("\n")))
+    code, out = run_validate(course, server, exercises=["counter"])
+    assert code == 1, out
+    assert re.search(r"FAIL counter: determinism: points differ between gradings of the same submission: "
+                     r"the reference: Counter driven by a probe earned [01], [01], [01]", out), out

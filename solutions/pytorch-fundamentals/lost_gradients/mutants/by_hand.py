@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: computes the intermediate gradient by hand (4 * w) instead of obtaining it
 from autograd, which is the point of the exercise."""
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: thinks .to(device) detaches the tensor and that argmax merely detaches the
 graph (instead of being non-differentiable)."""
 import torch

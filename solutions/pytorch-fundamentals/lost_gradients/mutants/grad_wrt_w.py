@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: returns the gradient with respect to the leaf w (w.grad) instead of the
 intermediate w2 = w * 2; the chain rule makes it twice too large."""
 import torch

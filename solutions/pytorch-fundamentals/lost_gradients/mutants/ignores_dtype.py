@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: make_leaf forgets the dtype argument (always float32)."""
 import torch
 import torch.nn.functional as F

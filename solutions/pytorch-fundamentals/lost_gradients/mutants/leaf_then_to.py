@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: requires_grad=True first, then .to(device, dtype): the result of .to()
 is a new non-leaf tensor whenever it converts, so .grad never fills in."""
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: trains on 1 - accuracy built from argmax, which has no gradient."""
 import torch
 import torch.nn.functional as F

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: F.nll_loss on raw logits, forgetting the log_softmax it expects."""
 import torch
 import torch.nn.functional as F

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: applies softmax before F.cross_entropy, which already applies log_softmax
 (probabilities are treated as logits)."""
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: sums the per-example cross-entropy instead of averaging it."""
 import torch
 import torch.nn.functional as F

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: reads .grad of the non-leaf w2 without retain_grad(): autograd does not
 keep it, so None comes back."""
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: draws the values with NumPy's generator, so torch.manual_seed does not make
 make_leaf reproducible (the values do not follow torch's global generator)."""
 import numpy as np

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: torch.rand (uniform on [0, 1)) used where a standard normal tensor is required."""
 import torch
 import torch.nn.functional as F

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: mlp_loss returns plain F.cross_entropy(mlp_forward(...)) and lets autograd do
 the work, instead of a custom torch.autograd.Function with the hand-derived backward."""
 import torch

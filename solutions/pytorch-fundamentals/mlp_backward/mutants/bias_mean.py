@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: averages the bias gradients over the batch although dZ already carries the 1/n
 (mean instead of sum)."""
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: the custom Function's backward returns the loss gradients but ignores the
 upstream gradient grad_output (fine only for loss.backward() with a unit seed)."""
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: lays the weight gradients out like nn.Linear.weight (out, in), i.e. transposed
 with respect to W1 (d, h) and W2 (h, C)."""
 import torch

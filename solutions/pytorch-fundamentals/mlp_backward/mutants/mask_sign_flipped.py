@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: the ReLU mask is taken where A <= 0 (the gradient flows through the inactive units)."""
 import torch
 

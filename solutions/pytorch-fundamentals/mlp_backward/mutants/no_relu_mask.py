@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: backpropagates through ReLU as if it were the identity (the mask (A > 0) is missing)."""
 import torch
 

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: forgets that the loss is a mean over the batch: dZ = softmax - onehot is not
 divided by n."""
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: applies ReLU after the output layer too (logits must stay unconstrained)."""
 import torch
 

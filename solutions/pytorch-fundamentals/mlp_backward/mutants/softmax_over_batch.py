@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: the softmax normalises over the batch dimension (dim=0) instead of over
 the classes of each example (dim=1)."""
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: softmax computed as exp(Z) / sum exp(Z) without subtracting the row maximum:
 overflows to inf/nan for large logits."""
 import torch

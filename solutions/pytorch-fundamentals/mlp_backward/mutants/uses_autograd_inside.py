@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: mlp_backward calls autograd (requires_grad_ + backward) instead of the hand
 derivation; it breaks when gradient recording is off."""
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: the custom Function's backward returns gradients only for the weights, not one
 entry (None allowed) per forward input."""
 import torch

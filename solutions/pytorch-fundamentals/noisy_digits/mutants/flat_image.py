@@ -1,3 +1,4 @@
+# misconception: none
 """Returns the image flat, with shape (64,), instead of (1, 8, 8) (no channel dimension for
 Conv2d)."""
 import numpy as np

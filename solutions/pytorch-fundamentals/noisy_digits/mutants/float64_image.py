@@ -1,3 +1,4 @@
+# misconception: none
 """Builds the image from the float64 NumPy data and never casts: the image is float64
 instead of float32."""
 import numpy as np

@@ -1,3 +1,4 @@
+# misconception: none
 """Returns an (8, 8) image, forgetting the channel dimension (1, 8, 8)."""
 import numpy as np
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Forgets to clamp: noisy pixels leave the [0, 1] range."""
 import numpy as np
 import torch

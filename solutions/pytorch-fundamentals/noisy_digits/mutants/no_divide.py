@@ -1,3 +1,4 @@
+# misconception: none
 """Forgets to divide the 0..16 pixel values by 16 (then clamps, so most of the digit
 saturates at 1)."""
 import numpy as np

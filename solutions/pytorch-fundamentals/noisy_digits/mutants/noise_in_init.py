@@ -1,3 +1,4 @@
+# misconception: none
 """Draws the noise once in __init__ (a fixed noisy copy of the data): every access to ds[i]
 returns the same image, and DataLoader workers all see identical noise."""
 import numpy as np

@@ -1,3 +1,4 @@
+# misconception: none
 """Returns the label as it comes from the NumPy array (a NumPy integer), not as a 0-d int64
 tensor."""
 import numpy as np

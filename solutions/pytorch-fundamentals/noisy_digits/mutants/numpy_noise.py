@@ -1,3 +1,4 @@
+# misconception: none
 """Draws the noise with NumPy (np.random.normal) instead of torch's global generator:
 torch.manual_seed does not make it reproducible."""
 import numpy as np

@@ -1,3 +1,4 @@
+# misconception: none
 """Draws one noise value per image (torch.randn(1)) and adds it to every pixel, instead of
 independent noise per pixel."""
 import numpy as np

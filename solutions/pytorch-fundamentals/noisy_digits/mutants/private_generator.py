@@ -1,3 +1,4 @@
+# misconception: none
 """Uses a private torch.Generator created in __init__: torch.manual_seed does not reproduce
 it, and forked DataLoader workers inherit identical generator states (identical noise)."""
 import numpy as np

@@ -1,3 +1,4 @@
+# misconception: none
 """Normalises the caller's array in place (X /= 16) and keeps a reference to it: the
 caller's X is modified."""
 import numpy as np

@@ -1,3 +1,4 @@
+# misconception: none
 """Uses torch.rand (uniform on [0, 1)) instead of torch.randn (standard normal): the noise
 is not centred and has the wrong spread."""
 import numpy as np
