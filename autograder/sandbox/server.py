@@ -120,7 +120,8 @@ def _keeper(req: dict, wait_sock: socket.socket, report_w: int, root_dir: str) -
             if isolated:
                 plan = iso.Plan(read_only=req["read_only"], protected=req.get("protected", []), root_dir=root_dir)
                 iso.build_root(plan, limits, uid, gid)
-                protections["network"] = "isolated (empty network namespace)"
+                lo = "loopback only" if ns.get("loopback") == "up" else f"loopback {ns.get('loopback', 'down')}"
+                protections["network"] = f"isolated (own network namespace, {lo}: nothing else reachable)"
                 protections["filesystem"] = (
                     "private root: system and Python paths read-only, scratch /tmp "
                     f"({limits.scratch_bytes // 2**20} MiB tmpfs) writable, nothing else visible"

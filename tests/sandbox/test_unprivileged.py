@@ -115,7 +115,7 @@ def test_grading_as_an_ordinary_user_uses_user_namespaces():
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "user namespace" in proc.stdout, proc.stdout
-    assert "isolated (empty network namespace)" in proc.stdout
+    assert "isolated (own network namespace, loopback only: nothing else reachable)" in proc.stdout
     assert "NOT isolated" not in proc.stdout
     assert "honest: 6 / 6" in proc.stdout
     assert "hunter: 4 / 6" in proc.stdout  # its other exercises still count
