@@ -17,45 +17,139 @@ class AssignmentError(Exception):
     """Authoring mistake in an assignment's files; the message names the file."""
 
 
-@dataclass
-class Exercise:
-    id: str
-    title: str
-    points: float
-    timeout: float
-    gpu: bool
+# ---------------------------------------------------------------------- the exercise layout
+# The one place that says which file of an exercise is which. Everything else
+# (lint, scaffold, release, Gradescope export, the store's suite version, the
+# judge's collection) asks an :class:`ExerciseLayout` instead of spelling names.
+ASSIGNMENT_TOML = "assignment.toml"
+EXERCISE_TOML = "exercise.toml"
+STATEMENT = "statement.md"
+STUB = "stub.py"
+PUBLIC_TESTS = "public_test.py"
+DATA_DIR = "data"  # optional public data files, shipped next to the notebook
+REFERENCE = "reference.py"
+HIDDEN_TESTS = "test_hidden.py"
+PROBES = "probes.py"
+ALTERNATIVES_DIR = "alternatives"
+MUTANTS_DIR = "mutants"
+
+PUBLIC_FILES = (EXERCISE_TOML, STATEMENT, PUBLIC_TESTS)  # shipped as files (the stub goes into the notebook)
+STAFF_FILES = (REFERENCE, HIDDEN_TESTS, PROBES)  # never shipped to students
+STAFF_DIRS = (ALTERNATIVES_DIR, MUTANTS_DIR)  # never shipped anywhere, Gradescope included
+SUITE_FILE_PATTERNS = ("test_*.py", PUBLIC_TESTS)  # how pytest finds the hidden and public suites
+
+
+@dataclass(frozen=True)
+class ExerciseLayout:
+    """Where one exercise's files live: ``public_dir`` goes to students, ``hidden_dir`` never does."""
+
     public_dir: Path
     hidden_dir: Path
 
-    @property
-    def hidden_tests(self) -> Path:
-        return self.hidden_dir / "test_hidden.py"
+    @classmethod
+    def of(cls, course: Path, assignment_id: str, exercise_id: str) -> ExerciseLayout:
+        return cls(Path(course) / "assignments" / assignment_id / exercise_id,
+                   Path(course) / "solutions" / assignment_id / exercise_id)
 
     @property
-    def public_tests(self) -> Path:
-        return self.public_dir / "public_test.py"
-
-    @property
-    def probes(self) -> Path:
-        return self.hidden_dir / "probes.py"
-
-    @property
-    def reference(self) -> Path:
-        return self.hidden_dir / "reference.py"
-
-    @property
-    def stub(self) -> Path:
-        return self.public_dir / "stub.py"
+    def toml(self) -> Path:
+        return self.public_dir / EXERCISE_TOML
 
     @property
     def statement(self) -> Path:
-        return self.public_dir / "statement.md"
+        return self.public_dir / STATEMENT
+
+    @property
+    def stub(self) -> Path:
+        return self.public_dir / STUB
+
+    @property
+    def public_tests(self) -> Path:
+        return self.public_dir / PUBLIC_TESTS
+
+    @property
+    def data_dir(self) -> Path:
+        return self.public_dir / DATA_DIR
+
+    @property
+    def reference(self) -> Path:
+        return self.hidden_dir / REFERENCE
+
+    @property
+    def hidden_tests(self) -> Path:
+        return self.hidden_dir / HIDDEN_TESTS
+
+    @property
+    def probes(self) -> Path:
+        return self.hidden_dir / PROBES
+
+    @property
+    def alternatives_dir(self) -> Path:
+        return self.hidden_dir / ALTERNATIVES_DIR
+
+    @property
+    def mutants_dir(self) -> Path:
+        return self.hidden_dir / MUTANTS_DIR
+
+    @property
+    def required(self) -> list[Path]:
+        """The files every exercise must have (probes, alternatives and mutants are checked apart)."""
+        return [self.statement, self.stub, self.public_tests, self.reference, self.hidden_tests]
 
     def alternatives(self) -> list[Path]:
-        return sorted((self.hidden_dir / "alternatives").glob("*.py"))
+        return sorted(self.alternatives_dir.glob("*.py"))
 
     def mutants(self) -> list[Path]:
-        return sorted((self.hidden_dir / "mutants").glob("*.py"))
+        return sorted(self.mutants_dir.glob("*.py"))
+
+
+# ---------------------------------------------------------------------- the exercise.toml schema
+@dataclass(frozen=True)
+class Key:
+    """One key of exercise.toml: its type, whether it must be there, and its default when it need not."""
+
+    kind: type | tuple[type, ...]
+    required: bool
+    default: object = None
+    positive: bool = False
+    doc: str = ""
+
+
+EXERCISE_KEYS: dict[str, Key] = {
+    "id": Key(str, False, doc="the exercise id; must equal its folder's name"),
+    "title": Key(str, True, doc="the title students and staff see"),
+    "points": Key((int, float), True, positive=True, doc="must equal the sum of the hidden tests' points"),
+    "timeout": Key((int, float), True, positive=True, doc="seconds per test (wall clock)"),
+    "gpu": Key(bool, False, default=False, doc="graded on CUDA when available, CPU fallback otherwise"),
+}
+
+
+def exercise_toml_problems(meta: dict, folder: str) -> list[tuple[str | None, str]]:
+    """Every way ``meta`` breaks the schema, as (key or None, message); empty when it is sound."""
+    out: list[tuple[str | None, str]] = []
+    for key, value in meta.items():
+        spec = EXERCISE_KEYS.get(key)
+        if spec is None:
+            out.append((key, f"unknown key {key!r} (known: {', '.join(EXERCISE_KEYS)})"))
+        elif not isinstance(value, spec.kind) or (spec.kind is not bool and isinstance(value, bool)):
+            out.append((key, f"`{key}` has the wrong type ({type(value).__name__})"))
+        elif spec.positive and value <= 0:
+            out.append((key, f"`{key}` must be positive"))
+    out += [(None, f"`{key}` is missing") for key, spec in EXERCISE_KEYS.items() if spec.required and key not in meta]
+    if meta.get("id", folder) != folder:
+        out.append(("id", f"id {meta.get('id')!r} does not match its folder {folder!r}"))
+    return out
+
+
+@dataclass(frozen=True)
+class Exercise(ExerciseLayout):
+    """An exercise as exercise.toml declares it, with its files (:class:`ExerciseLayout`)."""
+
+    id: str = ""
+    title: str = ""
+    points: float = 0.0
+    timeout: float = 10.0
+    gpu: bool = False
 
 
 @dataclass
@@ -129,9 +223,9 @@ def load_assignment(
     """Load and check an assignment; ``only`` restricts it to some exercises (authoring)."""
     course = Path(course).resolve() if course else find_course()
     public = course / "assignments" / assignment_id
-    meta_path = public / "assignment.toml"
+    meta_path = public / ASSIGNMENT_TOML
     if not meta_path.exists():
-        known = sorted(p.name for p in (course / "assignments").glob("*") if (p / "assignment.toml").exists())
+        known = sorted(p.name for p in (course / "assignments").glob("*") if (p / ASSIGNMENT_TOML).exists())
         raise AssignmentError(
             f"no assignment {assignment_id!r} in {course / 'assignments'}"
             + (f"; known: {', '.join(known)}" if known else "")
@@ -147,23 +241,14 @@ def load_assignment(
         ex_dir = public / ex_id
         if not ex_dir.is_dir():
             raise AssignmentError(f"{meta_path}: lists {ex_id!r} but {ex_dir} does not exist")
-        em = _read_toml(ex_dir / "exercise.toml")
-        if em.get("id", ex_id) != ex_id:
-            raise AssignmentError(
-                f"{ex_dir / 'exercise.toml'}: id {em.get('id')!r} does not match its folder {ex_id!r}"
-            )
-        try:
-            ex = Exercise(
-                id=ex_id,
-                title=str(em.get("title", ex_id)),
-                points=float(em.get("points", 10)),
-                timeout=float(em.get("timeout", 10)),
-                gpu=bool(em.get("gpu", False)),
-                public_dir=ex_dir,
-                hidden_dir=course / "solutions" / assignment_id / ex_id,
-            )
-        except (TypeError, ValueError) as e:
-            raise AssignmentError(f"{ex_dir / 'exercise.toml'}: {e}") from None
+        layout = ExerciseLayout.of(course, assignment_id, ex_id)
+        em = _read_toml(layout.toml)
+        problems = exercise_toml_problems(em, ex_id)
+        if problems:
+            raise AssignmentError(f"{layout.toml}: " + "; ".join(m for _, m in problems))
+        ex = Exercise(public_dir=layout.public_dir, hidden_dir=layout.hidden_dir, id=ex_id, title=em["title"],
+                      points=float(em["points"]), timeout=float(em["timeout"]),
+                      gpu=em.get("gpu", EXERCISE_KEYS["gpu"].default))
         if need_hidden and not ex.hidden_tests.exists():
             raise AssignmentError(f"{ex.hidden_tests}: missing (every exercise needs its hidden suite)")
         a.exercises.append(ex)

@@ -33,11 +33,19 @@ import traceback
 import zipfile
 from pathlib import Path
 
-from autograder.assignment import Assignment, AssignmentError, find_course, load_assignment
+from autograder.assignment import (
+    ASSIGNMENT_TOML,
+    REFERENCE,
+    STAFF_DIRS,
+    Assignment,
+    AssignmentError,
+    find_course,
+    load_assignment,
+)
 
 ROOT_ENV = "TORCHGRADER_AUTOGRADER_ROOT"
 PYTHON_ENV = "TORCHGRADER_PYTHON"
-HIDDEN_EXCLUDE = ("reference.py", "alternatives", "mutants", "__pycache__")
+HIDDEN_EXCLUDE = (REFERENCE, *STAFF_DIRS, "__pycache__")
 
 SETUP_SH = """\
 #!/usr/bin/env bash
@@ -117,7 +125,7 @@ def export(assignment: Assignment, out: Path) -> Path:
                                                                  assignment=assignment.id), executable=True)
             z.write(wheel, wheel.name)
             pub = f"course/assignments/{assignment.id}"
-            z.write(assignment.public_dir / "assignment.toml", f"{pub}/assignment.toml")
+            z.write(assignment.public_dir / ASSIGNMENT_TOML, f"{pub}/{ASSIGNMENT_TOML}")
             for ex in assignment.exercises:
                 _add_tree(z, ex.public_dir, f"{pub}/{ex.id}")
                 _add_tree(z, ex.hidden_dir, f"course/solutions/{assignment.id}/{ex.id}", HIDDEN_EXCLUDE)

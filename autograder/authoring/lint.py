@@ -20,9 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.assignment import Assignment
+from autograder.assignment import ASSIGNMENT_TOML, EXERCISE_TOML, Assignment, ExerciseLayout, exercise_toml_problems
 
-EXERCISE_KEYS = {"id": str, "title": str, "points": (int, float), "timeout": (int, float), "gpu": bool}
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
 MISCONCEPTION_HEADER = re.compile(r"^#\s*misconception:(.*)$")
 KEY_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -244,6 +243,9 @@ class ExerciseFacts:
     mutants: int = 0
     problems: list[Problem] = field(default_factory=list)
 
+    def problem(self, path: Path, line: int | None, message: str) -> None:
+        self.problems.append(Problem(path, line, message, self.id))
+
 
 def check_assignment(course: Path, assignment_id: str, only: list[str] | None = None) -> dict[str, ExerciseFacts]:
     """Every static check of one assignment; the ``""`` key holds assignment-level problems."""
@@ -252,7 +254,7 @@ def check_assignment(course: Path, assignment_id: str, only: list[str] | None = 
     hidden = course / "solutions" / assignment_id
     facts: dict[str, ExerciseFacts] = {"": ExerciseFacts("")}
     top = facts[""].problems
-    meta_path = public / "assignment.toml"
+    meta_path = public / ASSIGNMENT_TOML
     meta = read_toml(meta_path, top)
     if meta is None:
         return facts
@@ -267,8 +269,8 @@ def check_assignment(course: Path, assignment_id: str, only: list[str] | None = 
         seen.add(i)
     if only is None:
         for d in sorted(p for p in public.iterdir() if p.is_dir()):
-            if (d / "exercise.toml").exists() and d.name not in seen:
-                top.append(Problem(d / "exercise.toml", None,
+            if (d / EXERCISE_TOML).exists() and d.name not in seen:
+                top.append(Problem(d / EXERCISE_TOML, None,
                                    f"exercise {d.name!r} is not listed in {meta_path.name}: it would never be graded"))
         if hidden.is_dir():
             for d in sorted(p for p in hidden.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
@@ -277,80 +279,73 @@ def check_assignment(course: Path, assignment_id: str, only: list[str] | None = 
     for ex_id in ids:
         if only and ex_id not in only:
             continue
-        facts[ex_id] = check_exercise(public / ex_id, hidden / ex_id, ex_id)
+        lay = ExerciseLayout.of(course, assignment_id, ex_id)
+        facts[ex_id] = check_exercise(lay.public_dir, lay.hidden_dir, ex_id)
     return facts
 
 
 def check_exercise(pub: Path, hid: Path, ex_id: str) -> ExerciseFacts:
+    """Every static check of one exercise: its exercise.toml, its files, its tests, its submission code."""
     f = ExerciseFacts(ex_id)
-    probs = f.problems
-
-    def problem(path: Path, line: int | None, message: str) -> None:
-        probs.append(Problem(path, line, message, ex_id))
-
+    lay = ExerciseLayout(pub, hid)
     if not ID_PATTERN.match(ex_id):
-        problem(pub, None, "an exercise id must be lowercase letters, digits and underscores, starting with a letter")
+        f.problem(pub, None, "an exercise id must be lowercase letters, digits and underscores, starting with a letter")
     if not pub.is_dir():
-        problem(pub, None, "missing (the assignment lists this exercise)")
+        f.problem(pub, None, "missing (the assignment lists this exercise)")
         return f
-    # exercise.toml
-    toml_path = pub / "exercise.toml"
-    meta = read_toml(toml_path, probs, ex_id)
-    if meta is not None:
-        for key, value in meta.items():
-            if key not in EXERCISE_KEYS:
-                problem(toml_path, _toml_line(toml_path, key),
-                        f"unknown key {key!r} (known: {', '.join(EXERCISE_KEYS)})")
-            elif not isinstance(value, EXERCISE_KEYS[key]) or (key != "gpu" and isinstance(value, bool)):
-                problem(toml_path, _toml_line(toml_path, key), f"`{key}` has the wrong type ({type(value).__name__})")
-        for key in ("title", "points", "timeout"):
-            if key not in meta:
-                problem(toml_path, None, f"`{key}` is missing")
-        if meta.get("id", ex_id) != ex_id:
-            problem(toml_path, _toml_line(toml_path, "id"),
-                    f"id {meta.get('id')!r} does not match its folder {ex_id!r}")
-        if str(meta.get("title", "")).startswith("TODO"):
-            problem(toml_path, _toml_line(toml_path, "title"), "the title is still the scaffold's TODO")
-        for key in ("points", "timeout"):
-            v = meta.get(key)
-            if isinstance(v, int | float) and not isinstance(v, bool) and v <= 0:
-                problem(toml_path, _toml_line(toml_path, key), f"`{key}` must be positive")
-    # files
-    required = [pub / "statement.md", pub / "stub.py", pub / "public_test.py", hid / "reference.py",
-                hid / "test_hidden.py"]
-    for p in required:
+    _check_toml(lay, f)
+    trees = _check_files(lay, f)
+    _check_tests(lay, trees, f)
+    _check_submission_code(lay, trees, f)
+    return f
+
+
+def _check_toml(lay: ExerciseLayout, f: ExerciseFacts) -> None:
+    """exercise.toml against the one schema (:data:`autograder.assignment.EXERCISE_KEYS`)."""
+    meta = read_toml(lay.toml, f.problems, f.id)
+    if meta is None:
+        return
+    for key, message in exercise_toml_problems(meta, f.id):
+        f.problem(lay.toml, _toml_line(lay.toml, key) if key else None, message)
+    if str(meta.get("title", "")).startswith("TODO"):
+        f.problem(lay.toml, _toml_line(lay.toml, "title"), "the title is still the scaffold's TODO")
+
+
+def _check_files(lay: ExerciseLayout, f: ExerciseFacts) -> dict[Path, ast.Module | None]:
+    """Every file in place; the statement not empty; alternatives and mutants present. Returns the parsed files."""
+    for p in lay.required:
         if not p.is_file():
-            problem(p, None, "missing (every exercise needs it; `torchgrader new` scaffolds it)")
-    statement = pub / "statement.md"
-    if statement.is_file() and not statement.read_text(errors="replace").strip():
-        problem(statement, None, "is empty")
-    alternatives = sorted((hid / "alternatives").glob("*.py"))
-    mutants = sorted((hid / "mutants").glob("*.py"))
+            f.problem(p, None, "missing (every exercise needs it; `torchgrader new` scaffolds it)")
+    if lay.statement.is_file() and not lay.statement.read_text(errors="replace").strip():
+        f.problem(lay.statement, None, "is empty")
+    alternatives, mutants = lay.alternatives(), lay.mutants()
     f.alternatives, f.mutants = len(alternatives), len(mutants)
     if not alternatives:
-        problem(hid / "alternatives", None, "no correct alternative (*.py): add one written differently from the "
-                                            "reference, to show the suite does not grade one way of writing it")
+        f.problem(lay.alternatives_dir, None, "no correct alternative (*.py): add one written differently from the "
+                                              "reference, to show the suite does not grade one way of writing it")
     if not mutants:
-        problem(hid / "mutants", None, "no mutants (*.py): without known-wrong implementations nothing shows that "
-                                       "the hidden tests catch anything")
+        f.problem(lay.mutants_dir, None, "no mutants (*.py): without known-wrong implementations nothing shows "
+                                         "that the hidden tests catch anything")
     for path in [*alternatives, *mutants]:
         if path.stem.startswith("TODO"):
-            problem(path, None, "still has the scaffold's name: rename it after what it does")
+            f.problem(path, None, "still has the scaffold's name: rename it after what it does")
     trees: dict[Path, ast.Module | None] = {}
-    for p in [*required[1:], hid / "probes.py", *alternatives, *mutants]:
-        if p.is_file():
-            trees[p] = parse_file(p, probs, ex_id)
-    stub, reference = trees.get(pub / "stub.py"), trees.get(hid / "reference.py")
-    public_tree, hidden_tree = trees.get(pub / "public_test.py"), trees.get(hid / "test_hidden.py")
-    # tests
+    for p in [*lay.required, lay.probes, *alternatives, *mutants]:
+        if p.is_file() and p != lay.statement:
+            trees[p] = parse_file(p, f.problems, f.id)
+    return trees
+
+
+def _check_tests(lay: ExerciseLayout, trees: dict[Path, ast.Module | None], f: ExerciseFacts) -> None:
+    """Docstrings (the names students see), points on hidden tests, asserts with messages, no public copies."""
     public_bodies: dict[str, tuple[str, int]] = {}
-    for path, tree, is_hidden in ((pub / "public_test.py", public_tree, False), (hid / "test_hidden.py", hidden_tree,
-                                                                                True)):
+    for path, is_hidden in ((lay.public_tests, False), (lay.hidden_tests, True)):
+        tree = trees.get(path)
         if tree is None:
             continue
         fns = find_tests(tree)
         if not fns:
-            problem(path, None, "defines no test (functions named test_...)")
+            f.problem(path, None, "defines no test (functions named test_...)")
         if is_hidden:
             f.hidden_tests = len(fns)
         else:
@@ -358,58 +353,64 @@ def check_exercise(pub: Path, hid: Path, ex_id: str) -> ExerciseFacts:
         for fn, outer in fns:
             doc = ast.get_docstring(fn)
             if not doc or not doc.strip().splitlines()[0].strip():
-                problem(path, fn.lineno, f"{fn.name} has no docstring: its first line is the test name students see")
+                f.problem(path, fn.lineno, f"{fn.name} has no docstring: its first line is the test name students see")
             has_points, value = points_mark(fn, outer)
             if is_hidden:
                 if not has_points:
-                    problem(path, fn.lineno, f"{fn.name} has no @pytest.mark.points(n)")
+                    f.problem(path, fn.lineno, f"{fn.name} has no @pytest.mark.points(n)")
                 elif value is not None and value <= 0:
-                    problem(path, fn.lineno, f"{fn.name} is worth {value:g} points: a hidden test must be worth some")
+                    f.problem(path, fn.lineno, f"{fn.name} is worth {value:g} points: a hidden test must be worth some")
                 dump = body_dump(fn.body)
                 if dump in public_bodies:
                     name, line = public_bodies[dump]
-                    problem(path, fn.lineno, f"{fn.name} is identical to the public test {name} "
-                                             f"(public_test.py:{line}): a hidden test must check something else")
+                    f.problem(path, fn.lineno, f"{fn.name} is identical to the public test {name} "
+                                               f"({lay.public_tests.name}:{line}): a hidden test must check something "
+                                               "else")
             else:
                 public_bodies.setdefault(body_dump(fn.body), (fn.name, fn.lineno))
         for node in ast.walk(tree):
             if isinstance(node, ast.Assert) and node.msg is None:
-                problem(path, node.lineno, "`assert` without a message: the message is all a student sees; write "
-                                           "`assert cond, \"what was expected\"` or use check()/assert_close()")
-    # submission code: the contract, and material that proves something
+                f.problem(path, node.lineno, "`assert` without a message: the message is all a student sees; write "
+                                             "`assert cond, \"what was expected\"` or use check()/assert_close()")
+
+
+def _check_submission_code(lay: ExerciseLayout, trees: dict[Path, ast.Module | None], f: ExerciseFacts) -> None:
+    """The stub leaves work to do; the reference and alternatives define the contract; each case differs."""
+    stub, reference = trees.get(lay.stub), trees.get(lay.reference)
+    alternatives, mutants = lay.alternatives(), lay.mutants()
     if stub is not None:
         if not contract_names(stub):
-            problem(pub / "stub.py", None, "leaves nothing for students to write (no `raise NotImplementedError`)")
+            f.problem(lay.stub, None, "leaves nothing for students to write (no `raise NotImplementedError`)")
         used: set[str] = set()
-        for p in (pub / "public_test.py", hid / "test_hidden.py", hid / "probes.py"):
-            if trees.get(p) is not None:
-                used |= _names_used(trees[p])
+        for p in (lay.public_tests, lay.hidden_tests, lay.probes):
+            tree = trees.get(p)
+            if tree is not None:
+                used |= _names_used(tree)
         names = contract_names(stub, used)
-        for path in [hid / "reference.py", *alternatives]:
+        for path in [lay.reference, *alternatives]:
             tree = trees.get(path)
             if tree is None:
                 continue
             have = defined_names(tree)
             for name, line in names.items():
                 if name not in have:
-                    problem(path, None, f"does not define `{name}` (stub.py:{line} declares it)")
+                    f.problem(path, None, f"does not define `{name}` ({lay.stub.name}:{line} declares it)")
     ref_dump = module_dump(reference) if reference is not None else None
     for path in alternatives:
         tree = trees.get(path)
         if tree is not None and ref_dump is not None and module_dump(tree) == ref_dump:
-            problem(path, None, "is the reference itself: an alternative must be written differently")
+            f.problem(path, None, "is the reference itself: an alternative must be written differently")
     for path in mutants:
         tree = trees.get(path)
         if tree is None:
             continue
         doc = ast.get_docstring(tree)
         if not doc or not doc.strip():
-            problem(path, 1, "a mutant needs a module docstring naming the misconception it encodes")
+            f.problem(path, 1, "a mutant needs a module docstring naming the misconception it encodes")
         for line, message in header_problems(path, path.read_text(encoding="utf-8")):
-            problem(path, line, message)
+            f.problem(path, line, message)
         if ref_dump is not None and module_dump(tree) == ref_dump:
-            problem(path, None, "is the reference itself: a mutant must encode a misconception")
-    return f
+            f.problem(path, None, "is the reference itself: a mutant must encode a misconception")
 
 
 # ---------------------------------------------------------------------- collection (points as pytest sees them)
@@ -496,7 +497,7 @@ def check_points(assignment: Assignment) -> tuple[dict[str, list[CollectedTest]]
                                         ex.id))
         total = sum(t.points or 0.0 for t in mine)
         if mine and abs(total - ex.points) > 1e-9:
-            toml = ex.public_dir / "exercise.toml"
+            toml = ex.toml
             problems.append(Problem(toml, _toml_line(toml, "points"),
                                     f"declares {ex.points:g} points but the hidden tests add up to {total:g} "
                                     f"({len(mine)} tests)", ex.id))

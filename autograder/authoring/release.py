@@ -28,12 +28,18 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.assignment import Assignment, AssignmentError, find_course, load_assignment
+from autograder.assignment import (
+    ASSIGNMENT_TOML,
+    DATA_DIR,
+    PUBLIC_FILES,
+    STAFF_DIRS,
+    STAFF_FILES,
+    Assignment,
+    AssignmentError,
+    find_course,
+    load_assignment,
+)
 from autograder.authoring.notebook import build
-
-STAFF_NAMES = ("reference.py", "test_hidden.py", "probes.py")
-STAFF_DIRS = ("alternatives", "mutants", "solutions")
-PUBLIC_FILES = ("exercise.toml", "statement.md", "public_test.py")
 
 HOWTO = """\
 # {title}: how to work on it
@@ -75,8 +81,8 @@ def release(assignment: Assignment, out: Path, *, force: bool = False) -> list[P
     written.append(out / nb_name)
     dest = out / "assignments" / assignment.id
     dest.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(assignment.public_dir / "assignment.toml", dest / "assignment.toml")
-    written.append(dest / "assignment.toml")
+    shutil.copyfile(assignment.public_dir / ASSIGNMENT_TOML, dest / ASSIGNMENT_TOML)
+    written.append(dest / ASSIGNMENT_TOML)
     for ex in assignment.exercises:
         (dest / ex.id).mkdir(exist_ok=True)
         for name in PUBLIC_FILES:
@@ -84,9 +90,9 @@ def release(assignment: Assignment, out: Path, *, force: bool = False) -> list[P
             if src.is_file():
                 shutil.copyfile(src, dest / ex.id / name)
                 written.append(dest / ex.id / name)
-        data = ex.public_dir / "data"
+        data = ex.data_dir
         if data.is_dir():
-            target = out / "data" / ex.id
+            target = out / DATA_DIR / ex.id
             shutil.copytree(data, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", ".*"))
             written += [p for p in target.rglob("*") if p.is_file()]
     from autograder.authoring.wheel import build_wheel
@@ -200,7 +206,7 @@ def find_leaks(out: Path, assignment: Assignment) -> list[str]:
     leaks = []
     for p in sorted(out.rglob("*")):
         rel = p.relative_to(out)
-        if p.name in STAFF_NAMES or any(part in STAFF_DIRS for part in rel.parts):
+        if p.name in STAFF_FILES or any(part in (*STAFF_DIRS, "solutions") for part in rel.parts):
             leaks.append(f"{rel}: a staff-only file name")
     texts = _bundle_texts(out)
     for fp in fingerprints(assignment):

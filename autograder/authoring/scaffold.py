@@ -14,18 +14,19 @@ import re
 import sys
 from pathlib import Path
 
-from autograder.assignment import AssignmentError, find_course
+from autograder.assignment import ASSIGNMENT_TOML, AssignmentError, ExerciseLayout, find_course
 from autograder.authoring.lint import ID_PATTERN
 
+# Keyed by the ExerciseLayout attribute that names the file ("attr/name" for a file inside a folder).
 FILES = {
-    "assignments/{a}/{e}/exercise.toml": '''\
+    "toml": '''\
 id = "{e}"
 title = "TODO: a short title"
 points = {points:g}                 # must equal the sum of the hidden tests' points
 timeout = 10                # seconds per test (wall clock)
 gpu = false                 # graded on CUDA when available, CPU fallback otherwise
 ''',
-    "assignments/{a}/{e}/statement.md": '''\
+    "statement": '''\
 ## TODO: a short title (`{e}`)
 
 TODO: what students write, in our own words. Name every function and class
@@ -34,7 +35,7 @@ and outputs, and what "correct" means (tolerances are the hidden suite's).
 
 - `{e}(x) -> Tensor`: TODO.
 ''',
-    "assignments/{a}/{e}/stub.py": '''\
+    "stub": '''\
 import torch
 
 
@@ -42,7 +43,7 @@ def {e}(x):
     """TODO: the docstring students see."""
     raise NotImplementedError
 ''',
-    "assignments/{a}/{e}/public_test.py": '''\
+    "public_tests": '''\
 """Public tests of `{e}` (students run them with `torchgrader check`; the graded suite is hidden)."""
 import pytest
 import torch
@@ -56,7 +57,7 @@ def test_small_example(student):
     x = torch.tensor([1.0, 2.0, 3.0])
     assert_close(student.{e}(x), x.clone(), name="{e}(x) on a small input")
 ''',
-    "solutions/{a}/{e}/reference.py": '''\
+    "reference": '''\
 import torch
 
 
@@ -64,7 +65,7 @@ def {e}(x):
     """TODO: the staff solution."""
     return x.clone()
 ''',
-    "solutions/{a}/{e}/test_hidden.py": '''\
+    "hidden_tests": '''\
 """Hidden suite of `{e}`. Every test: a docstring (its name for students), points, messages."""
 import pytest
 import torch
@@ -77,12 +78,12 @@ def test_placeholder(student):
     """TODO: replace this placeholder with the real hidden tests"""
     fail("This exercise's hidden tests are not written yet (placeholder from `torchgrader new`).")
 ''',
-    "solutions/{a}/{e}/probes.py": '''\
+    "probes": '''\
 """Optional trusted harness that runs inside the sandbox: `sandbox.probe("name", ...)` calls
 `name(student, ...)`. Students' code can see it at run time: never put expected answers here.
 Delete this file if the exercise needs no probe."""
 ''',
-    "solutions/{a}/{e}/alternatives/TODO_rename_me.py": '''\
+    "alternatives_dir/TODO_rename_me.py": '''\
 import torch
 
 
@@ -90,7 +91,7 @@ def {e}(x):
     """TODO: a correct implementation written differently from the reference (it must earn full marks)."""
     return torch.clone(x)
 ''',
-    "solutions/{a}/{e}/mutants/TODO_rename_me.py": '''\
+    "mutants_dir/TODO_rename_me.py": '''\
 """TODO: the misconception this mutant encodes, in one sentence (it must lose points)."""
 import torch
 
@@ -122,6 +123,12 @@ def _append_exercise(meta: Path, exercise: str) -> None:
     meta.write_text(text)
 
 
+def _target(layout: ExerciseLayout, key: str) -> Path:
+    attr, _, name = key.partition("/")
+    path = getattr(layout, attr)
+    return path / name if name else path
+
+
 def scaffold(course: Path, assignment: str, exercise: str, *, points: float = 10) -> list[Path]:
     """Create the exercise's files; returns them. Refuses to overwrite anything."""
     if not ID_PATTERN.match(exercise):
@@ -129,21 +136,21 @@ def scaffold(course: Path, assignment: str, exercise: str, *, points: float = 10
                               "starting with a letter (it names a gradebook column and a notebook section)")
     if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", assignment):
         raise AssignmentError(f"{assignment!r} is not a usable assignment id")
-    targets = {rel.format(a=assignment, e=exercise): body for rel, body in FILES.items()}
-    existing = [course / r for r in targets if (course / r).exists()]
-    for d in (course / "assignments" / assignment / exercise, course / "solutions" / assignment / exercise):
+    layout = ExerciseLayout.of(course, assignment, exercise)
+    targets = {_target(layout, key): body for key, body in FILES.items()}
+    existing = [p for p in targets if p.exists()]
+    for d in (layout.public_dir, layout.hidden_dir):
         if d.exists():
             existing.append(d)
     if existing:
         raise AssignmentError(f"{existing[0]} already exists: `new` never overwrites an exercise")
-    meta = course / "assignments" / assignment / "assignment.toml"
+    meta = course / "assignments" / assignment / ASSIGNMENT_TOML
     if not meta.exists():
         meta.parent.mkdir(parents=True, exist_ok=True)
         meta.write_text(f'id = "{assignment}"\ntitle = "TODO: the assignment\'s title"\n'
                         "# Order of the exercises in the notebook and the gradebook.\nexercises = []\n")
     created = []
-    for rel, body in targets.items():
-        path = course / rel
+    for path, body in targets.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(body.format(e=exercise, points=points))
         created.append(path)

@@ -18,12 +18,12 @@ import sqlite3
 import time
 from pathlib import Path
 
-from autograder.assignment import Assignment
+from autograder.assignment import ASSIGNMENT_TOML, EXERCISE_TOML, STAFF_DIRS, Assignment
 from autograder.results import SubmissionResult
 
 DB_NAME = "grades.sqlite"
 SCHEMA_VERSION = 1
-_SKIP_HIDDEN = {"alternatives", "mutants", "__pycache__"}
+_SKIP_HIDDEN = {*STAFF_DIRS, "__pycache__"}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -81,10 +81,10 @@ def suite_version(assignment: Assignment) -> str:
         h.update(path.read_bytes() if path.is_file() else b"<missing>")
         h.update(b"\0")
 
-    add("assignment.toml", assignment.public_dir / "assignment.toml")
+    add(ASSIGNMENT_TOML, assignment.public_dir / ASSIGNMENT_TOML)
     h.update(json.dumps(assignment.ids).encode())
     for ex in assignment.exercises:
-        add(f"{ex.id}/exercise.toml", ex.public_dir / "exercise.toml")
+        add(f"{ex.id}/{EXERCISE_TOML}", ex.toml)
         if not ex.hidden_dir.is_dir():
             continue
         for p in sorted(ex.hidden_dir.rglob("*")):
