@@ -6,11 +6,7 @@ call, so the per-submission cost is the student's own code plus the checks.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
-import sys
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from autograder.assignment import Assignment, AssignmentError
+from autograder.judge import collect
+from autograder.judge.collect import run_pytest
 from autograder.judge.plugin import GradingPlugin
 from autograder.results import SubmissionResult
 from autograder.sandbox.client import SandboxConfig, SandboxServer
@@ -39,14 +37,11 @@ def suite_files(assignment: Assignment, options: GradeOptions) -> list[Path]:
     chosen = assignment.exercises
     if options.exercises:
         chosen = [assignment.exercise(e) for e in options.exercises]
-    files = []
-    for ex in chosen:
-        f = ex.public_tests if options.public else ex.hidden_tests
-        if f.exists():
-            files.append(f)
-        elif not options.public:
-            raise AssignmentError(f"{f}: missing (every exercise needs its hidden suite)")
-    return files
+    if not options.public:
+        for ex in chosen:
+            if not ex.hidden_tests.exists():
+                raise AssignmentError(f"{ex.hidden_tests}: missing (every exercise needs its hidden suite)")
+    return collect.suite_files(assignment, chosen, public=options.public)
 
 
 def grade(
@@ -86,55 +81,15 @@ def grade(
     if not files:
         return results
     try:
-        with tempfile.TemporaryDirectory(prefix="torchgrader-pytest-") as tmp:
-            ini = Path(tmp) / "pytest.ini"
-            ini.write_text("[pytest]\n")
-            args = [
-                *map(str, files),
-                "-c",
-                str(ini),
-                "--rootdir",
-                str(assignment.course),
-                "-p",
-                "no:cacheprovider",
-                "-p",
-                "no:randomly",
-                "-p",
-                "no:logging",  # per-test log capture costs milliseconds per test, per submission
-                "--capture=sys",  # fd-level capture would dup2 three times per test
-                "--assert=plain",
-                "--import-mode=importlib",
-                "-o",
-                "python_files=test_*.py public_test.py",
-                "-q",
-            ]
-            sink = io.StringIO()
-            _forget_suite_modules()
-            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-                code = pytest.main(args, plugins=[plugin, "autograder.judge.plugin"])
-            _forget_suite_modules()
-            if plugin.problems:
-                raise AssignmentError("the assignment's suites have problems:\n" + "\n".join(plugin.problems))
-            if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and (
-                    streamed or len(results) < len(paths)):
-                raise AssignmentError(f"pytest could not run the suites (exit {int(code)}):\n{sink.getvalue()[-3000:]}")
+        code, output = run_pytest(files, assignment.course, [plugin, "autograder.judge.plugin"])
+        if plugin.problems:
+            raise AssignmentError("the assignment's suites have problems:\n" + "\n".join(plugin.problems))
+        if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and (streamed or len(results) < len(paths)):
+            raise AssignmentError(f"pytest could not run the suites (exit {code}):\n{output[-3000:]}")
     finally:
         if own_server:
             server.close()
     return results
-
-
-def _forget_suite_modules() -> None:
-    """Drop imported suite modules so the next collection reads the files again.
-
-    pytest's importlib mode names a suite module after its path under the
-    course (``solutions.demo.basics.test_hidden``); a cached one from another
-    course or an earlier version of the file would otherwise be reused.
-    """
-    for name in list(sys.modules):
-        head = name.split(".", 1)[0]
-        if head in ("solutions", "assignments") or name.rsplit(".", 1)[-1] in ("test_hidden", "public_test"):
-            del sys.modules[name]
 
 
 def default_jobs() -> int:

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import io
 import re
-import tempfile
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from autograder.assignment import ASSIGNMENT_TOML, EXERCISE_TOML, Assignment, ExerciseLayout, exercise_toml_problems
+from autograder.judge import collect
 
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
 MISCONCEPTION_HEADER = re.compile(r"^#\s*misconception:(.*)$")
@@ -431,25 +430,18 @@ class _Collector:
         self.problems: list[Problem] = []
 
     def pytest_configure(self, config: pytest.Config) -> None:
-        config.addinivalue_line("markers", "points(n): points the test is worth")
-        config.addinivalue_line("markers", "timeout(seconds): wall-clock limit of the test")
+        collect.register_markers(config)
 
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
-        from autograder.judge.plugin import test_name
-
         for item in items:
-            ex = self.assignment.by_test_path(Path(str(item.path)))
-            marker = item.get_closest_marker("points")
-            pts = None
-            if marker is not None and marker.args:
-                try:
-                    pts = float(marker.args[0])
-                except (TypeError, ValueError):
-                    self.problems.append(Problem(Path(str(item.path)), item.location[1] + 1,
-                                                 f"{item.name}: points({marker.args[0]!r}) is not a number"))
-            self.tests.append(CollectedTest(ex.id if ex else "", item.nodeid, test_name(item), pts,
-                                            Path(str(item.path)), item.location[1] + 1))
+            path, line = Path(str(item.path)), collect.test_line(item)
+            problem = collect.classify(item, self.assignment)
+            if problem is not None:
+                self.problems.append(Problem(path, line, problem))
+            ex = item.stash.get(collect.EXERCISE, None)
+            self.tests.append(CollectedTest(ex.id if ex else "", item.nodeid, collect.test_name(item),
+                                            item.stash[collect.POINTS], path, line))
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -462,24 +454,11 @@ class _Collector:
 
 def collect_suites(assignment: Assignment, *, public: bool) -> tuple[list[CollectedTest], list[Problem]]:
     """Collect the hidden (or public) suites as grading does, without running a test."""
-    from autograder.grade import _forget_suite_modules
-
-    files = [str(e.public_tests if public else e.hidden_tests) for e in assignment.exercises]
-    files = [f for f in files if Path(f).is_file()]
+    files = collect.suite_files(assignment, public=public)
     collector = _Collector(assignment)
     if not files:
         return [], []
-    with tempfile.TemporaryDirectory(prefix="torchgrader-collect-") as tmp:
-        ini = Path(tmp) / "pytest.ini"
-        ini.write_text("[pytest]\n")
-        args = [*files, "-c", str(ini), "--rootdir", str(assignment.course), "-p", "no:cacheprovider",
-                "-p", "no:randomly", "--import-mode=importlib", "-o", "python_files=test_*.py public_test.py",
-                "--collect-only", "-q"]
-        sink = io.StringIO()
-        _forget_suite_modules()
-        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-            pytest.main(args, plugins=[collector])
-        _forget_suite_modules()
+    collect.run_pytest(files, assignment.course, [collector], collect_only=True)
     return collector.tests, collector.problems
 
 

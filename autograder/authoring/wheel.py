@@ -19,7 +19,7 @@ from pathlib import Path
 import autograder
 
 NAME = "torchgrader"
-FALLBACK_REQUIRES = ["torch>=2.4", "numpy>=1.24", "nbformat>=5.7", "pytest>=7.4",
+FALLBACK_REQUIRES = ["torch>=2.4", "numpy>=1.24", "nbformat>=5.7", "pytest>=8.0",
                      'scikit-learn>=1.3; extra == "data"']
 
 

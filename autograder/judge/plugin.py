@@ -23,7 +23,9 @@ import torch
 from _pytest.runner import runtestprotocol
 
 from autograder.assignment import Assignment
+from autograder.judge import collect
 from autograder.judge.caps import cap_result
+from autograder.judge.collect import EXERCISE, TRACEBACK, test_name
 from autograder.judge.feedback import Failure
 from autograder.judge.proxy import Context, GraderError, SandboxFixture, StudentProblem, StudentProxy, strip_source
 from autograder.judge.tamper import scan
@@ -45,7 +47,7 @@ def _judge_clock(request: pytest.FixtureRequest) -> Any:
     np.random.seed(seed)
     random.seed(seed)
     marker = item.get_closest_marker("timeout")
-    ex = getattr(item, "_tg_exercise", None)
+    ex = item.stash.get(EXERCISE, None)
     CONTEXT.timeout = float(marker.args[0]) if marker else (ex.timeout if ex else 10.0)
     CONTEXT.exercise = ex.id if ex else ""
     CONTEXT.probes_path = ex.probes if ex else None
@@ -85,13 +87,6 @@ def sandbox() -> SandboxFixture:
 
 
 # ---------------------------------------------------------------------- the plugin
-def test_name(item: pytest.Item) -> str:
-    doc = getattr(getattr(item, "function", None), "__doc__", None)
-    if doc and doc.strip():
-        return doc.strip().splitlines()[0].strip()
-    return item.name.removeprefix("test_").replace("_", " ")
-
-
 class GradingPlugin:
     """Collects the suites once and runs them against each submission in turn."""
 
@@ -118,27 +113,17 @@ class GradingPlugin:
         self._excinfo: dict[str, BaseException] = {}
 
     def pytest_configure(self, config: pytest.Config) -> None:
-        config.addinivalue_line("markers", "points(n): points the test is worth")
-        config.addinivalue_line("markers", "timeout(seconds): wall-clock limit of the test")
+        collect.register_markers(config)
 
     def pytest_collection_modifyitems(
         self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
         for item in items:
-            ex = self.assignment.by_test_path(Path(str(item.path)))
-            if ex is None:
-                self.problems.append(f"{item.nodeid}: not inside an exercise folder of {self.assignment.id}")
-                continue
-            item._tg_exercise = ex
-            marker = item.get_closest_marker("points")
-            if marker is None or not marker.args:
-                if self.require_points:
-                    self.problems.append(
-                        f"{item.path}:{item.location[1] + 1}: {item.name} has no @pytest.mark.points(n)"
-                    )
-                item._tg_points = 0.0
-            else:
-                item._tg_points = float(marker.args[0])
+            problem = collect.classify(item, self.assignment)
+            if problem is None and self.require_points and item.stash[collect.POINTS] is None:
+                problem = f"{item.name} has no @pytest.mark.points(n)"
+            if problem is not None:
+                self.problems.append(f"{item.path}:{collect.test_line(item)}: {problem}")
         self.items = items
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
@@ -150,7 +135,7 @@ class GradingPlugin:
         report = yield
         if call.excinfo is not None and item.nodeid not in self._excinfo:
             self._excinfo[item.nodeid] = call.excinfo.value
-            item._tg_tb = "".join(traceback.format_exception(call.excinfo.value))[-3000:]
+            item.stash[TRACEBACK] = "".join(traceback.format_exception(call.excinfo.value))[-3000:]
         return report
 
     @pytest.hookimpl(tryfirst=True)
@@ -166,7 +151,7 @@ class GradingPlugin:
         """Stripped probe source of every exercise with collected tests (loaded before student code)."""
         if self._probes is None:
             self._probes = {}
-            seen = {item._tg_exercise.id: item._tg_exercise for item in self.items}
+            seen = {item.stash[EXERCISE].id: item.stash[EXERCISE] for item in self.items}
             for ex_id, ex in seen.items():
                 if ex.probes is not None and ex.probes.is_file():
                     try:
@@ -204,10 +189,10 @@ class GradingPlugin:
         return cap_result(result)
 
     def _run_item(self, item: pytest.Item) -> TestResult:
-        ex = item._tg_exercise
-        tr = TestResult(nodeid=item.nodeid, name=test_name(item), exercise=ex.id, max_points=item._tg_points)
+        ex = item.stash[EXERCISE]
+        tr = TestResult(nodeid=item.nodeid, name=test_name(item), exercise=ex.id, max_points=collect.points(item))
         self._excinfo.pop(item.nodeid, None)
-        item._tg_tb = ""
+        item.stash[TRACEBACK] = ""
         if hasattr(item, "_initrequest"):
             item._initrequest()
         t0 = time.monotonic()
@@ -249,7 +234,7 @@ class GradingPlugin:
                 f"{str(exc)[:300]}). Compare the types and shapes you return with the exercise statement."
             )
         if tr.status != "passed":
-            tr.detail += getattr(item, "_tg_tb", "")
+            tr.detail += item.stash.get(TRACEBACK, "")
         return tr
 
     def _group(self, tests: list[TestResult]) -> list[ExerciseResult]:
@@ -272,8 +257,8 @@ class GradingPlugin:
             TestResult(
                 nodeid=i.nodeid,
                 name=test_name(i),
-                exercise=i._tg_exercise.id,
-                max_points=i._tg_points,
+                exercise=i.stash[EXERCISE].id,
+                max_points=collect.points(i),
                 status="error",
                 message=message,
             )

@@ -1,0 +1,125 @@
+"""Collecting a suite, in one place: pytest's arguments, the markers, and which exercise and points a test has.
+
+Grading (:mod:`autograder.judge.plugin`) and the authoring linter
+(:mod:`autograder.authoring.lint`) both collect the hidden and public suites;
+they must agree on what a test is worth, so both go through this module.
+Per-test facts live in pytest's ``item.stash`` under the keys below.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+
+from autograder.assignment import HIDDEN_TESTS, PUBLIC_TESTS, SUITE_FILE_PATTERNS, Assignment, Exercise
+
+EXERCISE = pytest.StashKey[Exercise]()  # the exercise whose folder holds the test
+POINTS = pytest.StashKey[float | None]()  # @pytest.mark.points(n); None when the test has no (usable) mark
+TRACEBACK = pytest.StashKey[str]()  # staff-only: the judge-side traceback of the test's first failure
+
+MARKERS = (
+    "points(n): points the test is worth",
+    "timeout(seconds): wall-clock limit of the test",
+)
+
+
+def register_markers(config: pytest.Config) -> None:
+    for line in MARKERS:
+        config.addinivalue_line("markers", line)
+
+
+def test_name(item: pytest.Item) -> str:
+    """What students see: the first line of the test's docstring, else its name in words."""
+    doc = getattr(getattr(item, "function", None), "__doc__", None)
+    if doc and doc.strip():
+        return doc.strip().splitlines()[0].strip()
+    return item.name.removeprefix("test_").replace("_", " ")
+
+
+def test_line(item: pytest.Item) -> int:
+    return item.location[1] + 1 if item.location[1] is not None else 0
+
+
+def classify(item: pytest.Item, assignment: Assignment) -> str | None:
+    """Stash the test's exercise and points; returns a problem (the caller says where) or None.
+
+    A test outside every exercise folder, or whose points mark is not a number, is a problem.
+    A missing points mark is not one here: hidden suites need it, public ones do not (the caller says).
+    """
+    ex = assignment.by_test_path(Path(str(item.path)))
+    item.stash[POINTS] = None
+    if ex is None:
+        return f"{item.name} is not inside an exercise folder of {assignment.id}"
+    item.stash[EXERCISE] = ex
+    marker = item.get_closest_marker("points")
+    if marker is not None and marker.args:
+        try:
+            item.stash[POINTS] = float(marker.args[0])
+        except (TypeError, ValueError):
+            return f"{item.name}: points({marker.args[0]!r}) is not a number"
+    return None
+
+
+def points(item: pytest.Item) -> float:
+    """The test's points (0 when it has none: public tests)."""
+    return item.stash.get(POINTS, None) or 0.0
+
+
+def suite_files(assignment: Assignment, exercises: Iterable[Exercise] | None = None, *, public: bool) -> list[Path]:
+    """The suite file of each exercise (public or hidden); those that do not exist are left out."""
+    chosen = assignment.exercises if exercises is None else exercises
+    return [f for f in ((e.public_tests if public else e.hidden_tests) for e in chosen) if f.is_file()]
+
+
+def pytest_args(files: Iterable[Path], course: Path, ini: Path, *, collect_only: bool = False) -> list[str]:
+    """The one command line with which suites are collected and run."""
+    return [
+        *map(str, files),
+        "-c", str(ini),  # an empty ini: nothing from the course's or the cwd's configuration
+        "--rootdir", str(course),
+        "-p", "no:cacheprovider",
+        "-p", "no:randomly",
+        "-p", "no:logging",  # per-test log capture costs milliseconds per test, per submission
+        "--capture=sys",  # fd-level capture would dup2 three times per test
+        "--assert=plain",  # no assertion rewriting: a failed assert shows its message only, never test code
+        "--import-mode=importlib",
+        "-o", "python_files=" + " ".join(SUITE_FILE_PATTERNS),
+        "-q",
+        *(["--collect-only"] if collect_only else []),
+    ]
+
+
+def run_pytest(files: list[Path], course: Path, plugins: list[object], *,
+               collect_only: bool = False) -> tuple[int, str]:
+    """Run pytest on ``files`` with ``plugins``; returns (exit code, pytest's own output)."""
+    with tempfile.TemporaryDirectory(prefix="torchgrader-pytest-") as tmp:
+        ini = Path(tmp) / "pytest.ini"
+        ini.write_text("[pytest]\n")
+        sink = io.StringIO()
+        forget_suite_modules()
+        try:
+            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+                code = pytest.main(pytest_args(files, course, ini, collect_only=collect_only), plugins=plugins)
+        finally:
+            forget_suite_modules()
+    return int(code), sink.getvalue()
+
+
+def forget_suite_modules() -> None:
+    """Drop imported suite modules so the next collection reads the files again.
+
+    pytest's importlib mode names a suite module after its path under the
+    course (``solutions.demo.basics.test_hidden``); a cached one from another
+    course or an earlier version of the file would otherwise be reused.
+    """
+    stems = (Path(HIDDEN_TESTS).stem, Path(PUBLIC_TESTS).stem)
+    for name in list(sys.modules):
+        head = name.split(".", 1)[0]
+        if head in ("solutions", "assignments") or name.rsplit(".", 1)[-1] in stems:
+            del sys.modules[name]
