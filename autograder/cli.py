@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from autograder.assignment import AssignmentError, load_assignment
+from autograder.batch.backends import REGISTRY
 from autograder.grade import GradeOptions, grade
 from autograder.sandbox.isolation import Limits
 from autograder.session import Budget
@@ -109,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "grades.sqlite (what makes a rerun resume)")
     _add_limits(g)
     g.add_argument("-j", "--jobs", type=int, default=0, help="parallel workers (default: the machine's cores)")
-    g.add_argument("--backend", choices=["process", "docker", "dask"], default="process",
+    g.add_argument("--backend", choices=list(REGISTRY), default="process",
                    help="where workers run: local processes (default), Docker containers, a Dask cluster")
     g.add_argument("--scheduler", help="Dask scheduler address (tcp://host:8786), for --backend dask")
     g.add_argument("--docker-image", default="torchgrader:cpu", help="grader image for --backend docker "
@@ -139,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_staff_commands(sub: argparse._SubParsersAction) -> None:
     """Course staff's authoring commands (their code lives in their own modules)."""
     from autograder.authoring import gradescope_export as gradescope
-    from autograder.authoring import release, scaffold, validate
+    from autograder.authoring import notebook, release, scaffold, validate
 
     n = sub.add_parser("new", help="staff: scaffold a new exercise with every file in place")
     scaffold.add_arguments(n)
@@ -150,6 +151,9 @@ def _add_staff_commands(sub: argparse._SubParsersAction) -> None:
     r = sub.add_parser("release", help="staff: build the student bundle (notebook, public tests, how-to)")
     release.add_arguments(r)
     r.set_defaults(func=release.cmd_release)
+    b = sub.add_parser("notebook", help="staff: build the student notebook from the exercise folders")
+    notebook.add_arguments(b)
+    b.set_defaults(func=notebook.cmd_notebook)
     x = sub.add_parser("export-gradescope", help="staff: write a Gradescope autograder zip")
     gradescope.add_arguments(x)
     x.set_defaults(func=gradescope.cmd_export)

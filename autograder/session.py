@@ -211,6 +211,3 @@ class Session:
     def request(self, op: str, payload: Any = None, *, timeout: float, **fields: Any) -> tuple[dict, Any]:
         sb = self.ensure()
         return sb.request(op, payload, timeout=max(0.01, min(timeout, self.time_left())), **fields)
-
-    def failed_cells(self) -> list[CellResult]:
-        return [c for c in sorted(self.cells.values(), key=lambda c: c.index) if c.status != "ok"]

@@ -8,13 +8,10 @@ swapped in, one cell group per exercise, so a mutant is judged in context.
 This module composes those submissions; ``torchgrader validate``
 (:mod:`autograder.authoring.validate`) grades them and judges the results, after its
 static authoring checks.
-``python -m autograder.authoring.cases ASSIGNMENT [--exercise ID ...]`` now runs
-``torchgrader validate``.
 """
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -81,13 +78,3 @@ def cases(assignment: Assignment, exercises: list[str] | None, workdir: Path) ->
             compose(assignment, {c.exercise: c.source} if c.exercise else {}, c.path)
     return out
 
-
-def main(argv: list[str] | None = None) -> int:
-    """The old entry point: the same as ``torchgrader validate`` with the same arguments."""
-    from autograder.authoring.validate import main as validate_main
-
-    return validate_main(argv)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

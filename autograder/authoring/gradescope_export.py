@@ -225,15 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("run", help="grade /autograder/submission (what run_autograder calls)")
     r.add_argument("--root", default=os.environ.get(ROOT_ENV, "/autograder"))
     r.add_argument("--assignment", required=True)
-    e = sub.add_parser("export", help="write the autograder zip")
-    add_arguments(e)
-    args = p.parse_args(argv)
-    if args.command == "export":
-        try:
-            return cmd_export(args)
-        except AssignmentError as err:
-            print(f"export-gradescope: {err}", file=sys.stderr)
-            return 2
+    args = p.parse_args(argv)  # exporting is `torchgrader export-gradescope`; this entry is Gradescope's only
     run(Path(args.root), args.assignment)
     return 0  # Gradescope reads results.json, which run() always writes
 

@@ -81,18 +81,16 @@ def check_cell(exercise_id: str) -> str:
             f'check("{exercise_id}")')
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m autograder.authoring.notebook", description=__doc__)
-    p.add_argument("assignment")
-    p.add_argument("--code", choices=["stub", "reference"], default="stub")
-    p.add_argument("--out", required=True)
-    p.add_argument("--course")
-    args = p.parse_args(argv)
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("assignment", help="assignment id")
+    p.add_argument("--code", choices=["stub", "reference"], default="stub",
+                   help="what the code cells hold (default: %(default)s)")
+    p.add_argument("--out", required=True, help="the notebook to write")
+    p.add_argument("--course", help="folder holding assignments/ and solutions/ (default: found from cwd)")
+
+
+def cmd_notebook(args: argparse.Namespace) -> int:
     a = load_assignment(args.assignment, Path(args.course) if args.course else None, need_hidden=False)
     nbformat.write(build(a, args.code), args.out)
     print(f"wrote {args.out}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

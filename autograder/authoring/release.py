@@ -22,7 +22,6 @@ import ast
 import json
 import re
 import shutil
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -234,18 +233,3 @@ def cmd_release(args: argparse.Namespace) -> int:
         print(f"  {p.relative_to(args.out)}")
     return 0
 
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="torchgrader release", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(p)
-    args = p.parse_args(argv)
-    try:
-        return cmd_release(args)
-    except AssignmentError as e:
-        print(f"release: {e}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from pathlib import Path
 
 from autograder.assignment import ASSIGNMENT_TOML, AssignmentError, ExerciseLayout, find_course
@@ -176,17 +175,3 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--points", type=float, default=10, help="the exercise's points (default: %(default)s)")
     p.add_argument("--course", help="folder holding assignments/ and solutions/ (default: found from cwd)")
 
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="torchgrader new", description=__doc__)
-    add_arguments(p)
-    args = p.parse_args(argv)
-    try:
-        return cmd_new(args)
-    except AssignmentError as e:
-        print(f"new: {e}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

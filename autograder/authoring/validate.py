@@ -631,18 +631,3 @@ def cmd_validate(args: argparse.Namespace) -> int:
                     static_only=args.static_only, full=not args.quick, out=lambda s: print(s, flush=True),
                     progress=None if args.quiet else progress, repeats=args.repeat)
 
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="torchgrader validate", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(p)
-    args = p.parse_args(argv)
-    try:
-        return cmd_validate(args)
-    except AssignmentError as e:
-        print(f"validate: {e}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

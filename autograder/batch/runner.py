@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import TextIO
 
 from autograder.assignment import Assignment
-from autograder.batch.backends import Job, WorkerFatal
+from autograder.batch import backends
+from autograder.batch.backends import Backend, Job, Where, WorkerFatal
 from autograder.batch.backends.config import WorkerConfig
 from autograder.batch.inputs import Entry, Inputs, Workspace, expand
 from autograder.batch.progress import make_progress
@@ -86,24 +87,11 @@ def grader_failure(assignment: Assignment, entry: Entry, message: str) -> Submis
     )
 
 
-def make_backend(opts: BatchOptions):
+def make_backend(opts: BatchOptions) -> Backend:
     log_dir = opts.out / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
-    if opts.backend == "process":
-        from autograder.batch.backends.process import ProcessBackend
-
-        return ProcessBackend(opts.worker, opts.jobs, log_dir)
-    if opts.backend == "docker":
-        from autograder.batch.backends.docker import DockerBackend
-
-        return DockerBackend(opts.worker, opts.jobs, log_dir, image=opts.docker_image)
-    if opts.backend == "dask":
-        if not opts.scheduler:
-            raise BatchError("--backend dask needs --scheduler ADDRESS (tcp://host:8786)")
-        from autograder.batch.backends.dask import DaskBackend
-
-        return DaskBackend(opts.worker, opts.scheduler, opts.jobs)
-    raise BatchError(f"unknown backend {opts.backend!r}")
+    return backends.make_backend(opts.backend, Where(opts.worker, opts.jobs, log_dir, docker_image=opts.docker_image,
+                                                     scheduler=opts.scheduler))
 
 
 def run_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOptions, *,

@@ -162,8 +162,3 @@ class Store:
         rows = self.db.execute(q + (" WHERE assignment = ?" if assignment else "") + " GROUP BY 1, 2, 3",
                                (assignment,) if assignment else ()).fetchall()
         return {(a, b, c): n for a, b, c, n in rows}
-
-    def all_results(self, assignment: str) -> list[SubmissionResult]:
-        rows = self.db.execute("SELECT result FROM results WHERE assignment = ? ORDER BY student, graded_at",
-                               (assignment,)).fetchall()
-        return [SubmissionResult.from_dict(json.loads(r[0])) for r in rows]

@@ -14,9 +14,10 @@ import base64
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-BACKENDS = ("process", "docker", "dask")
+if TYPE_CHECKING:
+    from autograder.batch.backends.config import WorkerConfig
 
 
 @dataclass
@@ -48,3 +49,47 @@ class Backend(Protocol):
 
     def run(self, jobs: list[Job], deliver: Deliver) -> None:
         """Grade every job, calling ``deliver`` once per job on this thread; raises WorkerFatal."""
+
+
+@dataclass
+class Where:
+    """What a backend factory may need: the workers' settings and how many, and where they run."""
+
+    config: WorkerConfig
+    jobs: int
+    log_dir: Path
+    docker_image: str = "torchgrader:cpu"
+    scheduler: str | None = None  # a Dask scheduler's address
+
+
+def _process(w: Where) -> Backend:
+    from autograder.batch.backends.process import ProcessBackend
+
+    return ProcessBackend(w.config, w.jobs, w.log_dir)
+
+
+def _docker(w: Where) -> Backend:
+    from autograder.batch.backends.docker import DockerBackend
+
+    return DockerBackend(w.config, w.jobs, w.log_dir, image=w.docker_image)
+
+
+def _dask(w: Where) -> Backend:
+    if not w.scheduler:
+        raise WorkerFatal("--backend dask needs --scheduler ADDRESS (tcp://host:8786)")
+    from autograder.batch.backends.dask import DaskBackend
+
+    return DaskBackend(w.config, w.scheduler, w.jobs)
+
+
+# name -> factory; the CLI's --backend choices are these names. Each import is deferred to its factory,
+# so that choosing `process` never imports Dask.
+REGISTRY: dict[str, Callable[[Where], Backend]] = {"process": _process, "docker": _docker, "dask": _dask}
+
+
+def make_backend(name: str, where: Where) -> Backend:
+    """The backend called ``name``; raises WorkerFatal when it is unknown or cannot start."""
+    factory = REGISTRY.get(name)
+    if factory is None:
+        raise WorkerFatal(f"unknown backend {name!r} (known: {', '.join(REGISTRY)})")
+    return factory(where)
