@@ -28,9 +28,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
     assignment = load_assignment(args.assignment, Path(args.course) if args.course else None, only=args.exercise)
     out = Path(args.out)
-    worker = WorkerConfig(course=str(assignment.course), assignment=assignment.id, exercises=args.exercise or None,
-                          memory_gb=args.memory_gb, cell_timeout=args.cell_timeout,
-                          submission_timeout=args.submission_timeout, isolate=not args.no_isolation,
+    worker = WorkerConfig(course=str(assignment.course), assignment=assignment.id, options=_options(args),
                           allow_unisolated=args.allow_unisolated)
     opts = BatchOptions(out=out, worker=worker, jobs=args.jobs or default_jobs(), backend=args.backend,
                         scheduler=args.scheduler, docker_image=args.docker_image, regrade=args.regrade,

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from autograder.assignment import Assignment, AssignmentError
+from autograder.assignment import Assignment, AssignmentError, load_assignment
 from autograder.judge import collect
 from autograder.judge.collect import run_pytest
 from autograder.judge.plugin import GradingPlugin
@@ -25,12 +26,25 @@ from autograder.session import Budget
 
 @dataclass
 class GradeOptions:
+    """The grading settings, once: the CLI fills them in, batch workers receive them as JSON (``to_dict``)."""
+
     public: bool = False  # run the public tests (students' `check`) instead of the hidden ones
     exercises: list[str] | None = None  # restrict to these exercise ids
     isolate: bool = True
     limits: Limits = field(default_factory=Limits)
     budget: Budget = field(default_factory=Budget)
     protected: list[Path] = field(default_factory=list)  # extra paths the sandbox must never see
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"public": self.public, "exercises": self.exercises, "isolate": self.isolate,
+                "limits": asdict(self.limits), "budget": asdict(self.budget),
+                "protected": [str(p) for p in self.protected]}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> GradeOptions:
+        return cls(public=bool(d.get("public", False)), exercises=d.get("exercises"),
+                   isolate=bool(d.get("isolate", True)), limits=Limits(**d.get("limits", {})),
+                   budget=Budget(**d.get("budget", {})), protected=[Path(p) for p in d.get("protected", [])])
 
 
 def suite_files(assignment: Assignment, options: GradeOptions) -> list[Path]:
@@ -92,5 +106,66 @@ def grade(
     return results
 
 
-def default_jobs() -> int:
-    return max(1, len(os.sched_getaffinity(0)))
+def default_jobs(cap: int | None = None) -> int:
+    """Parallel grading processes: one per core this process may use (at most ``cap``)."""
+    n = max(1, len(os.sched_getaffinity(0)))
+    return min(n, cap) if cap else n
+
+
+# ---------------------------------------------------------------------- grading in parallel (validate)
+_WORKER_SERVER: SandboxServer | None = None
+
+
+def _worker_init() -> None:
+    global _WORKER_SERVER
+    import torch
+
+    torch.set_num_threads(1)
+    _WORKER_SERVER = SandboxServer()
+
+
+def _worker_grade(assignment_id: str, course: str, paths: list[str], exercises: list[str] | None,
+                  public: bool) -> list[dict]:
+    a = load_assignment(assignment_id, Path(course))
+    rs = grade(a, [Path(p) for p in paths], server=_WORKER_SERVER,
+               options=GradeOptions(exercises=exercises, public=public))
+    return [r.to_dict() for r in rs]
+
+
+@dataclass
+class Task:
+    """Submissions graded together against the same suites."""
+
+    paths: list[Path]
+    exercises: list[str] | None  # None: every exercise's suite
+    public: bool = False
+
+
+def grade_all(assignment: Assignment, tasks: list[Task], *, server: SandboxServer | None = None, jobs: int = 1,
+              on_result: Callable[[SubmissionResult], None] | None = None) -> list[SubmissionResult]:
+    """Grade every task; with ``jobs > 1``, in that many worker processes (each with its own sandbox server)."""
+    tasks = [t for t in tasks if t.paths]
+    out: list[SubmissionResult] = []
+    if jobs <= 1 or sum(len(t.paths) for t in tasks) <= 2:
+        for t in tasks:
+            out += grade(assignment, t.paths, options=GradeOptions(exercises=t.exercises, public=t.public),
+                         server=server, on_result=on_result)
+        return out
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    chunks: list[Task] = []
+    for t in tasks:  # small chunks keep every worker busy until the end
+        size = max(1, min(4, len(t.paths) // jobs or 1))
+        chunks += [Task(t.paths[i:i + size], t.exercises, t.public) for i in range(0, len(t.paths), size)]
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init) as pool:
+        futures = [pool.submit(_worker_grade, assignment.id, str(assignment.course), [str(p) for p in c.paths],
+                               c.exercises, c.public) for c in chunks]
+        for fut in as_completed(futures):
+            for d in fut.result():
+                r = SubmissionResult.from_dict(d)
+                out.append(r)
+                if on_result:
+                    on_result(r)
+    return out
+

@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 from autograder.assignment import Assignment, load_assignment  # noqa: E402
 from autograder.batch.backends.config import WorkerConfig  # noqa: E402
 from autograder.batch.runner import BatchOptions, run_batch  # noqa: E402
+from autograder.grade import GradeOptions  # noqa: E402
 
 
 def samples(assignment: Assignment, folder: Path, exercises: list[str] | None) -> list[Path]:
@@ -132,7 +133,8 @@ def main() -> None:
         tmp = Path(tmp)
         sources = samples(assignment, tmp / "samples", args.exercise)
         paths = class_of(sources, args.n, tmp / "class")
-        cfg = WorkerConfig(course=str(assignment.course), assignment=assignment.id, exercises=args.exercise)
+        cfg = WorkerConfig(course=str(assignment.course), assignment=assignment.id,
+                           options=GradeOptions(exercises=args.exercise))
         opts = BatchOptions(out=tmp / "out", worker=cfg, jobs=args.jobs, progress="plain", report=True)
         log = open(tmp / "progress.log", "w")  # noqa: SIM115 - closed below
         firsts: list[float] = []

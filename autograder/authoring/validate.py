@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import os
 import sys
 import tempfile
 import time
@@ -56,7 +55,7 @@ from autograder.authoring.lint import (
     hidden_tests_calling,
     reach,
 )
-from autograder.grade import GradeOptions, grade
+from autograder.grade import Task, default_jobs, grade_all
 from autograder.results import SubmissionResult
 from autograder.sandbox.client import SandboxServer
 
@@ -313,64 +312,6 @@ def _judge_mutant_points(case: Case, r: SubmissionResult, scope: list[str], assi
                + (" ..." if len(caught) > 3 else ""))
 
 
-# ---------------------------------------------------------------------- grading, optionally in parallel
-_WORKER_SERVER: SandboxServer | None = None
-
-
-def _worker_init() -> None:
-    global _WORKER_SERVER
-    import torch
-
-    torch.set_num_threads(1)
-    _WORKER_SERVER = SandboxServer()
-
-
-def _worker_grade(assignment_id: str, course: str, paths: list[str], exercises: list[str] | None,
-                  public: bool) -> list[dict]:
-    a = load_assignment(assignment_id, Path(course))
-    rs = grade(a, [Path(p) for p in paths], server=_WORKER_SERVER,
-               options=GradeOptions(exercises=exercises, public=public))
-    return [r.to_dict() for r in rs]
-
-
-@dataclass
-class Task:
-    """Submissions graded together against the same suites."""
-
-    paths: list[Path]
-    exercises: list[str] | None  # None: every exercise's suite
-    public: bool = False
-
-
-def grade_all(assignment: Assignment, tasks: list[Task], *, server: SandboxServer | None = None, jobs: int = 1,
-              on_result: Callable[[SubmissionResult], None] | None = None) -> list[SubmissionResult]:
-    """Grade every task; with ``jobs > 1``, in that many worker processes (each with its own sandbox server)."""
-    tasks = [t for t in tasks if t.paths]
-    out: list[SubmissionResult] = []
-    if jobs <= 1 or sum(len(t.paths) for t in tasks) <= 2:
-        for t in tasks:
-            out += grade(assignment, t.paths, options=GradeOptions(exercises=t.exercises, public=t.public),
-                         server=server, on_result=on_result)
-        return out
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    chunks: list[Task] = []
-    for t in tasks:  # small chunks keep every worker busy until the end
-        size = max(1, min(4, len(t.paths) // jobs or 1))
-        chunks += [Task(t.paths[i:i + size], t.exercises, t.public) for i in range(0, len(t.paths), size)]
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init) as pool:
-        futures = [pool.submit(_worker_grade, assignment.id, str(assignment.course), [str(p) for p in c.paths],
-                               c.exercises, c.public) for c in chunks]
-        for fut in as_completed(futures):
-            for d in fut.result():
-                r = SubmissionResult.from_dict(d)
-                out.append(r)
-                if on_result:
-                    on_result(r)
-    return out
-
-
 def plan(assignment: Assignment, cs: list[Case], scope: list[str], full: bool) -> dict[str, tuple[list[str], str]]:
     """Per case, the suites it is graded on (its own exercise first) and why any other one is included.
 
@@ -601,16 +542,13 @@ def validate(assignment_id: str, course: Path | None = None, exercises: list[str
     return 1 if bad else 0
 
 
-def default_jobs() -> int:
-    return max(1, min(4, len(os.sched_getaffinity(0))))
-
-
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("assignment", help="assignment id, e.g. pytorch-fundamentals")
     p.add_argument("--exercise", action="append", help="only this exercise (repeatable); its mutants are then "
                                                        "checked against the chosen exercises only")
     p.add_argument("--course", help="folder holding assignments/ and solutions/ (default: found from cwd)")
-    p.add_argument("--jobs", "-j", type=int, default=default_jobs(), help="grading processes (default: %(default)s)")
+    p.add_argument("--jobs", "-j", type=int, default=default_jobs(cap=4),  # each holds torch twice: cap memory
+                   help="grading processes (default: %(default)s)")
     p.add_argument("--static-only", action="store_true", help="only the authoring checks; grade nothing")
     p.add_argument("--quick", action="store_true",
                    help="grade each mutant and alternative only on the exercises it can reach (by static analysis) "

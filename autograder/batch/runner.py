@@ -111,8 +111,9 @@ def run_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOption
             print(f"superseded: {old.source} (student {new.student}: {new.source} is newer)", file=err)
         if not inputs.entries:
             raise BatchError("nothing to grade")
-        opts.worker.protected = sorted({*opts.worker.protected, str(out.resolve()), str(ws.path.resolve()),
-                                        *(str(_folder(Path(p)).resolve()) for p in paths)})
+        settings = opts.worker.options
+        settings.protected = sorted({*settings.protected, out.resolve(), ws.path.resolve(),
+                                     *(_folder(Path(p)).resolve() for p in paths)})
 
         todo: list[Entry] = []
         for e in inputs.entries:

@@ -17,6 +17,8 @@ import pytest
 
 from autograder.batch.backends.config import WorkerConfig
 from autograder.batch.backends.docker import DockerBackend
+from autograder.grade import GradeOptions
+from autograder.sandbox.isolation import Limits
 from tests.helpers import DEMO_COURSE, ROOT, run_if
 
 REF = (DEMO_COURSE / "solutions/demo/basics/reference.py").read_text() + "\n# %%\n" + (
@@ -190,7 +192,8 @@ def test_nbgrader_layout_scores_go_into_nbgrader_gradebook(tmp_path, monkeypatch
 
 
 def test_docker_backend_runs_locked_down_containers(tmp_path):
-    cfg = WorkerConfig(course=str(DEMO_COURSE), assignment="demo", memory_gb=2)
+    cfg = WorkerConfig(course=str(DEMO_COURSE), assignment="demo",
+                       options=GradeOptions(limits=Limits(memory_bytes=2 * 2**30), protected=[tmp_path]))
     argv = DockerBackend(cfg, 2, tmp_path, image="torchgrader:cpu", docker=sys.executable).argv(0)
     flags = " ".join(argv)
     for flag in ("--network none", "--read-only", "--memory 4g", "--cpus 1", "--pids-limit 512", "-i --rm",

@@ -1,49 +1,41 @@
-"""What every batch worker is told: which assignment, which limits. Plain JSON."""
+"""What every batch worker is told: which assignment, and the grading settings. Plain JSON both ways."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, replace
+from typing import Any
 
-if TYPE_CHECKING:
-    from autograder.grade import GradeOptions
+from autograder.grade import GradeOptions
 
 
 @dataclass
 class WorkerConfig:
     course: str
     assignment: str
-    exercises: list[str] | None = None
-    memory_gb: float = 6.0
-    cell_timeout: float = 60.0
-    submission_timeout: float = 600.0
-    isolate: bool = True
+    options: GradeOptions = field(default_factory=GradeOptions)  # the one settings object (see GradeOptions)
     allow_unisolated: bool = False  # grade even where the kernel refuses namespaces (hidden tests readable!)
-    protected: list[str] = field(default_factory=list)  # folders no sandbox may see (inputs, output)
     suite_version: str = ""  # when set, a worker with other hidden material refuses to start
 
-    def options(self) -> GradeOptions:
-        from autograder.grade import GradeOptions
-        from autograder.sandbox.isolation import Limits
-        from autograder.session import Budget
+    def to_dict(self) -> dict[str, Any]:
+        return {"course": self.course, "assignment": self.assignment, "options": self.options.to_dict(),
+                "allow_unisolated": self.allow_unisolated, "suite_version": self.suite_version}
 
-        return GradeOptions(
-            exercises=self.exercises,
-            isolate=self.isolate,
-            limits=Limits(memory_bytes=int(self.memory_gb * 2**30)),
-            budget=Budget(cell_seconds=self.cell_timeout, submission_seconds=self.submission_timeout),
-            protected=[Path(p) for p in self.protected],
-        )
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> WorkerConfig:
+        return cls(**{**d, "options": GradeOptions.from_dict(d.get("options", {}))})
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self))
+        return json.dumps(self.to_dict())
 
     @classmethod
     def from_json(cls, text: str) -> WorkerConfig:
-        return cls(**json.loads(text))
+        return cls.from_dict(json.loads(text))
+
+    def elsewhere(self, course: str) -> WorkerConfig:
+        """This config for a worker on another file system (a container, a cluster): no host paths."""
+        return replace(self, course=course, options=replace(self.options, protected=[]))
 
     def job_seconds(self) -> float:
         """How long the parent waits for one job before it declares the worker stuck."""
-        return self.submission_timeout * 1.5 + 120
+        return self.options.budget.submission_seconds * 1.5 + 120

@@ -71,8 +71,7 @@ class DaskBackend:
 
         if not jobs:
             return
-        cfg = json.loads(self.config.to_json())
-        cfg["protected"] = []  # local paths mean nothing on another machine
+        cfg = self.config.elsewhere(self.config.course).to_dict()  # local paths mean nothing on another machine
         bundle = self.client.scatter(pack_course(self.config), broadcast=True, hash=True)
         futures = {}
         for job in jobs:
@@ -201,8 +200,7 @@ def _give_back(cfg: WorkerConfig, pipe: WorkerPipe) -> None:
 
 def grade_task(bundle: bytes, cfg_dict: dict[str, Any], job_payload: dict[str, Any]) -> str:
     """Runs on a Dask worker: grade one submission with a warm local worker; returns JSON text."""
-    cfg = WorkerConfig(**cfg_dict)
-    cfg.course = str(_course(bundle))
+    cfg = WorkerConfig.from_dict(cfg_dict).elsewhere(str(_course(bundle)))
     label = f"dask {os.uname().nodename}:{os.getpid()}"
     job = _PayloadJob(job_payload)
     for attempt in range(2):

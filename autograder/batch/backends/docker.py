@@ -37,14 +37,11 @@ class DockerBackend(ProcessBackend):
         self.run_tag = f"torchgrader-{os.getpid()}"
 
     def container_config(self) -> WorkerConfig:
-        inner = WorkerConfig(**{**self.config.__dict__})
-        inner.course = COURSE_MOUNT
-        inner.protected = []  # nothing of the host is mounted but the course
-        return inner
+        return self.config.elsewhere(COURSE_MOUNT)  # nothing of the host is mounted but the course
 
     def argv(self, slot: int) -> list[str]:
         # Judge, sandbox server and one sandbox each hold torch: room for all three.
-        memory_gb = self.config.memory_gb + 2
+        memory_gb = self.config.options.limits.memory_bytes / 2**30 + 2
         return [
             self.docker, "run", "-i", "--rm",
             "--name", f"{self.run_tag}-{slot}",

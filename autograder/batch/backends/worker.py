@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
     cfg = WorkerConfig.from_json(argv[0])
-    if cfg.isolate and not cfg.allow_unisolated:
+    if cfg.options.isolate and not cfg.allow_unisolated:
         from autograder.sandbox.isolation import unavailable_reason
 
         why = unavailable_reason()
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     from autograder.grade import grade
 
     try:
-        assignment = load_assignment(cfg.assignment, Path(cfg.course), only=cfg.exercises)
+        assignment = load_assignment(cfg.assignment, Path(cfg.course), only=cfg.options.exercises)
     except AssignmentError as e:
         send({"fatal": str(e)})
         return 2
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     from autograder.batch.inputs import private_tempdir
 
     tmp = private_tempdir("worker")
-    options = cfg.options()
+    options = cfg.options
     options.protected.append(tmp)
     current: dict[str, Any] = {}
 
