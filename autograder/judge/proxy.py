@@ -118,6 +118,7 @@ class Context:
     def _problem(self, err: dict, label: str) -> StudentProblem:
         from autograder.judge.caps import cap_error
         from autograder.run import format_frames
+        from autograder.sandbox.seccomp import blocked_hint
 
         err = cap_error(err)
         kind = err.get("kind")
@@ -145,7 +146,7 @@ class Context:
         origin = f"`{frames[-1][2]}`" if frames else f"`{label}`"
         if frames and frames[-1][2] == "<module>":
             origin = "your code"
-        return StudentError(f"{origin} raised {etype}: {msg}{where}")
+        return StudentError(f"{origin} raised {etype}: {msg}{blocked_hint(etype, msg)}{where}")
 
     def _missing_message(self, name: str) -> str:
         from autograder.load import defines
