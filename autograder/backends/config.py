@@ -23,6 +23,7 @@ class WorkerConfig:
     allow_unisolated: bool = False  # grade even where the kernel refuses namespaces (hidden tests readable!)
     protected: list[str] = field(default_factory=list)  # folders no sandbox may see (inputs, output)
     suite_version: str = ""  # when set, a worker with other hidden material refuses to start
+    judge_memory_gb: float = 4.0  # the judge process's own limit (RLIMIT_DATA); about 0.3 GiB is typical use
 
     def options(self) -> GradeOptions:
         from autograder.grade import GradeOptions
