@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from autograder.sandbox import wire
 from autograder.sandbox.client import (
     ProtocolError,
+    ReplyTooLarge,
     SandboxCrashed,
     SandboxOutOfMemory,
     SandboxTimeout,
@@ -104,6 +105,11 @@ class Context:
                 f"started, went over the sandbox's memory limit of {limit:.1f} GiB, and the grader stopped it. "
                 "Look for a tensor that grows with every step, an (n, n) intermediate you do not need, or "
                 "worker processes that each hold a copy of the data."
+            ) from None
+        except ReplyTooLarge:
+            raise StudentError(
+                f"`{label}` returned a value too large for the grader to check: it did not fit in the "
+                "grader's memory limit. Return only what the exercise asks for."
             ) from None
         except (SandboxCrashed, ProtocolError) as e:
             output = self.session.sandbox.output[-600:] if self.session.sandbox else ""

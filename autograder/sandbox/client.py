@@ -62,6 +62,10 @@ class ProtocolError(SandboxError):
     """The sandbox replied with something that is not a valid reply."""
 
 
+class ReplyTooLarge(ProtocolError):
+    """Decoding the sandbox's reply went over the judge's own memory limit."""
+
+
 def _clean_env() -> dict[str, str]:
     import autograder
 
@@ -252,7 +256,7 @@ class Sandbox:
             raise ProtocolError(f"the sandbox sent a malformed reply ({e})") from None
         except MemoryError:
             self.kill()
-            raise ProtocolError("the sandbox's reply did not fit in the grader's memory limit") from None
+            raise ReplyTooLarge("the sandbox's reply did not fit in the grader's memory limit") from None
         finally:
             frame = None
         if self.out_of_memory():  # a child was killed for memory, though the first process answered
