@@ -93,6 +93,8 @@ def _check_count(sandbox, spec, trainable_only, label):
     t_only = True if trainable_only is None else trainable_only
     expected = _count(model, t_only)
     got = info["value"]
+    check(type(got) is int,  # judged on the value itself: the wire keeps NumPy and bool types
+          f"`{call}` for {label} should return a Python int, got {type(got).__name__} ({got!r}).")
     if got != expected:
         why = next((msg for v, msg in _wrong_counts(model, t_only) if v == got and v != expected),
                    None)
