@@ -26,6 +26,7 @@ from autograder.sandbox.client import (
     SandboxTimeout,
     StudentException,
 )
+from autograder.sandbox.seccomp import blocked_hint
 
 
 @dataclass
@@ -141,6 +142,7 @@ class Session:
                 err = cap_error(e.error)
                 frames = format_frames(self.cells_by_index, err.get("frames"))
                 msg = f"{err.get('type', 'Error')}: {err.get('message', '')}"
+                msg += blocked_hint(err.get("type", ""), err.get("message", ""))
                 result = CellResult(
                     cell.index, "error", msg + ("\n" + frames if frames else ""), time.monotonic() - started, cell.label
                 )

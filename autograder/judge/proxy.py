@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from autograder.sandbox import wire
 from autograder.sandbox.client import (
     ProtocolError,
+    ReplyTooLarge,
     SandboxCrashed,
     SandboxOutOfMemory,
     SandboxTimeout,
@@ -144,6 +145,11 @@ class Context:
                 "Look for a tensor that grows with every step, an (n, n) intermediate you do not need, or "
                 "worker processes that each hold a copy of the data."
             ) from None
+        except ReplyTooLarge:
+            raise StudentError(
+                f"`{label}` returned a value too large for the grader to check: it did not fit in the "
+                "grader's memory limit. Return only what the exercise asks for."
+            ) from None
         except (SandboxCrashed, ProtocolError) as e:
             output = self.session.sandbox.output[-600:] if self.session.sandbox else ""
             raise StudentCrash(
@@ -156,6 +162,7 @@ class Context:
 
     def _problem(self, err: dict, label: str) -> StudentProblem:
         from autograder.judge.caps import cap_error
+        from autograder.sandbox.seccomp import blocked_hint
         from autograder.session import format_frames
 
         err = cap_error(err)
@@ -184,7 +191,7 @@ class Context:
         origin = f"`{frames[-1][2]}`" if frames else f"`{label}`"
         if frames and frames[-1][2] == "<module>":
             origin = "your code"
-        return StudentError(f"{origin} raised {etype}: {msg}{where}")
+        return StudentError(f"{origin} raised {etype}: {msg}{blocked_hint(etype, msg)}{where}")
 
     def _missing_message(self, name: str) -> str:
         from autograder.load import defines

@@ -51,7 +51,7 @@ def console_report(r: SubmissionResult, *, verbose: bool = False) -> str:
 def protections_report(protections: dict[str, str]) -> str:
     lines = ["Sandbox protections:"]
     for k, v in protections.items():
-        warn = "  <-- WARNING" if v.startswith("NOT") else ""
+        warn = "  <-- WARNING" if v.startswith(("NOT", "per process only")) else ""
         lines.append(f"  {k:<11} {v}{warn}")
     return "\n".join(lines)
 

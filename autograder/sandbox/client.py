@@ -62,6 +62,10 @@ class ProtocolError(SandboxError):
     """The sandbox replied with something that is not a valid reply."""
 
 
+class ReplyTooLarge(ProtocolError):
+    """Decoding the sandbox's reply went over the judge's own memory limit."""
+
+
 def _clean_env() -> dict[str, str]:
     import autograder
 
@@ -75,7 +79,7 @@ def _clean_env() -> dict[str, str]:
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
     }
-    for k in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH"):
+    for k in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "TORCHGRADER_NO_CGROUPS"):
         if k in os.environ:
             env[k] = os.environ[k]
     return env
@@ -252,7 +256,7 @@ class Sandbox:
             raise ProtocolError(f"the sandbox sent a malformed reply ({e})") from None
         except MemoryError:
             self.kill()
-            raise ProtocolError("the sandbox's reply did not fit in the grader's memory limit") from None
+            raise ReplyTooLarge("the sandbox's reply did not fit in the grader's memory limit") from None
         finally:
             frame = None
         if self.out_of_memory():  # a child was killed for memory, though the first process answered

@@ -23,6 +23,7 @@ import tempfile
 import traceback
 from typing import Any
 
+from autograder.sandbox import seccomp
 from autograder.sandbox.cgroups import Cgroups, SandboxCgroup, open_cgroups, per_process_report
 
 PRELOAD = ("torch", "torch.nn", "torch.nn.functional", "torch.utils.data", "torch.optim", "numpy")
@@ -151,6 +152,10 @@ def _keeper(req: dict, wait_sock: socket.socket, report_w: int, root_dir: str) -
             # The server replaces this with the real scope (a cgroup for the whole sandbox, or per process).
             protections["memory"] = f"address space of each process limited to {limits.memory_bytes / 2**30:.1f} GiB"
             iso.prctl(iso.PR_SET_DUMPABLE, 0)
+            try:  # last step of the set-up, before the first student cell: inherited by every child
+                protections["syscalls"] = seccomp.report(seccomp.install())
+            except OSError as e:
+                protections["syscalls"] = f"NOT filtered: the kernel refused the seccomp filter ({e})"
             wait_fd = wait_sock.fileno()
             for fd in _open_fds():
                 if fd not in (0, 1, 2, wait_fd):

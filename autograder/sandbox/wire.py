@@ -262,7 +262,10 @@ class Decoder:
         storage = self.storages.get(sid)
         if storage is None:
             data = self.blobs[self._storage_blob[sid]]
-            buf = torch.empty(len(data), dtype=torch.uint8)
+            try:
+                buf = torch.empty(len(data), dtype=torch.uint8)
+            except RuntimeError:  # torch's CPU allocator reports a refused allocation this way
+                raise MemoryError(f"cannot allocate {len(data)} bytes for a tensor storage") from None
             if len(data):
                 buf.numpy()[:] = np.frombuffer(data, dtype=np.uint8)
             storage = self.storages[sid] = buf.untyped_storage()

@@ -117,6 +117,10 @@ def test_grading_as_an_ordinary_user_uses_user_namespaces():
     assert "user namespace" in proc.stdout, proc.stdout
     assert "isolated (own network namespace, loopback only: nothing else reachable)" in proc.stdout
     assert "NOT isolated" not in proc.stdout
+    assert "seccomp filter" in proc.stdout
+    # no delegated cgroup for this user here: the report must not claim a whole-sandbox limit
+    if "whole sandbox limited" not in proc.stdout:
+        assert "per process only" in proc.stdout, proc.stdout
     assert "honest: 6 / 6" in proc.stdout
     assert "hunter: 4 / 6" in proc.stdout  # its other exercises still count
     assert (out / "gradebook.csv").exists()

@@ -16,10 +16,12 @@ class WorkerConfig:
     options: GradeOptions = field(default_factory=GradeOptions)  # the one settings object (see GradeOptions)
     allow_unisolated: bool = False  # grade even where the kernel refuses namespaces (hidden tests readable!)
     suite_version: str = ""  # when set, a worker with other hidden material refuses to start
+    judge_memory_gb: float = 4.0  # the judge process's own limit (RLIMIT_DATA); about 0.3 GiB is typical use
 
     def to_dict(self) -> dict[str, Any]:
         return {"course": self.course, "assignment": self.assignment, "options": self.options.to_dict(),
-                "allow_unisolated": self.allow_unisolated, "suite_version": self.suite_version}
+                "allow_unisolated": self.allow_unisolated, "suite_version": self.suite_version,
+                "judge_memory_gb": self.judge_memory_gb}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> WorkerConfig:

@@ -54,6 +54,26 @@ def _safe_file_name(name: str) -> str:
     return keep or "submission.py"
 
 
+def limit_judge_memory(gib: float) -> None:
+    """Give this judge process a memory limit of its own.
+
+    ``RLIMIT_DATA`` counts private writable memory (the heap, decoded replies,
+    tensors), not address space merely reserved, so CUDA's large reservations
+    still work where ``RLIMIT_AS`` would break them. Past the limit an
+    allocation fails with MemoryError: that test (or that submission) fails
+    with a message, and the worker, the batch and the other submissions go on.
+    """
+    import resource
+
+    if gib <= 0:
+        return
+    want = int(gib * 2**30)
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    if hard != resource.RLIM_INFINITY:
+        want = min(want, hard)
+    resource.setrlimit(resource.RLIMIT_DATA, (want, hard))
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     job_lines, proto = _protocol_streams()
@@ -139,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     if "error" in started:
         send({"fatal": f"the sandbox server could not start: {started['error']}"})
         return 2
+    limit_judge_memory(cfg.judge_memory_gb)  # after the server started: it must not inherit the limit
     try:
         with started["server"] as server:
             send({"ready": True, "pid": os.getpid(), "suite_version": version})
@@ -152,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # noqa: BLE001 - report what stopped the worker, then exit
         job = current.get("job")
         detail = "".join(traceback.format_exception(e))[-3000:]
+        if isinstance(e, MemoryError):
+            detail = (f"the judge went over its own memory limit ({cfg.judge_memory_gb:g} GiB) grading this "
+                      f"submission; it was not graded (the rest of the batch is unaffected)\n{detail[-1500:]}")
         send({"id": job["id"], "error": detail} if job else {"fatal": detail})
         return 1
     finally:

@@ -1,0 +1,245 @@
+"""A seccomp filter for the sandbox: the kernel interfaces most container escapes start from.
+
+Installed in the sandbox's first process after its namespaces, root and
+limits are in place and before the first student cell, it is inherited by
+every process the student starts and cannot be removed. Blocked calls fail
+with EPERM: new namespaces (``unshare``, ``setns``, namespace flags of
+``clone``), mounting (``mount``, ``umount2``, ``pivot_root``, the new mount
+API), ``ptrace`` and ``process_vm_readv/writev``, ``bpf``,
+``perf_event_open``, ``userfaultfd``, kernel keyrings, module loading and
+``kexec``. ``clone3`` passes its flags in memory a filter cannot read, so it
+answers ENOSYS: libc then falls back to ``clone``, whose flags are checked.
+Threads, ``fork``, DataLoader workers, ``torch.multiprocessing`` and
+``torch.compile``'s compiler subprocesses are unaffected.
+
+libseccomp is used through ctypes where it is installed; otherwise the small
+BPF program is built here (x86_64 and aarch64, architecture checked in the
+filter: any other ABI, x32 included, gets EPERM for every call).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import platform
+import struct
+
+CLONE_NS_FLAGS = {
+    "CLONE_NEWNS": 0x00020000,
+    "CLONE_NEWCGROUP": 0x02000000,
+    "CLONE_NEWUTS": 0x04000000,
+    "CLONE_NEWIPC": 0x08000000,
+    "CLONE_NEWUSER": 0x10000000,
+    "CLONE_NEWPID": 0x20000000,
+    "CLONE_NEWNET": 0x40000000,
+}
+CLONE_NS_MASK = sum(CLONE_NS_FLAGS.values())
+
+DENIED = (
+    "unshare", "setns", "mount", "umount2", "pivot_root",
+    "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
+    "ptrace", "process_vm_readv", "process_vm_writev",
+    "bpf", "perf_event_open", "userfaultfd",
+    "keyctl", "add_key", "request_key",
+    "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
+)  # fmt: skip
+
+# name -> number, per architecture (the generic table for aarch64)
+SYSCALLS = {
+    "x86_64": {
+        "unshare": 272, "setns": 308, "mount": 165, "umount2": 166, "pivot_root": 155,
+        "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
+        "mount_setattr": 442, "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311,
+        "bpf": 321, "perf_event_open": 298, "userfaultfd": 323, "keyctl": 250, "add_key": 248,
+        "request_key": 249, "init_module": 175, "finit_module": 313, "delete_module": 176,
+        "kexec_load": 246, "kexec_file_load": 320, "clone": 56, "clone3": 435, "seccomp": 317,
+    },
+    "aarch64": {
+        "unshare": 97, "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41,
+        "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
+        "mount_setattr": 442, "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271,
+        "bpf": 280, "perf_event_open": 241, "userfaultfd": 282, "keyctl": 219, "add_key": 217,
+        "request_key": 218, "init_module": 105, "finit_module": 273, "delete_module": 106,
+        "kexec_load": 104, "kexec_file_load": 294, "clone": 220, "clone3": 435, "seccomp": 277,
+    },
+}  # fmt: skip
+AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+X32_SYSCALL_BIT = 0x40000000
+
+RET_ALLOW = 0x7FFF0000
+RET_ERRNO = 0x00050000
+PR_SET_NO_NEW_PRIVS = 38
+SECCOMP_SET_MODE_FILTER = 1
+SECCOMP_FILTER_FLAG_TSYNC = 1
+
+# classic BPF opcodes
+_LD_W_ABS = 0x20
+_JEQ_K = 0x15
+_JGE_K = 0x35
+_JSET_K = 0x45
+_RET_K = 0x06
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _load_libseccomp() -> ctypes.CDLL | None:
+    """Loaded when this module is imported (in the server, before any sandbox's root is built)."""
+    name = ctypes.util.find_library("seccomp") or "libseccomp.so.2"
+    try:
+        lib = ctypes.CDLL(name, use_errno=True)
+    except OSError:
+        return None
+    lib.seccomp_init.restype = ctypes.c_void_p
+    lib.seccomp_init.argtypes = [ctypes.c_uint32]
+    lib.seccomp_rule_add_array.argtypes = [
+        ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint, ctypes.c_void_p,
+    ]  # fmt: skip
+    lib.seccomp_attr_set.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32]
+    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+    lib.seccomp_load.argtypes = [ctypes.c_void_p]
+    lib.seccomp_release.argtypes = [ctypes.c_void_p]
+    return lib
+
+
+_LIBSECCOMP = _load_libseccomp()
+
+
+class FilterError(OSError):
+    """The kernel (or libseccomp) refused the filter."""
+
+
+def errno_action(err: int) -> int:
+    return RET_ERRNO | (err & 0xFFFF)
+
+
+def build_program(arch: str) -> bytes:
+    """The filter as a classic BPF program (an array of ``struct sock_filter``)."""
+    nrs = SYSCALLS[arch]
+    eperm, enosys = errno_action(errno.EPERM), errno_action(errno.ENOSYS)
+    prog: list[tuple[int, int, int, int]] = [
+        (_LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
+        (_JEQ_K, 1, 0, AUDIT_ARCH[arch]),
+        (_RET_K, 0, 0, eperm),  # another ABI (i386 through int 0x80, arm32): nothing allowed
+        (_LD_W_ABS, 0, 0, 0),  # seccomp_data.nr
+    ]
+    if arch == "x86_64":
+        prog += [(_JGE_K, 0, 1, X32_SYSCALL_BIT), (_RET_K, 0, 0, eperm)]
+    prog += [(_JEQ_K, 0, 1, nrs["clone3"]), (_RET_K, 0, 0, enosys)]
+    for name in DENIED:
+        prog += [(_JEQ_K, 0, 1, nrs[name]), (_RET_K, 0, 0, eperm)]
+    prog += [
+        (_JEQ_K, 1, 0, nrs["clone"]),
+        (_RET_K, 0, 0, RET_ALLOW),
+        (_LD_W_ABS, 0, 0, 16),  # low 32 bits of args[0]: clone's flags (little-endian)
+        (_JSET_K, 0, 1, CLONE_NS_MASK),
+        (_RET_K, 0, 0, eperm),
+        (_RET_K, 0, 0, RET_ALLOW),
+    ]
+    return b"".join(struct.pack("HBBI", *ins) for ins in prog)
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+class _ArgCmp(ctypes.Structure):
+    _fields_ = [
+        ("arg", ctypes.c_uint),
+        ("op", ctypes.c_int),
+        ("datum_a", ctypes.c_uint64),
+        ("datum_b", ctypes.c_uint64),
+    ]
+
+
+def _set_no_new_privs() -> None:
+    if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        err = ctypes.get_errno()
+        raise FilterError(err, f"no_new_privs: {errno.errorcode.get(err, err)}")
+
+
+def install_bpf(arch: str | None = None) -> None:
+    """Install the hand-built program (all threads of this process, then every child)."""
+    arch = arch or platform.machine()
+    if arch not in SYSCALLS:
+        raise FilterError(errno.ENOSYS, f"no syscall table for {arch}")
+    code = build_program(arch)
+    buf = ctypes.create_string_buffer(code, len(code))
+    fprog = _SockFprog(len(code) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    _set_no_new_privs()
+    rc = _libc.syscall(
+        SYSCALLS[arch]["seccomp"], SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, ctypes.byref(fprog)
+    )
+    if rc != 0:
+        err = ctypes.get_errno()
+        raise FilterError(err, f"seccomp: {errno.errorcode.get(err, err)}")
+
+
+def install_libseccomp() -> None:
+    """The same rules through libseccomp (which also knows the host's other ABIs)."""
+    lib = _LIBSECCOMP
+    if lib is None:
+        raise FilterError(errno.ENOENT, "libseccomp is not installed")
+    ctx = lib.seccomp_init(RET_ALLOW)
+    if not ctx:
+        raise FilterError(errno.ENOMEM, "seccomp_init failed")
+    try:
+        eperm = errno_action(errno.EPERM)
+
+        def rule(action: int, name: str, cmps: list[_ArgCmp] | None = None) -> None:
+            nr = lib.seccomp_syscall_resolve_name(name.encode())
+            if nr < 0:  # unknown to this libseccomp (older than the call): nothing to block
+                return
+            arr = (_ArgCmp * len(cmps))(*cmps) if cmps else None
+            rc = lib.seccomp_rule_add_array(ctx, action, nr, len(cmps or []), arr)
+            if rc < 0:
+                raise FilterError(-rc, f"seccomp_rule_add {name}: {errno.errorcode.get(-rc, -rc)}")
+
+        lib.seccomp_attr_set(ctx, 2, eperm)  # SCMP_FLTATR_ACT_BADARCH: other ABIs get EPERM
+        lib.seccomp_attr_set(ctx, 4, 1)  # SCMP_FLTATR_CTL_TSYNC
+        for name in DENIED:
+            rule(eperm, name)
+        rule(errno_action(errno.ENOSYS), "clone3")
+        for flag in CLONE_NS_FLAGS.values():  # SCMP_CMP_MASKED_EQ (7): (flags & flag) == flag
+            rule(eperm, "clone", [_ArgCmp(0, 7, flag, flag)])
+        _set_no_new_privs()
+        rc = lib.seccomp_load(ctx)
+        if rc < 0:
+            raise FilterError(-rc, f"seccomp_load: {errno.errorcode.get(-rc, -rc)}")
+    finally:
+        lib.seccomp_release(ctx)
+
+
+def install() -> str:
+    """Install the filter in this process; returns how (for the protections report)."""
+    if _LIBSECCOMP is not None:
+        try:
+            install_libseccomp()
+            return "libseccomp"
+        except FilterError:
+            pass
+    install_bpf()
+    return "BPF program"
+
+
+def report(how: str) -> str:
+    return (
+        f"seccomp filter ({how}): new namespaces (unshare, setns, clone with namespace flags; clone3 answers "
+        "ENOSYS so libc uses clone), mount/umount/pivot_root and the new mount API, ptrace, "
+        "process_vm_readv/writev, bpf, perf_event_open, userfaultfd, kernel keyrings, module loading and "
+        "kexec fail with EPERM"
+    )
+
+
+BLOCKED_HINT = (
+    " The grader does not allow this: its sandbox blocks system calls that create namespaces, mount file "
+    "systems, trace other processes (ptrace), load kernel code, or use kernel keyrings, bpf or perf events; "
+    "they fail with 'Operation not permitted'. Graded code must not need them."
+)
+
+
+def blocked_hint(etype: str, message: str) -> str:
+    """The hint to add to a student's error when it is an EPERM the filter may have caused, else ""."""
+    if etype in ("PermissionError", "OSError") and ("[Errno 1]" in message or "Operation not permitted" in message):
+        return BLOCKED_HINT
+    return ""
