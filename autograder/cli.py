@@ -8,8 +8,8 @@ from pathlib import Path
 
 from autograder.assignment import AssignmentError, load_assignment
 from autograder.grade import GradeOptions, grade
-from autograder.run import Budget
 from autograder.sandbox.isolation import Limits
+from autograder.session import Budget
 
 
 def _options(args: argparse.Namespace) -> GradeOptions:
@@ -21,8 +21,8 @@ def _options(args: argparse.Namespace) -> GradeOptions:
 
 def cmd_grade(args: argparse.Namespace) -> int:
     """TAs: grade a class in parallel, resumably; gradebook, feedback and class report in --out."""
-    from autograder.backends.config import WorkerConfig
-    from autograder.batch import BatchError, BatchOptions, run_batch
+    from autograder.batch.backends.config import WorkerConfig
+    from autograder.batch.runner import BatchError, BatchOptions, run_batch
     from autograder.grade import default_jobs
 
     assignment = load_assignment(args.assignment, Path(args.course) if args.course else None, only=args.exercise)
@@ -138,7 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_staff_commands(sub: argparse._SubParsersAction) -> None:
     """Course staff's authoring commands (their code lives in their own modules)."""
-    from autograder import gradescope, release, scaffold, validate
+    from autograder.authoring import gradescope_export as gradescope
+    from autograder.authoring import release, scaffold, validate
 
     n = sub.add_parser("new", help="staff: scaffold a new exercise with every file in place")
     scaffold.add_arguments(n)

@@ -20,9 +20,9 @@ import pytest
 from autograder.assignment import Assignment, AssignmentError
 from autograder.judge.plugin import GradingPlugin
 from autograder.results import SubmissionResult
-from autograder.run import Budget
 from autograder.sandbox.client import SandboxConfig, SandboxServer
 from autograder.sandbox.isolation import Limits
+from autograder.session import Budget
 
 
 @dataclass

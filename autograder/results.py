@@ -9,7 +9,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-STATUSES = ("passed", "failed", "error", "timeout", "skipped")
+# "grader_error": the grader's own code failed on this test (never the student's mistake);
+# the test's points are withheld from the maximum (``TestResult.withheld``) until staff fix it.
+STATUSES = ("passed", "failed", "error", "timeout", "skipped", "grader_error")
 
 
 @dataclass
@@ -33,6 +35,17 @@ class TestResult:
     seconds: float = 0.0
     detail: str = ""  # staff-only: the judge-side traceback; never shown to students
     misconception: str = ""  # key of the misconception the feedback names ("" when none)
+    withheld: float = 0.0  # points taken out of max_points by a grader error (staff must review)
+
+
+@dataclass
+class Flag:
+    """One reason a submission is flagged for a TA's review (tamper evidence); points are unaffected."""
+
+    cell: int
+    line: int
+    where: str  # how staff find it: "cell 4 (`def f(x):`), line 2"
+    reason: str
 
 
 @dataclass
@@ -69,6 +82,28 @@ class SubmissionResult:
     sha256: str = ""
     student: str = ""
     output: str = ""  # what the student's code printed (capped)
+    flags: list[Flag] = field(default_factory=list)  # tamper evidence found by the judge's static scan
+
+    @property
+    def flagged(self) -> bool:
+        return bool(self.flags)
+
+    @property
+    def grader_errors(self) -> list[TestResult]:
+        """Tests the grader itself failed on: flagged for staff, costing the student nothing."""
+        return [t for e in self.exercises for t in e.tests if t.status == "grader_error"]
+
+    @property
+    def review(self) -> str:
+        """The gradebook's one-line summary of why staff should look at this submission ("" when none)."""
+        parts = []
+        if self.flags:
+            parts.append("flagged: " + "; ".join(f"{f.where}: {f.reason}" for f in self.flags[:5]))
+            if len(self.flags) > 5:
+                parts[-1] += f"; and {len(self.flags) - 5} more"
+        if self.grader_errors:
+            parts.append(f"grader error in {len(self.grader_errors)} test(s), points withheld")
+        return " | ".join(parts)
 
     @property
     def total(self) -> float:
@@ -103,4 +138,5 @@ class SubmissionResult:
             tests = [TestResult(**t) for t in ed.pop("tests", [])]
             exercises.append(ExerciseResult(tests=tests, **ed))
         cells = [CellResult(**c) for c in d.pop("cells", [])]
-        return cls(exercises=exercises, cells=cells, **d)
+        flags = [Flag(**f) for f in d.pop("flags", [])]
+        return cls(exercises=exercises, cells=cells, flags=flags, **d)

@@ -30,15 +30,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from autograder.assignment import Assignment, load_assignment  # noqa: E402
-from autograder.backends.config import WorkerConfig  # noqa: E402
-from autograder.batch import BatchOptions, run_batch  # noqa: E402
+from autograder.batch.backends.config import WorkerConfig  # noqa: E402
+from autograder.batch.runner import BatchOptions, run_batch  # noqa: E402
 
 
 def samples(assignment: Assignment, folder: Path, exercises: list[str] | None) -> list[Path]:
     found = sorted(p for p in (ROOT / "samples").glob("*") if p.suffix in (".ipynb", ".py"))
     if found:
         return found
-    from autograder.selftest import compose
+    from autograder.authoring.cases import compose
 
     out = [compose(assignment, {}, folder / "reference.py")]
     chosen = [assignment.exercise(e) for e in exercises] if exercises else assignment.exercises
@@ -68,7 +68,7 @@ def floor(assignment: Assignment, paths: list[Path], exercises: list[str] | None
     """Per-submission seconds with no isolation at all: the sandbox runtime serves from a thread, in process."""
     import torch
 
-    import autograder.run
+    import autograder.session
     from autograder.grade import GradeOptions, grade
     from autograder.sandbox.client import Sandbox
     from autograder.sandbox.runtime import Runtime
@@ -95,15 +95,15 @@ def floor(assignment: Assignment, paths: list[Path], exercises: list[str] | None
                 pass
 
     main = sys.modules["__main__"]
-    saved = autograder.run.Sandbox
+    saved = autograder.session.Sandbox
     torch.set_num_threads(1)  # as in the sandbox
-    autograder.run.Sandbox = InProcessSandbox
+    autograder.session.Sandbox = InProcessSandbox
     try:
         opts = GradeOptions(exercises=exercises)
         grade(assignment, paths[:2], options=opts, server=object())  # warm: imports, first compilations
         results = grade(assignment, paths, options=opts, server=object())
     finally:
-        autograder.run.Sandbox = saved
+        autograder.session.Sandbox = saved
         sys.modules["__main__"] = main
     return results
 
@@ -138,7 +138,7 @@ def main() -> None:
         firsts: list[float] = []
         t0 = time.perf_counter()
 
-        import autograder.progress as progress_mod
+        import autograder.batch.progress as progress_mod
 
         original = progress_mod.PlainProgress.render
 

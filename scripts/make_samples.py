@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from autograder.assignment import load_assignment  # noqa: E402
-from autograder.notebook import build  # noqa: E402
+from autograder.authoring.notebook import build  # noqa: E402
 
 OUT = ROOT / "samples"
 

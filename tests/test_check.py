@@ -11,10 +11,10 @@ import nbformat
 import pytest
 
 from autograder.assignment import load_assignment
+from autograder.authoring.notebook import build
+from autograder.authoring.release import release
 from autograder.checker import assignment_for, check_report, history_notebook, run_check
 from autograder.load import load
-from autograder.notebook import build
-from autograder.release import release
 from tests.helpers import DEMO_COURSE
 
 

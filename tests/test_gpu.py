@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from autograder.authoring.validate import validate
 from autograder.sandbox.client import Sandbox, SandboxConfig
-from autograder.validate import validate
 from tests.helpers import ROOT, run_if
 
 pytestmark = [pytest.mark.gpu, run_if(cuda=True)]

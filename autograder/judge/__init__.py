@@ -20,6 +20,7 @@ from autograder.judge.proxy import (
     StudentProblem,
     StudentTimeout,
 )
+from autograder.judge.ranks import group_left_alive, rank_values, ranks_timeout
 
 __all__ = [
     "Call",
@@ -36,6 +37,9 @@ __all__ = [
     "describe",
     "fail",
     "gradcheck",
+    "group_left_alive",
+    "rank_values",
+    "ranks_timeout",
     "remote_meta",
     "shares_storage",
 ]

@@ -23,12 +23,14 @@ import torch
 from _pytest.runner import runtestprotocol
 
 from autograder.assignment import Assignment
+from autograder.judge.caps import cap_result
 from autograder.judge.feedback import Failure
-from autograder.judge.proxy import Context, SandboxFixture, StudentProblem, StudentProxy
+from autograder.judge.proxy import Context, GraderError, SandboxFixture, StudentProblem, StudentProxy, strip_source
+from autograder.judge.tamper import scan
 from autograder.load import LoadError, Submission, load
 from autograder.results import ExerciseResult, SubmissionResult, TestResult
-from autograder.run import Budget, Session
 from autograder.sandbox.client import SandboxConfig, SandboxError, SandboxServer
+from autograder.session import Budget, Session
 
 CONTEXT = Context()
 
@@ -112,6 +114,7 @@ class GradingPlugin:
         self.require_points = require_points
         self.items: list[pytest.Item] = []
         self.problems: list[str] = []
+        self._probes: dict[str, str] | None = None
         self._excinfo: dict[str, BaseException] = {}
 
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -159,6 +162,19 @@ class GradingPlugin:
         return True
 
     # ------------------------------------------------------------------ one submission
+    def probe_sources(self) -> dict[str, str]:
+        """Stripped probe source of every exercise with collected tests (loaded before student code)."""
+        if self._probes is None:
+            self._probes = {}
+            seen = {item._tg_exercise.id: item._tg_exercise for item in self.items}
+            for ex_id, ex in seen.items():
+                if ex.probes is not None and ex.probes.is_file():
+                    try:
+                        self._probes[ex_id] = strip_source(ex.probes.read_text())
+                    except SyntaxError:
+                        self._probes[ex_id] = ex.probes.read_text()  # the load reports it as a grader error
+        return self._probes
+
     def grade_one(self, path: Path) -> SubmissionResult:
         started = time.monotonic()
         result = SubmissionResult(submission=path.stem, path=str(path), assignment=self.assignment.id)
@@ -168,9 +184,10 @@ class GradingPlugin:
             result.status, result.error = "load_error", str(e)
             result.exercises = self._empty_exercises(f"Not graded: {e}")
             result.seconds = time.monotonic() - started
-            return result
+            return cap_result(result)
         result.sha256 = sub.sha256
-        session = Session(self.server, sub, self.config, self.budget)
+        result.flags = scan(sub)  # tamper evidence, in the judge; points stay as measured
+        session = Session(self.server, sub, self.config, self.budget, probes=self.probe_sources())
         CONTEXT.session = session
         tests: list[TestResult] = []
         try:
@@ -181,10 +198,10 @@ class GradingPlugin:
             session.close()
         result.cells = sorted(session.cells.values(), key=lambda c: c.index)
         result.protections = session.protections
-        result.output = session.output[-16000:]
+        result.output = session.output
         result.exercises = self._group(tests)
         result.seconds = time.monotonic() - started
-        return result
+        return cap_result(result)
 
     def _run_item(self, item: pytest.Item) -> TestResult:
         ex = item._tg_exercise
@@ -202,6 +219,14 @@ class GradingPlugin:
         elif any(r.skipped for r in reports) and not any(r.failed for r in reports):
             tr.status, tr.max_points = "skipped", 0.0
             tr.message = "Not applicable here: " + str(getattr(exc, "msg", "") or "skipped")
+        elif isinstance(exc, GraderError):
+            tr.status, tr.withheld, tr.max_points, tr.points = "grader_error", tr.max_points, 0.0, 0.0
+            tr.message = (
+                "The grader itself failed on this test; this is not a mistake in your code. The test is "
+                "left out of your score (its points are withheld from the maximum) and the staff have "
+                "been told."
+            )
+            tr.detail = f"grader error: {exc.detail}\n"
         elif isinstance(exc, StudentProblem):
             tr.status, tr.message = exc.status, exc.message
         elif isinstance(exc, Failure):
@@ -210,13 +235,21 @@ class GradingPlugin:
         elif isinstance(exc, AssertionError):
             tr.status = "failed"
             tr.message = str(exc) or f"Your code did not pass this check: {tr.name}."
+        elif isinstance(exc, MemoryError):
+            tr.status = "error"
+            tr.message = (
+                "The grader ran out of its own memory while checking what your code returned "
+                f"for `{ex.id}`: the value is far larger than this exercise needs. Return only what the "
+                "statement asks for."
+            )
         else:
             tr.status = "error"
             tr.message = (
                 f"The grader could not use what your code returned ({type(exc).__name__}: "
                 f"{str(exc)[:300]}). Compare the types and shapes you return with the exercise statement."
             )
-        tr.detail = getattr(item, "_tg_tb", "") if tr.status != "passed" else ""
+        if tr.status != "passed":
+            tr.detail += getattr(item, "_tg_tb", "")
         return tr
 
     def _group(self, tests: list[TestResult]) -> list[ExerciseResult]:

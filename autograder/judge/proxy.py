@@ -13,10 +13,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autograder.sandbox import wire
-from autograder.sandbox.client import ProtocolError, SandboxCrashed, SandboxTimeout, StudentException
+from autograder.sandbox.client import (
+    ProtocolError,
+    SandboxCrashed,
+    SandboxOutOfMemory,
+    SandboxTimeout,
+    StudentException,
+)
 
 if TYPE_CHECKING:
-    from autograder.run import Session
+    from autograder.session import Session
 
 
 class StudentProblem(Exception):
@@ -27,6 +33,41 @@ class StudentProblem(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+class GraderError(Exception):
+    """The grader's own code (a probe, the runtime, a missing probe) failed: never the student's mistake.
+
+    The plugin reports it as status ``grader_error``: the test's points are
+    withheld from the maximum, the submission is listed for staff, and the
+    student is told it costs them nothing.
+    """
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+def strip_source(source: str) -> str:
+    """Probe source without docstrings or comments: what ships into the sandbox.
+
+    Probes are visible to student code (they run beside it), so staff notes
+    never travel with them; expected values never live in probes at all.
+    """
+    import ast
+
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (
+            isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.unparse(tree) + "\n"
 
 
 class StudentNameMissing(StudentProblem):
@@ -84,12 +125,24 @@ class Context:
         try:
             head, value = self.session.request(op, payload, timeout=self._timeout(label), **fields)
         except StudentException as e:
+            if e.error.get("origin") == "grader":
+                raise GraderError(
+                    f"`{label}`: {e.error.get('type', 'Exception')}: {e.error.get('message', '')}"
+                ) from None
             raise self._problem(e.error, label) from None
         except SandboxTimeout:
             raise StudentTimeout(
                 f"`{label}` did not finish within {self.timeout:g} s, the time limit of this test. "
                 "Look for an infinite loop, or work that grows much faster than the input "
                 "(a Python loop over every element, a huge intermediate tensor)."
+            ) from None
+        except SandboxOutOfMemory:
+            limit = self.session.config.limits.memory_bytes / 2**30 if self.session else 0
+            raise StudentError(
+                f"`{label}` ran out of memory in exercise `{self.exercise}`: your code, with every process it "
+                f"started, went over the sandbox's memory limit of {limit:.1f} GiB, and the grader stopped it. "
+                "Look for a tensor that grows with every step, an (n, n) intermediate you do not need, or "
+                "worker processes that each hold a copy of the data."
             ) from None
         except (SandboxCrashed, ProtocolError) as e:
             output = self.session.sandbox.output[-600:] if self.session.sandbox else ""
@@ -102,8 +155,10 @@ class Context:
         return self._wrap(value, label)
 
     def _problem(self, err: dict, label: str) -> StudentProblem:
-        from autograder.run import format_frames
+        from autograder.judge.caps import cap_error
+        from autograder.session import format_frames
 
+        err = cap_error(err)
         kind = err.get("kind")
         etype, msg = err.get("type", "Exception"), err.get("message", "")
         frames = err.get("frames") or []
@@ -142,8 +197,10 @@ class Context:
         broken = [(c, session.cells.get(c.index)) for c in defining]
         broken = [(c, r) for c, r in broken if r is not None and r.status != "ok"]
         if broken:
-            notes = [f"{c.label} defines it but did not run cleanly: "
-                     f"{r.message.splitlines()[0] if r.message else r.status}" for c, r in broken[:2]]
+            notes = [
+                f"{c.label} defines it but did not run cleanly: {r.message.splitlines()[0] if r.message else r.status}"
+                for c, r in broken[:2]
+            ]
             return f"`{name}` is not defined: " + "; ".join(notes) + ". Fix that cell first."
         if not defining:
             return text + " No cell of your submission defines it (check the spelling)."
@@ -195,15 +252,21 @@ class Context:
         return self.request("call", payload, target=tid, name=name, detailed=detailed, label=label)
 
     def probe(self, name: str, args: tuple, kwargs: dict) -> Any:
+        """Run a probe; the session loaded every probe module before the student's first cell."""
         assert self.session is not None
         self.session.ensure()
         key = self.exercise
         if key not in self.session.probes_loaded:
-            if self.probes_path is None or not self.probes_path.exists():
-                raise FileNotFoundError(f"exercise {key!r} has no probes.py")
-            self.request("load_probes", self.probes_path.read_text(), exercise=key, label=f"probes of {key}")
-            self.session.probes_loaded.add(key)
+            why = self.session.probe_errors.get(key) or f"exercise {key!r} has no probes.py"
+            raise GraderError(f"probe {name!r} of {key}: {why}")
         return self.request("probe", self._args(args, kwargs), exercise=key, name=name, label=f"{name}")
+
+    def fresh(self) -> None:
+        """Replace the sandbox with a fresh one (the student's cells replayed, nothing else run in it)."""
+        assert self.session is not None
+        self.session.restart()
+        self.deadline = time.monotonic() + self.timeout  # start-up and replay are not the test's time
+        self.request("seed", seed=self.seed, label="seed")
 
 
 class Handle:
@@ -299,6 +362,15 @@ class SandboxFixture:
 
     def seed(self, seed: int) -> None:
         self._ctx.request("seed", seed=int(seed), label="seed")
+
+    def fresh(self) -> None:
+        """A new sandbox process that ran only the student's cells and the probes' loading.
+
+        For experiments with student code on both sides of an event (save a
+        checkpoint, then load it "after a restart"): only what the student's
+        code legitimately produced (a returned value, a file's bytes) crosses.
+        """
+        self._ctx.fresh()
 
     @property
     def protections(self) -> dict[str, str]:

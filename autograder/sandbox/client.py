@@ -54,6 +54,10 @@ class SandboxCrashed(SandboxError):
     """The sandbox process went away (exit, crash, kill) mid-request."""
 
 
+class SandboxOutOfMemory(SandboxCrashed):
+    """The sandbox's cgroup hit its memory limit and the kernel killed a process in it."""
+
+
 class ProtocolError(SandboxError):
     """The sandbox replied with something that is not a valid reply."""
 
@@ -99,8 +103,8 @@ class SandboxServer:
             raise RuntimeError("the sandbox server failed to start (see the errors above)")
         self.sock.settimeout(None)
 
-    def spawn(self, request: dict[str, Any]) -> tuple[socket.socket, int, int]:
-        """Returns (control socket, output pipe read end, sandbox pid)."""
+    def spawn(self, request: dict[str, Any]) -> tuple[socket.socket, int, int, dict[str, Any]]:
+        """Returns (control socket, output pipe read end, sandbox pid, the server's facts about it)."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         out_r, out_w = os.pipe()
         try:
@@ -118,7 +122,7 @@ class SandboxServer:
             ours.close()
             os.close(out_r)
             raise RuntimeError(reply.get("error", "the sandbox could not be started"))
-        return ours, out_r, int(reply["pid"])
+        return ours, out_r, int(reply["pid"]), reply
 
     def close(self) -> None:
         try:
@@ -164,7 +168,9 @@ class Sandbox:
             "threads": config.threads,
             "extra_read_only": [os.path.abspath(p) for p in config.extra_read_only],
         }
-        self.sock, self._out_r, self.pid = server.spawn(request)
+        self.sock, self._out_r, self.pid, facts = server.spawn(request)
+        self._oom_file = facts.get("oom_file") if isinstance(facts.get("oom_file"), str) else None
+        self._ooms = self._oom_kills()
         self.alive = True
         self._reader = threading.Thread(target=self._drain, daemon=True)
         self._reader.start()
@@ -174,6 +180,19 @@ class Sandbox:
             self.kill()
             raise
         self.protections: dict[str, str] = head.get("protections") or {}
+        if facts.get("memory"):  # the trusted server knows the limit's real scope
+            self.protections["memory"] = str(facts["memory"])
+
+    def _oom_kills(self) -> int:
+        if self._oom_file is None:
+            return 0
+        from autograder.sandbox.cgroups import oom_kills
+
+        return oom_kills(self._oom_file)
+
+    def out_of_memory(self) -> bool:
+        """True when the kernel killed a process of this sandbox for exceeding its cgroup's memory limit."""
+        return self._oom_file is not None and self._oom_kills() > self._ooms
 
     # ------------------------------------------------------------------ output
     def _drain(self) -> None:
@@ -222,19 +241,37 @@ class Sandbox:
             head, payload = wire.unpack(frame, resolve_handle=_handle_node)
         except wire.Timeout:
             self.kill()
+            self._raise_if_out_of_memory()
             raise SandboxTimeout(timeout) from None
         except (wire.Closed, OSError):
             self.kill()
+            self._raise_if_out_of_memory()
             raise SandboxCrashed("the sandbox process died") from None
         except wire.WireError as e:
             self.kill()
             raise ProtocolError(f"the sandbox sent a malformed reply ({e})") from None
+        except MemoryError:
+            self.kill()
+            raise ProtocolError("the sandbox's reply did not fit in the grader's memory limit") from None
+        finally:
+            frame = None
+        if self.out_of_memory():  # a child was killed for memory, though the first process answered
+            self.kill()
+            self._raise_if_out_of_memory()
         if head.get("id") != rid:
             self.kill()
             raise ProtocolError("the sandbox sent a reply that does not match the request")
         if not head.get("ok"):
             raise StudentException(head.get("error") or {})
         return head, payload
+
+    def _raise_if_out_of_memory(self) -> None:
+        if self.out_of_memory():
+            limit = self.config.limits.memory_bytes / 2**30
+            raise SandboxOutOfMemory(
+                f"the sandbox ran out of memory: together, the code and every process it started "
+                f"went over the limit of {limit:.1f} GiB"
+            )
 
     def kill(self) -> None:
         """Kill the sandbox and everything it started; safe to call twice."""

@@ -264,9 +264,33 @@ def enter_namespaces(want_userns: bool) -> dict[str, str]:
         else:
             unshare(base)
         report["namespaces"] = "ok"
+        report["loopback"] = bring_up_loopback()
     except (IsolationError, OSError) as e:
         report["namespaces"] = f"unavailable ({e.strerror or e})"
     return report
+
+
+def bring_up_loopback() -> str:
+    """Set ``lo`` up in this (fresh) network namespace; "up" or why not.
+
+    A new network namespace has only a loopback interface, and it is down.
+    Multi-process student code (gloo ranks of ``torch.distributed``) talks
+    over it; it reaches nothing but the namespace itself, so the host's
+    loopback and every other network stay out of reach.
+    """
+    import fcntl
+    import socket
+    import struct
+
+    siocgifflags, siocsifflags, iff_up = 0x8913, 0x8914, 0x1
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            req = struct.pack("16sH14x", b"lo", 0)
+            flags = struct.unpack("16sH14x", fcntl.ioctl(s, siocgifflags, req))[1]
+            fcntl.ioctl(s, siocsifflags, struct.pack("16sH14x", b"lo", flags | iff_up))
+        return "up"
+    except OSError as e:
+        return f"down ({e.strerror or e})"
 
 
 def drop_privileges(root_mode: bool, uid: int, gid: int) -> None:

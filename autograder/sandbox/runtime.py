@@ -4,6 +4,14 @@ Nothing here is trusted by the judge: the student's cells run in this very
 process and may tamper with it. The loop only has to be useful to honest
 code; the judge treats every reply as untrusted data (it checks ids, decodes
 with the safe wire format, and computes every verdict itself).
+
+Tampering is still made hard, because a forged reply is worse than a failed
+one: before the first student cell runs, the runtime binds its dispatch
+table, its encoder and every probe function into the serving loop's own
+locals (nothing is looked up by name afterwards), loads the probe modules,
+and removes the grader's modules from ``sys.modules``. ``import autograder``
+then gives a stub whose ``check`` is a no-op (check cells of a graded
+notebook keep running), and ``autograder.*`` submodules cannot be imported.
 """
 
 from __future__ import annotations
@@ -48,16 +56,53 @@ class StudentView:
         return hasattr(object.__getattribute__(self, "_module"), name)
 
 
-class _NullIPython:
-    """Stands in for ``get_ipython()`` so notebook code that pokes it does nothing."""
-
-    def __getattr__(self, name: str) -> Any:
-        return lambda *a, **k: None
-
-
-def _display(*objs: Any, **kwargs: Any) -> None:
+# Functions handed to student code are compiled in a namespace of their own, so their
+# ``__globals__`` lead nowhere near the runtime, the wire encoder or the probes.
+_STUDENT_HELPERS = """
+def display(*objs, **kwargs):
     for o in objs:
         print(repr(o))
+
+class _NullIPython:
+    def __getattr__(self, name):
+        return lambda *a, **k: None
+
+def get_ipython():
+    return _NullIPython()
+
+def check(exercise=None, **kwargs):
+    print(f"check({exercise!r}) skipped: this code is being graded, which runs its own tests.")
+"""
+
+
+def _student_helpers() -> dict[str, Any]:
+    ns: dict[str, Any] = {"__builtins__": builtins, "__name__": "autograder"}
+    exec(compile(_STUDENT_HELPERS, "<autograder>", "exec"), ns)  # noqa: S102 - our own constant source
+    return ns
+
+
+class _GraderImportBlocker:
+    """A meta path finder that refuses the grader's modules to graded code."""
+
+    @staticmethod
+    def find_spec(name: str, path: Any = None, target: Any = None) -> None:
+        if name.startswith("autograder."):
+            raise ModuleNotFoundError(
+                f"No module named {name!r}: the grader's modules are not available to graded code", name=name
+            )
+        return None
+
+
+def _hide_grader(helpers: dict[str, Any]) -> None:
+    """``import autograder`` gives a stub with a no-op ``check``; nothing else of the grader is importable."""
+    for name in [n for n in sys.modules if n == "autograder" or n.startswith("autograder.")]:
+        del sys.modules[name]
+    stub = types.ModuleType("autograder", "torchgrader (grading in progress: check() does nothing here)")
+    stub.check = helpers["check"]
+    stub.IN_SANDBOX = True
+    stub.__path__ = []  # a package, so `import autograder.x` asks the finders (and is refused)
+    sys.modules["autograder"] = stub
+    sys.meta_path.insert(0, _GraderImportBlocker())
 
 
 def _truncate(s: str, n: int) -> str:
@@ -80,11 +125,46 @@ def _cell_of(filename: str) -> int | None:
     return None
 
 
-def describe_exception(exc: BaseException) -> dict[str, Any]:
+# Exception kinds that a student's value cannot provoke inside grader code: raised with no
+# student frame in their chain, they are the grader's own failure (a probe that cannot import
+# what it needs, a misspelt name), never the student's mistake.
+_GRADER_BUG_TYPES = (ImportError, NameError, SyntaxError)
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    out: list[BaseException] = []
+    e: BaseException | None = exc
+    while e is not None and e not in out and len(out) < 16:
+        out.append(e)
+        e = e.__cause__ or e.__context__
+    return out
+
+
+def _has_student_frame(exc: BaseException) -> bool:
+    for e in _chain(exc):
+        tb = e.__traceback__
+        while tb is not None:
+            if _cell_of(tb.tb_frame.f_code.co_filename) is not None:
+                return True
+            tb = tb.tb_next
+    return False
+
+
+def grader_fault(exc: BaseException) -> bool:
+    """True when a probe's exception is the grader's own bug, not something the student caused."""
+    if _has_student_frame(exc):
+        return False
+    return any(isinstance(e, _GRADER_BUG_TYPES) for e in _chain(exc))
+
+
+def describe_exception(exc: BaseException, origin: str = "student") -> dict[str, Any]:
     """A student exception as plain data, its traceback trimmed to the student's cells.
 
     ``frames`` lists [cell, line, function, code] for the student's own frames
     only: the judge formats them, and library internals never reach a student.
+    ``origin`` is "grader" for a failure of the grader's own code (see
+    :func:`grader_fault`); the judge then reports a grader error, never the
+    student's mistake.
     """
     frames = []
     tb = exc.__traceback__
@@ -111,23 +191,37 @@ def describe_exception(exc: BaseException) -> dict[str, Any]:
     if isinstance(exc, SyntaxError) and _cell_of(exc.filename or "") is not None:
         frames = [[_cell_of(exc.filename), exc.lineno, "<module>", _truncate((exc.text or "").strip(), 200)]]
         message = exc.msg
-    return {"kind": kind, "type": type(exc).__name__, "message": message, "frames": frames[-8:]}
+    return {"kind": kind, "type": type(exc).__name__, "message": message, "frames": frames[-8:], "origin": origin}
 
 
 class Runtime:
-    def __init__(self, sock: socket.socket) -> None:
-        import autograder
+    """Serves one judge. Everything it relies on is bound in ``__init__``, before student code."""
 
-        autograder.IN_SANDBOX = True  # `autograder.check(...)` in a graded notebook is then a no-op
+    OPS = ("exec", "getattr", "call", "getitem", "len", "iter", "next", "load_probes", "probe", "seed", "ref", "ping")
+
+    def __init__(self, sock: socket.socket) -> None:
+        helpers = _student_helpers()
         self.sock = sock
         self.module = types.ModuleType("__main__")
         self.module.__dict__.update(
-            {"__builtins__": builtins, "display": _display, "get_ipython": lambda: _NullIPython()}
+            {"__builtins__": builtins, "display": helpers["display"], "get_ipython": helpers["get_ipython"]}
         )
         sys.modules["__main__"] = self.module
         self.view = StudentView(self.module)
         self.handles: dict[int, Any] = {}
+        # exercise -> {function name: function}, snapshotted when the probes load
         self.probes: dict[str, dict[str, Any]] = {}
+        self._probe_state: dict[str, tuple[dict, dict, list]] = {}
+        self.sealed = False  # set by the first student cell: no probe loads after it
+        # The dispatch table and the encoder, bound now: rebinding Runtime.op_probe,
+        # wire.pack or wire.tensor_meta later changes nothing in the serving loop.
+        self._ops = {name: getattr(self, f"op_{name}") for name in self.OPS}
+        self._pack = wire.pack
+        self._send = wire.send_frame
+        self._recv = wire.recv_frame
+        self._unpack = wire.unpack
+        self._tensor_meta = wire.tensor_meta
+        _hide_grader(helpers)
 
     # ------------------------------------------------------------------ encoding
     def _handle(self, obj: Any) -> dict:
@@ -149,13 +243,13 @@ class Runtime:
 
     def reply(self, rid: Any, payload: Any = None, **fields: Any) -> None:
         try:
-            data = wire.pack({"id": rid, "ok": True, **fields}, payload, fallback=self._handle)
+            data = self._pack({"id": rid, "ok": True, **fields}, payload, fallback=self._handle)
         except BaseException as e:  # noqa: BLE001 - any failure to encode is the student's value
-            data = wire.pack({"id": rid, "ok": False, "error": describe_exception(e)})
-        wire.send_frame(self.sock, data)
+            data = self._pack({"id": rid, "ok": False, "error": describe_exception(e)})
+        self._send(self.sock, data)
 
-    def fail(self, rid: Any, exc: BaseException) -> None:
-        wire.send_frame(self.sock, wire.pack({"id": rid, "ok": False, "error": describe_exception(exc)}))
+    def fail(self, rid: Any, exc: BaseException, origin: str = "student") -> None:
+        self._send(self.sock, self._pack({"id": rid, "ok": False, "error": describe_exception(exc, origin)}))
 
     # ------------------------------------------------------------------ operations
     def target(self, req: dict) -> Any:
@@ -163,6 +257,7 @@ class Runtime:
         return self.view if t is None else self._resolve({"id": t})
 
     def op_exec(self, req: dict, payload: Any) -> Any:
+        self.sealed = True
         cell, source = req["cell"], payload
         filename = f"{CELL_PREFIX}{cell}>"
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -200,17 +295,55 @@ class Runtime:
             return {"done": True, "value": None}
 
     def op_load_probes(self, req: dict, payload: Any) -> Any:
-        name = f"probes_{req['exercise']}"
+        """Load one exercise's probes as a real module ``probes_<exercise>`` (before any student cell).
+
+        The module is registered in ``sys.modules`` so that torch can import,
+        trace, compile and pickle what it defines; the runtime keeps its own
+        snapshot of the module's functions, taken now.
+        """
+        if self.sealed:
+            raise _GraderFault(RuntimeError("probes arrived after the student's code had run"))
+        exercise = str(req["exercise"])
+        name = f"probes_{exercise}"
         mod = types.ModuleType(name)
-        code = compile(payload, f"<probes {req['exercise']}>", "exec", dont_inherit=True)
-        exec(code, mod.__dict__)
-        self.probes[req["exercise"]] = mod.__dict__
+        mod.__file__ = f"<probes {exercise}>"
+        try:
+            code = compile(payload, mod.__file__, "exec", dont_inherit=True)
+            sys.modules[name] = mod
+            exec(code, mod.__dict__)
+        except BaseException as e:  # noqa: BLE001 - a broken probe is the grader's fault
+            sys.modules.pop(name, None)
+            raise _GraderFault(e) from None
+        self.probes[exercise] = {k: v for k, v in mod.__dict__.items() if callable(v) and not k.startswith("_")}
+        self._probe_state[exercise] = (mod.__dict__, dict(mod.__dict__), _code_objects(mod))
         return None
 
+    def _restore_probes(self, exercise: str) -> None:
+        """Undo any rebinding of the probe module's names or its functions' code since it loaded.
+
+        The module is importable (torch needs that), so student code can reach
+        it; what the probe runs is always what the grader loaded.
+        """
+        live, names, codes = self._probe_state[exercise]
+        live.update(names)
+        for fn, code in codes:
+            if fn.__code__ is not code:
+                fn.__code__ = code
+
     def op_probe(self, req: dict, payload: Any) -> Any:
-        fn = self.probes[req["exercise"]][req["name"]]
+        fn = self.probes.get(req["exercise"], {}).get(req["name"])
+        if fn is None:
+            raise _GraderFault(LookupError(f"no probe {req['name']!r} for exercise {req['exercise']!r}"))
+        self._restore_probes(req["exercise"])
         args, kwargs = payload
-        return fn(self.view, *args, **kwargs)
+        try:
+            return fn(self.view, *args, **kwargs)
+        except MissingName:
+            raise
+        except BaseException as e:
+            if grader_fault(e):
+                raise _GraderFault(e) from None
+            raise
 
     def op_seed(self, req: dict, payload: Any) -> Any:
         seed = int(req["seed"])
@@ -237,32 +370,67 @@ class Runtime:
 
     # ------------------------------------------------------------------ loop
     def serve(self) -> None:
+        # Everything the loop touches is a local bound here, before any student cell ran.
+        ops, recv, unpack, reply, fail, flush = (
+            dict(self._ops),
+            self._recv,
+            self._unpack,
+            self.reply,
+            self.fail,
+            _flush,
+        )
+        sock, resolve = self.sock, self._resolve
         while True:
             try:
-                frame = wire.recv_frame(self.sock)
+                frame = recv(sock)
             except (wire.Closed, OSError):
                 return
             try:
-                req, payload = wire.unpack(frame, resolve_handle=self._resolve)
+                req, payload = unpack(frame, resolve_handle=resolve)
             except wire.WireError as e:
-                self.fail(None, e)
+                fail(None, e)
                 continue
             rid = req.get("id")
-            op = getattr(self, f"op_{req.get('op')}", None)
+            op = ops.get(req.get("op")) if isinstance(req.get("op"), str) else None
             if op is None:
-                self.fail(rid, ValueError(f"unknown op {req.get('op')!r}"))
+                fail(rid, ValueError(f"unknown op {req.get('op')!r}"), "grader")
                 continue
             try:
                 value = op(req, payload)
             except SystemExit as e:
-                self.fail(rid, RuntimeError(f"the code called sys.exit({e.code!r}); that is ignored when grading"))
+                fail(rid, RuntimeError(f"the code called sys.exit({e.code!r}); that is ignored when grading"))
+                continue
+            except _GraderFault as e:
+                fail(rid, e.error, "grader")
                 continue
             except BaseException as e:  # noqa: BLE001 - student code may raise anything
-                self.fail(rid, e)
+                fail(rid, e)
                 continue
             finally:
-                _flush()
-            self.reply(rid, value)
+                flush()
+            reply(rid, value)
+
+
+def _code_objects(mod: types.ModuleType) -> list[tuple[types.FunctionType, types.CodeType]]:
+    """(function, its code) for the module's functions and its classes' methods."""
+    out = []
+    for v in list(vars(mod).values()):
+        members = [v] if isinstance(v, types.FunctionType) else []
+        if isinstance(v, type) and v.__module__ == mod.__name__:
+            for m in vars(v).values():
+                m = getattr(m, "__func__", m)
+                if isinstance(m, types.FunctionType):
+                    members.append(m)
+        out += [(f, f.__code__) for f in members if f.__module__ == mod.__name__]
+    return out
+
+
+class _GraderFault(Exception):
+    """Wraps an exception of the grader's own code (a probe or the runtime), never the student's."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def _flush() -> None:

@@ -23,6 +23,8 @@ import tempfile
 import traceback
 from typing import Any
 
+from autograder.sandbox.cgroups import Cgroups, SandboxCgroup, open_cgroups, per_process_report
+
 PRELOAD = ("torch", "torch.nn", "torch.nn.functional", "torch.utils.data", "torch.optim", "numpy")
 OPTIONAL_PRELOAD = ("sklearn.datasets", "torch._dynamo")
 UID_BASE = 200_000
@@ -118,7 +120,8 @@ def _keeper(req: dict, wait_sock: socket.socket, report_w: int, root_dir: str) -
             if isolated:
                 plan = iso.Plan(read_only=req["read_only"], protected=req.get("protected", []), root_dir=root_dir)
                 iso.build_root(plan, limits, uid, gid)
-                protections["network"] = "isolated (empty network namespace)"
+                lo = "loopback only" if ns.get("loopback") == "up" else f"loopback {ns.get('loopback', 'down')}"
+                protections["network"] = f"isolated (own network namespace, {lo}: nothing else reachable)"
                 protections["filesystem"] = (
                     "private root: system and Python paths read-only, scratch /tmp "
                     f"({limits.scratch_bytes // 2**20} MiB tmpfs) writable, nothing else visible"
@@ -145,7 +148,8 @@ def _keeper(req: dict, wait_sock: socket.socket, report_w: int, root_dir: str) -
             else:
                 iso.prctl(iso.PR_SET_NO_NEW_PRIVS, 1)
                 protections["privileges"] = "runs as the grading user (no user namespace)"
-            protections["memory"] = f"address space limited to {limits.memory_bytes / 2**30:.1f} GiB"
+            # The server replaces this with the real scope (a cgroup for the whole sandbox, or per process).
+            protections["memory"] = f"address space of each process limited to {limits.memory_bytes / 2**30:.1f} GiB"
             iso.prctl(iso.PR_SET_DUMPABLE, 0)
             wait_fd = wait_sock.fileno()
             for fd in _open_fds():
@@ -209,10 +213,24 @@ def _init_main(ctrl_fd: int, protections: dict[str, str], req: dict) -> None:
 
 
 class Spare:
-    """An isolated sandbox made ready ahead of time, waiting for its file descriptors."""
+    """An isolated sandbox made ready ahead of time, waiting for its file descriptors.
 
-    def __init__(self, key: str, req: dict, root_dir: str) -> None:
+    Its cgroup (where the host has one) is made here, on the trusted side,
+    before the fork; its first process is put in it before any student code
+    can run, so every process the sandbox starts is counted with it.
+    """
+
+    def __init__(self, key: str, req: dict, root_dir: str, groups: Cgroups) -> None:
         self.key = key
+        limits = req.get("limits", {})
+        memory = int(limits.get("memory_bytes", 6 * 2**30))
+        self.cgroup: SandboxCgroup | None = None
+        why = groups.reason
+        if groups.available:
+            try:
+                self.cgroup = groups.create(memory, int(limits.get("max_processes", 64)))
+            except OSError as e:
+                why = f"the kernel refused a cgroup ({e.strerror})"
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         report_r, report_w = os.pipe()
         keeper = os.fork()
@@ -234,6 +252,24 @@ class Spare:
         os.close(report_r)
         self.sock = ours
         self.pid = struct.unpack("!q", data)[0] if len(data) == 8 else None
+        if self.cgroup is not None and self.pid is not None:
+            try:
+                self.cgroup.add(self.pid)  # init waits for its descriptors: no student code has run yet
+            except OSError as e:
+                why = f"the sandbox could not be put in its cgroup ({e.strerror})"
+                self.cgroup.remove()
+                self.cgroup = None
+        if self.cgroup is not None:
+            self.memory = self.cgroup.report(memory, int(limits.get("max_processes", 64)))
+        else:
+            self.memory = per_process_report(memory, why)
+
+    def handed_over(self) -> dict[str, Any]:
+        """What the judge learns from the trusted side: the memory limit's real scope, where OOM kills show."""
+        info: dict[str, Any] = {"memory": self.memory}
+        if self.cgroup is not None:
+            info["oom_file"] = self.cgroup.oom_file
+        return info
 
     def hand_over(self, fds: list[int]) -> bool:
         try:
@@ -246,6 +282,32 @@ class Spare:
 
     def discard(self) -> None:
         self.sock.close()  # init sees EOF and exits; the keeper follows
+
+
+class Reaper:
+    """Removes each used sandbox's cgroup once its first process is gone, killing what is left.
+
+    The judge kills a sandbox's first process (PID 1 of its namespace: the
+    kernel then kills the rest); anything still in the cgroup afterwards (a
+    daemon of a sandbox without a PID namespace) is killed here.
+    """
+
+    def __init__(self) -> None:
+        self.used: list[tuple[SandboxCgroup, int]] = []
+
+    def add(self, cgroup: SandboxCgroup | None, pid: int | None) -> None:
+        if cgroup is not None:
+            self.used.append((cgroup, pid or 0))
+
+    def sweep(self, final: bool = False) -> None:
+        keep = []
+        for cg, pid in self.used:
+            if final or pid not in cg.pids():
+                cg.kill_all()
+                if cg.remove():
+                    continue
+            keep.append((cg, pid))
+        self.used = keep
 
 
 def _key(req: dict) -> str:
@@ -281,6 +343,8 @@ def serve(sock: socket.socket) -> None:
     root_dir, remove_root = _root_mount_point()
     read_only = default_read_only()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # keepers are reaped by the kernel
+    groups = open_cgroups()
+    reaper = Reaper()
     spare: Spare | None = None
     try:
         while True:
@@ -294,16 +358,23 @@ def serve(sock: socket.socket) -> None:
             if req.get("op") == "spawn" and len(fds) == 2:
                 req["read_only"] = read_only + list(req.get("extra_read_only", []))
                 key = _key(req)
+                reaper.sweep()
                 if spare is None or spare.key != key or spare.pid is None:
                     if spare is not None:
                         spare.discard()
-                    spare = Spare(key, req, root_dir)
+                        reaper.add(spare.cgroup, spare.pid)
+                    spare = Spare(key, req, root_dir, groups)
                 ok = spare.pid is not None and spare.hand_over(fds)
-                reply = {"ok": True, "pid": spare.pid} if ok else {"ok": False, "error": "the sandbox could not start"}
+                reaper.add(spare.cgroup, spare.pid)
+                reply = (
+                    {"ok": True, "pid": spare.pid, **spare.handed_over()}
+                    if ok
+                    else {"ok": False, "error": "the sandbox could not start"}
+                )
                 for fd in fds:
                     os.close(fd)
                 sock.sendall(json.dumps(reply).encode() + b"\n")
-                spare = Spare(key, req, root_dir)  # the next one gets ready while this one works
+                spare = Spare(key, req, root_dir, groups)  # the next one gets ready while this one works
                 continue
             for fd in fds:
                 os.close(fd)
@@ -312,6 +383,9 @@ def serve(sock: socket.socket) -> None:
     finally:
         if spare is not None:
             spare.discard()
+            reaper.add(spare.cgroup, spare.pid)
+        reaper.sweep(final=True)
+        groups.close()
         if remove_root:
             try:
                 os.rmdir(root_dir)

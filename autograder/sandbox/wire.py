@@ -8,7 +8,15 @@ views and in-place writes without trusting the sandbox's word about them.
 
 Every JSON object inside the payload is a tagged node (``{"$": kind, ...}``);
 user dicts are encoded as tagged lists of pairs, so no user data can be
-mistaken for a tag.
+mistaken for a tag. Types survive the trip: a ``numpy.int64`` arrives as a
+``numpy.int64``, a bool as a bool, a tuple as a tuple; the judge decides what
+it accepts.
+
+The judge's memory is bounded by what the sandbox actually sends, never by
+what it declares: a frame's buffer grows as bytes arrive, each storage maps to
+a blob of its own (one blob, one decoded copy), storages are decoded only when
+a tensor uses them, and a message may hold at most ``MAX_BODY`` bytes of blobs
+and ``MAX_HEADER`` bytes of JSON.
 """
 
 from __future__ import annotations
@@ -25,8 +33,14 @@ from typing import Any
 import numpy as np
 import torch
 
-MAX_HEADER = 64 * 2**20
-MAX_BODY = 2 * 2**30
+# What a graded value can need: the largest value an exercise returns (a checkpoint's
+# bytes, a data set's tensors) is a few MiB. 256 MiB of raw tensor bytes is a float32
+# tensor of 64 million elements; 16 MiB of JSON is a Python list of about a million
+# floats. Anything larger is refused before it is read, in both directions.
+MAX_HEADER = 16 * 2**20
+MAX_BODY = 256 * 2**20
+MAX_BLOBS = 1 << 20
+RECV_CHUNK = 1 << 20  # a frame's buffer grows by at most this much per read
 MAX_DEPTH = 64
 _PREFIX = struct.Struct("!4sIQ")
 _MAGIC = b"TGW1"
@@ -102,6 +116,12 @@ class Encoder:
     def encode(self, value: Any, depth: int = 0) -> Any:
         if depth > MAX_DEPTH:
             raise Unencodable("the value is nested too deeply to be sent")
+        if isinstance(value, np.generic):
+            return self._np_scalar(value, depth)
+        if isinstance(value, np.dtype):
+            return self._np_dtype(value, "npdtype")
+        if isinstance(value, type) and issubclass(value, np.generic):
+            return self._np_dtype(np.dtype(value), "nptype")
         if value is None or isinstance(value, bool | str):
             return value
         if isinstance(value, int):
@@ -114,14 +134,12 @@ class Encoder:
             return self._tensor(value)
         if isinstance(value, np.ndarray):
             return self._ndarray(value)
-        if isinstance(value, np.generic):
-            return self.encode(value.item(), depth + 1)
         if isinstance(value, complex):
             return {"$": "complex", "re": self.encode(value.real), "im": self.encode(value.imag)}
         if isinstance(value, bytes | bytearray):
             return {"$": "bytes", "blob": self.blob(bytes(value))}
         if isinstance(value, torch.Size):
-            return {"$": "tuple", "items": [int(v) for v in value]}
+            return {"$": "size", "items": [int(v) for v in value]}
         if type(value) is list:
             return [self.encode(v, depth + 1) for v in value]
         if type(value) is tuple:
@@ -182,6 +200,25 @@ class Encoder:
             "meta": meta,
         }
 
+    def _np_scalar(self, v: np.generic, depth: int) -> Any:
+        kind = v.dtype.kind
+        if kind == "U":
+            return str(v)
+        if kind == "S":
+            return self.encode(bytes(v), depth + 1)
+        if kind not in NUMPY_KINDS or v.dtype.hasobject:
+            if self.fallback is not None:
+                return self.fallback(v)
+            raise Unencodable(f"NumPy values of dtype {v.dtype} cannot be graded")
+        return {"$": "npscalar", "dtype": v.dtype.str, "hex": v.tobytes().hex()}
+
+    def _np_dtype(self, d: np.dtype, tag: str) -> Any:
+        if d.kind not in NUMPY_KINDS or d.hasobject:
+            if self.fallback is not None:
+                return self.fallback(d if tag == "npdtype" else d.type)
+            raise Unencodable(f"the NumPy dtype {d} cannot be sent")
+        return {"$": tag, "dtype": d.str}
+
     def _ndarray(self, a: np.ndarray) -> dict:
         if a.dtype.kind not in NUMPY_KINDS or a.dtype.hasobject:
             raise Unencodable(f"NumPy arrays of dtype {a.dtype} cannot be graded")
@@ -190,24 +227,46 @@ class Encoder:
 
 
 class Decoder:
-    """Rebuilds a value tree from (JSON tree, blobs), validating everything."""
+    """Rebuilds a value tree from (JSON tree, blobs), validating everything.
 
-    def __init__(self, header: dict, blobs: list[bytes], resolve_handle: Callable[[dict], Any]):
+    Each blob is claimed by at most one storage or value, so the decoded bytes
+    never exceed the received ones (a table listing one blob a thousand times
+    is refused, not copied a thousand times). Storages are built when a tensor
+    first uses them; every view of one storage shares that single copy.
+    """
+
+    def __init__(self, header: dict, blobs: list[memoryview], resolve_handle: Callable[[dict], Any]):
         self.blobs = blobs
         self.resolve_handle = resolve_handle
         storages = header.get("storages", [])
-        if not isinstance(storages, list):
+        if not isinstance(storages, list) or len(storages) > len(blobs):
             raise WireError("bad storages")
-        self.storages: list[torch.UntypedStorage] = []
+        self._claimed: set[int] = set()
+        self._storage_blob: list[int] = []
         for s in storages:
-            data = self._blob(s.get("blob") if isinstance(s, dict) else None)
-            buf = torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
-            self.storages.append(buf.untyped_storage())
+            self._storage_blob.append(self._claim(s.get("blob") if isinstance(s, dict) else None))
+        self.storages: dict[int, torch.UntypedStorage] = {}
 
-    def _blob(self, i: Any) -> bytes:
+    def _claim(self, i: Any) -> int:
         if type(i) is not int or not 0 <= i < len(self.blobs):
             raise WireError("bad blob reference")
-        return self.blobs[i]
+        if i in self._claimed:
+            raise WireError("a blob is referenced twice")
+        self._claimed.add(i)
+        return i
+
+    def _blob(self, i: Any) -> memoryview:
+        return self.blobs[self._claim(i)]
+
+    def _storage(self, sid: int) -> torch.UntypedStorage:
+        storage = self.storages.get(sid)
+        if storage is None:
+            data = self.blobs[self._storage_blob[sid]]
+            buf = torch.empty(len(data), dtype=torch.uint8)
+            if len(data):
+                buf.numpy()[:] = np.frombuffer(data, dtype=np.uint8)
+            storage = self.storages[sid] = buf.untyped_storage()
+        return storage
 
     def decode(self, node: Any, depth: int = 0) -> Any:
         if depth > MAX_DEPTH:
@@ -241,7 +300,25 @@ class Decoder:
         if kind == "complex":
             return complex(float(self.decode(node["re"], depth + 1)), float(self.decode(node["im"], depth + 1)))
         if kind == "bytes":
-            return self._blob(node.get("blob"))
+            return bytes(self._blob(node.get("blob")))
+        if kind == "size":
+            items = _list(node["items"])
+            if not _ints(items) or any(v < 0 for v in items) or len(items) > 64:
+                raise WireError("bad size")
+            return torch.Size(items)
+        if kind == "npscalar":
+            dtype = _np_dtype(node.get("dtype"))
+            raw = node.get("hex")
+            if not isinstance(raw, str) or len(raw) != 2 * dtype.itemsize:
+                raise WireError("bad NumPy scalar")
+            try:
+                return np.frombuffer(bytes.fromhex(raw), dtype=dtype)[0]
+            except ValueError:
+                raise WireError("bad NumPy scalar") from None
+        if kind == "npdtype":
+            return _np_dtype(node.get("dtype"))
+        if kind == "nptype":
+            return _np_dtype(node.get("dtype")).type
         if kind == "tensor":
             return self._tensor(node)
         if kind == "ndarray":
@@ -268,13 +345,13 @@ class Decoder:
         dtype = TENSOR_DTYPES.get(node.get("dtype"))
         sid = node.get("storage")
         shape, stride, offset = node.get("shape"), node.get("stride"), node.get("offset")
-        if dtype is None or type(sid) is not int or not 0 <= sid < len(self.storages):
+        if dtype is None or type(sid) is not int or not 0 <= sid < len(self._storage_blob):
             raise WireError("bad tensor header")
         if not (_ints(shape) and _ints(stride) and len(shape) == len(stride) and type(offset) is int):
             raise WireError("bad tensor geometry")
         if any(v < 0 for v in shape) or any(v < 0 for v in stride) or offset < 0 or len(shape) > 32:
             raise WireError("bad tensor geometry")
-        storage = self.storages[sid]
+        storage = self._storage(sid)
         itemsize = torch.empty(0, dtype=dtype).element_size()
         if math.prod(shape) > 0:
             last = offset + sum((n - 1) * s for n, s in zip(shape, stride, strict=True))
@@ -287,17 +364,27 @@ class Decoder:
         return t
 
     def _ndarray(self, node: dict) -> np.ndarray:
-        try:
-            dtype = np.dtype(str(node.get("dtype")))
-        except TypeError:
-            raise WireError("bad array dtype") from None
+        dtype = _np_dtype(node.get("dtype"))
         shape = node.get("shape")
-        if dtype.kind not in NUMPY_KINDS or dtype.hasobject or not _ints(shape) or any(v < 0 for v in shape):
+        if not _ints(shape) or any(v < 0 for v in shape) or len(shape) > 32:
             raise WireError("bad array header")
         data = self._blob(node.get("blob"))
         if len(data) != math.prod(shape) * dtype.itemsize:
             raise WireError("array size mismatch")
         return np.frombuffer(bytearray(data), dtype=dtype).reshape(shape)
+
+
+def _np_dtype(name: Any) -> np.dtype:
+    """A plain numeric NumPy dtype from its ``dtype.str``; anything else is malformed."""
+    if not isinstance(name, str) or len(name) > 8:
+        raise WireError("bad NumPy dtype")
+    try:
+        dtype = np.dtype(name)
+    except (TypeError, ValueError):
+        raise WireError("bad NumPy dtype") from None
+    if dtype.kind not in NUMPY_KINDS or dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None:
+        raise WireError("bad NumPy dtype")
+    return dtype
 
 
 def _list(v: Any) -> list:
@@ -321,12 +408,17 @@ def pack(header: dict, payload: Any = None, fallback: Callable[[Any], dict] | No
     head = json.dumps(doc, allow_nan=False).encode()
     total = sum(len(b) for b in enc.blobs)
     if len(head) > MAX_HEADER or total > MAX_BODY:
-        raise Unencodable("the value is too large to be sent (over 2 GiB)")
+        raise Unencodable(
+            f"the value is too large to be graded ({total / 2**20:.0f} MiB of data, {len(head) / 2**20:.1f} MiB "
+            f"of structure; the limits are {MAX_BODY // 2**20} MiB and {MAX_HEADER // 2**20} MiB): "
+            "return only what the exercise asks for"
+        )
     return _PREFIX.pack(_MAGIC, len(head), total) + head + b"".join(enc.blobs)
 
 
-def unpack(data: bytes, resolve_handle: Callable[[dict], Any] | None = None) -> tuple[dict, Any]:
+def unpack(data: bytes | bytearray, resolve_handle: Callable[[dict], Any] | None = None) -> tuple[dict, Any]:
     """Decode a message produced by :func:`pack`; raises WireError on anything malformed."""
+    data = memoryview(data).cast("B")
     if len(data) < _PREFIX.size:
         raise WireError("short message")
     magic, hlen, blen = _PREFIX.unpack_from(data)
@@ -335,13 +427,13 @@ def unpack(data: bytes, resolve_handle: Callable[[dict], Any] | None = None) -> 
     if len(data) != _PREFIX.size + hlen + blen:
         raise WireError("message length mismatch")
     try:
-        doc = json.loads(data[_PREFIX.size : _PREFIX.size + hlen])
+        doc = json.loads(bytes(data[_PREFIX.size : _PREFIX.size + hlen]))
     except (ValueError, RecursionError):
         raise WireError("bad message header") from None
     if not isinstance(doc, dict):
         raise WireError("bad message header")
     sizes = doc.pop("blobs", [])
-    if not _ints(sizes) or any(s < 0 for s in sizes) or sum(sizes) != blen:
+    if not _ints(sizes) or any(s < 0 for s in sizes) or sum(sizes) != blen or len(sizes) > MAX_BLOBS:
         raise WireError("bad blob table")
     blobs, pos = [], _PREFIX.size + hlen
     for s in sizes:
@@ -377,19 +469,20 @@ class Closed(Exception):
     """The other side closed the connection (in the sandbox's case: it died)."""
 
 
-def recv_frame(sock: socket.socket, deadline: float | None = None) -> bytes:
-    head = _recv_exact(sock, _PREFIX.size, deadline)
-    magic, hlen, blen = _PREFIX.unpack(head)
+def recv_frame(sock: socket.socket, deadline: float | None = None) -> bytearray:
+    """One whole message. Its buffer grows as bytes arrive, never to the size the prefix merely declares."""
+    buf = bytearray()
+    _recv_into(sock, buf, _PREFIX.size, deadline)
+    magic, hlen, blen = _PREFIX.unpack(buf)
     if magic != _MAGIC or hlen > MAX_HEADER or blen > MAX_BODY:
         raise WireError("bad message prefix")
-    return head + _recv_exact(sock, hlen + blen, deadline)
+    _recv_into(sock, buf, _PREFIX.size + hlen + blen, deadline)
+    return buf
 
 
-def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
-    buf = bytearray(n)
-    view = memoryview(buf)
-    got = 0
-    while got < n:
+def _recv_into(sock: socket.socket, buf: bytearray, n: int, deadline: float | None) -> None:
+    """Append to ``buf`` until it holds ``n`` bytes, reading at most RECV_CHUNK at a time."""
+    while len(buf) < n:
         if deadline is not None:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -398,12 +491,11 @@ def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
         else:
             sock.settimeout(None)
         try:
-            k = sock.recv_into(view[got:], n - got)
+            chunk = sock.recv(min(n - len(buf), RECV_CHUNK))
         except TimeoutError:
             raise Timeout() from None
         except (ConnectionResetError, BrokenPipeError):
             raise Closed() from None
-        if k == 0:
+        if not chunk:
             raise Closed()
-        got += k
-    return bytes(buf)
+        buf += chunk

@@ -1,12 +1,13 @@
 """Sandbox-side harness for checkpointing.
 
-resume_experiment trains a small dropout MLP twice from the same seed: once
-without interruption, once interrupted after `stop` epochs, saved with the
-student's save_checkpoint, the process "restarted" (the global generator
-reseeded elsewhere, every object rebuilt with other initial weights) and
-resumed with load_checkpoint. It returns both final parameter sets, the
-value load_checkpoint returned and the raw bytes of the checkpoint file; the
-judge compares and unpickles (weights_only=True) on its side.
+The resume experiment crosses a process restart the way a real one does:
+save_after trains a small dropout MLP for `stop` epochs with the trusted loop
+below and calls the student's save_checkpoint; only the file's bytes come
+back. The judge then starts a FRESH sandbox (the student's cells replayed,
+nothing else), where resume_from writes those bytes to a file, rebuilds every
+object from another seed, calls load_checkpoint and trains the remaining
+epochs. The uninterrupted run is never computed here: the judge trains it
+itself and compares. No expected values live in this file.
 
 epoch_loss_run calls epoch_loss with a loss function that tags each batch's
 loss with a small autograd node holding a token object, and counts, at every
@@ -56,48 +57,44 @@ def _params(model):
     return [p.detach().clone() for p in model.parameters()]
 
 
-def resume_experiment(mod, spec):
-    loader = DataLoader(TensorDataset(spec["X"], spec["Y"]),
-                        batch_size=spec["batch_size"], shuffle=True)
-    epochs, stop = spec["epochs"], spec["stop"]
+def _loader(spec):
+    return DataLoader(TensorDataset(spec["X"], spec["Y"]),
+                      batch_size=spec["batch_size"], shuffle=True)
 
+
+def save_after(mod, spec):
+    loader = _loader(spec)
     torch.manual_seed(spec["seed"])
     model, opt, sched = _build(spec)
-    for _ in range(epochs):
-        _train_epoch(model, loader, opt)
-        sched.step()
-    uninterrupted = _params(model)
-    lr_uninterrupted = opt.param_groups[0]["lr"]
-
-    torch.manual_seed(spec["seed"])
-    model, opt, sched = _build(spec)
-    for _ in range(stop):
+    for _ in range(spec["stop"]):
         _train_epoch(model, loader, opt)
         sched.step()
     path = os.path.join(os.getcwd(), spec["file"])
     if os.path.exists(path):
         os.remove(path)
-    mod.save_checkpoint(path, model, opt, sched, stop)
-    del model, opt, sched
-
-    torch.manual_seed(spec["seed"] + 7919)          # a "new process"
-    model, opt, sched = _build(spec)
-    returned = mod.load_checkpoint(path, model, opt, sched)
-    for _ in range(stop, epochs):
-        _train_epoch(model, loader, opt)
-        sched.step()
-    resumed = _params(model)
-
+    mod.save_checkpoint(path, model, opt, sched, spec["stop"])
     data = None
     if os.path.isfile(path):
         with open(path, "rb") as f:
             data = f.read()
+    return {"file": data}
+
+
+def resume_from(mod, spec, data):
+    loader = _loader(spec)
+    path = os.path.join(os.getcwd(), spec["file"])
+    with open(path, "wb") as f:
+        f.write(data)
+    torch.manual_seed(spec["rebuild_seed"])          # a new process builds other weights
+    model, opt, sched = _build(spec)
+    returned = mod.load_checkpoint(path, model, opt, sched)
+    for _ in range(spec["stop"], spec["epochs"]):
+        _train_epoch(model, loader, opt)
+        sched.step()
     is_int = isinstance(returned, int) and not isinstance(returned, bool)
-    return {"uninterrupted": uninterrupted, "resumed": resumed,
-            "lr_uninterrupted": lr_uninterrupted, "lr_resumed": opt.param_groups[0]["lr"],
+    return {"resumed": _params(model), "lr_resumed": opt.param_groups[0]["lr"],
             "returned_type": type(returned).__name__,
-            "returned": returned if is_int else None,
-            "file": data}
+            "returned": returned if is_int else None}
 
 
 class _Token:

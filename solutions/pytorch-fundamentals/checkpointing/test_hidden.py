@@ -1,10 +1,12 @@
 """Hidden suite for checkpointing (contract section 11).
 
-Both training runs (uninterrupted, and interrupted + resumed from the
-student's file into rebuilt objects) execute in the sandbox with the trusted
-loop of probes.py; the judge compares the final parameters bit for bit and
-unpickles the checkpoint's raw bytes itself with weights_only=True (never
-with full unpickling). epoch_loss's value is compared with the mean
+The uninterrupted training run is computed HERE, in the judge, never beside
+student code. The interrupted run crosses a real process restart: one sandbox
+trains `stop` epochs and calls save_checkpoint, only the file's bytes come
+back; a fresh sandbox (the student's cells replayed, nothing else) loads them
+with load_checkpoint and trains on. The judge compares the final parameters
+bit for bit with its own run, and unpickles the checkpoint's raw bytes itself
+with weights_only=True (never with full unpickling). epoch_loss's value is compared with the mean
 per-sample loss computed here in float64; whether graphs accumulate is
 measured in the sandbox by counting, at every loss_fn call, how many earlier
 batches' autograd nodes are still alive (see probes.py).
@@ -14,7 +16,9 @@ import re
 
 import pytest
 import torch
+import torch.nn as nn
 import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
 
 from autograder.judge import check, fail
 
@@ -32,7 +36,66 @@ def _resume_spec(*, seed, optimizer, scheduler, epochs, stop, file):
     Y = torch.randint(0, c, (n,), generator=g)
     return {"X": X, "Y": Y, "sizes": [d, 16, c], "dropout": 0.3, "batch_size": 8,
             "optimizer": optimizer, "scheduler": scheduler, "epochs": epochs,
-            "stop": stop, "seed": seed, "file": file}
+            "stop": stop, "seed": seed, "rebuild_seed": seed * 7919 + 13, "file": file}
+
+
+def _build(spec):
+    """The same model, optimizer and scheduler as probes.py builds (the judge's trusted copy)."""
+    d, h, c = spec["sizes"]
+    model = nn.Sequential(nn.Linear(d, h), nn.ReLU(), nn.Dropout(spec["dropout"]),
+                          nn.Linear(h, h), nn.ReLU(), nn.Dropout(spec["dropout"]),
+                          nn.Linear(h, c))
+    o = spec["optimizer"]
+    if o["kind"] == "adamw":
+        opt = torch.optim.AdamW(model.parameters(), lr=o["lr"], weight_decay=o["weight_decay"])
+    elif o["kind"] == "adam":
+        opt = torch.optim.Adam(model.parameters(), lr=o["lr"])
+    else:
+        opt = torch.optim.SGD(model.parameters(), lr=o["lr"], momentum=o["momentum"])
+    s = spec["scheduler"]
+    if s["kind"] == "step":
+        sched = torch.optim.lr_scheduler.StepLR(opt, step_size=s["step_size"], gamma=s["gamma"])
+    else:
+        base = s["base"]
+        sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda e: base ** e)
+    return model, opt, sched
+
+
+def _uninterrupted(spec):
+    """The reference run, trained in the judge: (final parameters, final learning rate).
+
+    Same seed, same loop and one thread, as in the sandbox, so an exact resume
+    reproduces it bit for bit; the judge's own random state is left as it was.
+    """
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.random.fork_rng(devices=[]):
+            loader = DataLoader(TensorDataset(spec["X"], spec["Y"]),
+                                batch_size=spec["batch_size"], shuffle=True)
+            torch.manual_seed(spec["seed"])
+            model, opt, sched = _build(spec)
+            for _ in range(spec["epochs"]):
+                model.train()
+                for x, y in loader:
+                    opt.zero_grad()
+                    F.cross_entropy(model(x), y).backward()
+                    opt.step()
+                sched.step()
+            return [p.detach().clone() for p in model.parameters()], opt.param_groups[0]["lr"]
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _save(sandbox, spec):
+    """save_checkpoint after `stop` epochs in the current sandbox: the file's bytes (or None)."""
+    return sandbox.probe("save_after", spec)["file"]
+
+
+def _resume(sandbox, spec, data):
+    """load_checkpoint and the remaining epochs in a FRESH sandbox that never saw the save."""
+    sandbox.fresh()
+    return sandbox.probe("resume_from", spec, data)
 
 
 def _load_safely(data):
@@ -79,14 +142,21 @@ def _missing_parts(ckpt):
     return missing
 
 
-def _check_resume(res, spec, setting):
-    check(res["file"] is not None,
+def _check_resume(sandbox, spec, setting):
+    data = _save(sandbox, spec)
+    check(data is not None,
           f"save_checkpoint(path, ...) did not create a file at `path` ({setting}).")
-    ckpt, _ = _load_safely(res["file"])
-    same = all(torch.equal(a, b) for a, b in zip(res["resumed"], res["uninterrupted"]))
-    if same and len(res["resumed"]) == len(res["uninterrupted"]):
+    ckpt, _ = _load_safely(data)
+    res = _resume(sandbox, spec, data)
+    uninterrupted, lr_uninterrupted = _uninterrupted(spec)
+    resumed = res["resumed"]
+    check(isinstance(resumed, list) and len(resumed) == len(uninterrupted)
+          and all(isinstance(a, torch.Tensor) and a.shape == b.shape for a, b in zip(resumed, uninterrupted)),
+          f"{setting}: the resumed model's parameters do not have the model's shapes.")
+    same = all(torch.equal(a, b) for a, b in zip(resumed, uninterrupted))
+    if same:
         return
-    worst = max(float((a - b).abs().max()) for a, b in zip(res["resumed"], res["uninterrupted"]))
+    worst = max(float((a - b).abs().max()) for a, b in zip(resumed, uninterrupted))
     msg = (f"{setting}: the run resumed from your checkpoint does not continue "
            f"bit-identically; its final weights differ from the uninterrupted run's "
            f"(max abs difference {worst:.3g}).")
@@ -94,9 +164,9 @@ def _check_resume(res, spec, setting):
         missing = _missing_parts(ckpt)
         if missing:
             fail(msg + " Your checkpoint does not seem to contain " + "; nor ".join(missing) + ".")
-    if res["lr_resumed"] != res["lr_uninterrupted"]:
+    if res["lr_resumed"] != lr_uninterrupted:
         fail(msg + f" The final learning rate is {res['lr_resumed']:g} instead of "
-                   f"{res['lr_uninterrupted']:g}: restore the scheduler (and the optimizer, "
+                   f"{lr_uninterrupted:g}: restore the scheduler (and the optimizer, "
                    f"whose param_groups hold the current lr).")
     fail(msg + " Everything that changes during training must be saved and restored: "
                "weights, optimizer state, scheduler state and the random generator state.")
@@ -110,9 +180,9 @@ def test_checkpoint_loads_with_weights_only(sandbox):
     spec = _resume_spec(seed=31, optimizer={"kind": "adam", "lr": 0.01},
                         scheduler={"kind": "step", "step_size": 1, "gamma": 0.9},
                         epochs=2, stop=1, file="hidden_ckpt_a.pt")
-    res = sandbox.probe("resume_experiment", spec)
-    check(res["file"] is not None, "save_checkpoint(path, ...) did not create a file at `path`.")
-    ckpt, error = _load_safely(res["file"])
+    data = _save(sandbox, spec)
+    check(data is not None, "save_checkpoint(path, ...) did not create a file at `path`.")
+    ckpt, error = _load_safely(data)
     check(error is None,
           f"torch.load(path, weights_only=True) refused your checkpoint ({error}). "
           f"weights_only loading accepts tensors, state_dicts and plain Python values only: "
@@ -127,8 +197,7 @@ def test_resume_adamw_steplr_dropout(sandbox):
     spec = _resume_spec(seed=32, optimizer={"kind": "adamw", "lr": 0.01, "weight_decay": 0.1},
                         scheduler={"kind": "step", "step_size": 2, "gamma": 0.5},
                         epochs=5, stop=3, file="hidden_ckpt_b.pt")
-    res = sandbox.probe("resume_experiment", spec)
-    _check_resume(res, spec, "AdamW + StepLR(step_size=2) with dropout, interrupted after "
+    _check_resume(sandbox, spec, "AdamW + StepLR(step_size=2) with dropout, interrupted after "
                              "epoch 3 of 5")
 
 
@@ -139,8 +208,7 @@ def test_resume_sgd_momentum_lambdalr(sandbox):
     spec = _resume_spec(seed=33, optimizer={"kind": "sgd", "lr": 0.05, "momentum": 0.9},
                         scheduler={"kind": "lambda", "base": 0.8},
                         epochs=4, stop=1, file="hidden_ckpt_c.pt")
-    res = sandbox.probe("resume_experiment", spec)
-    _check_resume(res, spec, "SGD(momentum=0.9) + LambdaLR with dropout, interrupted after "
+    _check_resume(sandbox, spec, "SGD(momentum=0.9) + LambdaLR with dropout, interrupted after "
                              "epoch 1 of 4")
 
 
@@ -150,7 +218,9 @@ def test_load_returns_saved_epoch(sandbox):
     spec = _resume_spec(seed=34, optimizer={"kind": "adam", "lr": 0.01},
                         scheduler={"kind": "step", "step_size": 1, "gamma": 0.9},
                         epochs=3, stop=2, file="hidden_ckpt_d.pt")
-    res = sandbox.probe("resume_experiment", spec)
+    data = _save(sandbox, spec)
+    check(data is not None, "save_checkpoint(path, ...) did not create a file at `path`.")
+    res = _resume(sandbox, spec, data)
     check(res["returned_type"] == "int",
           f"load_checkpoint returned a {res['returned_type']}; expected the saved epoch as a "
           f"Python int.")

@@ -9,14 +9,15 @@ Facts measured here (the judge checks every output value itself):
   traced the probe's own model (counted with comptime, which only runs while
   dynamo traces a frame).
 
-Probes are loaded after the student's cells ran, so they cannot keep
-references taken before the student could patch torch. Instead they check
-that the entry points they rely on are still functions defined inside the
-installed torch package (a notebook cell that rebinds torch.compile or
-torch._dynamo.* is reported), and they use their own backend, whose graph
-must really run and produce the values the judge expects.
+Probes are loaded before the student's first cell, so they keep the
+entry points they rely on as they were then; at each experiment they check
+that each is still that same function with the same code, defined inside the
+installed torch package (fail closed: a missing, replaced or re-coded hook
+point fails the test), and they use their own backend, whose graph must
+really run and produce the values the judge expects.
 """
 import os
+import sys
 
 import torch
 import torch._dynamo
@@ -49,17 +50,43 @@ def _defined_in_torch(obj):
     return os.path.abspath(code.co_filename).startswith(_TORCH_DIR)
 
 
+def _code_of(obj):
+    code = getattr(obj, "__code__", None)
+    return code if code is not None else getattr(getattr(obj, "__func__", None), "__code__", None)
+
+
+# The hook points, captured when the probes load: before any student cell runs.
+_OWNERS = {
+    "torch": torch,
+    "torch._dynamo": torch._dynamo,
+    "torch._dynamo.eval_frame": torch._dynamo.eval_frame,
+    "torch.compiler": torch.compiler,
+}
+_ENTRY_POINTS = {
+    "torch.compile": (torch, "compile"),
+    "torch._dynamo.optimize": (torch._dynamo, "optimize"),
+    "torch._dynamo.reset": (torch._dynamo, "reset"),
+    "torch._dynamo.eval_frame.optimize": (torch._dynamo.eval_frame, "optimize"),
+    "torch._dynamo.eval_frame.OptimizedModule.__call__": (torch._dynamo.eval_frame.OptimizedModule, "__call__"),
+    "torch.compiler.set_stance": (torch.compiler, "set_stance"),
+}
+_ORIGINAL = {name: getattr(owner, attr, None) for name, (owner, attr) in _ENTRY_POINTS.items()}
+_ORIGINAL_CODE = {name: _code_of(obj) for name, obj in _ORIGINAL.items()}
+_COMPTIME = comptime
+
+
 def _tampered():
-    entry_points = {
-        "torch.compile": getattr(torch, "compile", None),
-        "torch._dynamo.optimize": getattr(torch._dynamo, "optimize", None),
-        "torch._dynamo.reset": getattr(torch._dynamo, "reset", None),
-        "torch._dynamo.eval_frame.optimize": getattr(torch._dynamo.eval_frame, "optimize", None),
-        "torch._dynamo.eval_frame.OptimizedModule.__call__":
-            getattr(torch._dynamo.eval_frame.OptimizedModule, "__call__", None),  # noqa: B004
-        "torch.compiler.set_stance": getattr(torch.compiler, "set_stance", None),
-    }
-    return [name for name, obj in entry_points.items() if not _defined_in_torch(obj)]
+    """Names of hook points that are missing, replaced, or not torch's own code (fail closed)."""
+    bad = [name for name, mod in _OWNERS.items()
+           if type(mod) is not type(os) or sys.modules.get(name) is not mod]
+    for name, (owner, attr) in _ENTRY_POINTS.items():
+        obj = getattr(owner, attr, None)
+        if (obj is None or obj is not _ORIGINAL[name] or _code_of(obj) is not _ORIGINAL_CODE[name]
+                or not _defined_in_torch(obj)):
+            bad.append(name)
+    if _ProbeMLP.forward.__code__ is not _PROBE_FORWARD_CODE or globals().get("comptime") is not _COMPTIME:
+        bad.append("the grader's probe model")
+    return bad
 
 
 def _load_weights(model, sd):
@@ -171,6 +198,9 @@ class _ProbeMLP(nn.Module):
     def forward(self, x):
         comptime(lambda ctx: _TRACES.append(1))  # runs only while dynamo traces
         return self.fc2(torch.relu(self.fc1(x)))
+
+
+_PROBE_FORWARD_CODE = _ProbeMLP.forward.__code__
 
 
 def dynamic_batches(mod, dims, sd, xs, device):

@@ -1,6 +1,22 @@
-"""Sandbox-side harness for `lost_gradients` (no expected values here)."""
+"""Sandbox-side harness for `lost_gradients` (no expected values here).
+
+Whether make_leaf's tensor is a leaf requiring grad is judged from an
+effect, not from its flags: the judge picks an upstream gradient g, the
+probe runs (t * g).sum().backward() and returns t.grad, which must be g.
+The autograd engine's entry point is captured when the probes load (before
+any student cell); a replaced or missing hook point fails the test."""
+
+import os
+import sys
+import types
 
 import torch
+import torch.autograd
+
+_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+_AG = torch.autograd
+_ENGINE = vars(_AG).get("_engine_run_backward")
+_ENGINE_CODE = getattr(_ENGINE, "__code__", None)
 
 
 def _describe(t):
@@ -18,9 +34,9 @@ def _describe(t):
     }
 
 
-def make_leaf_probe(mod, shape, device, dtype_name, try_backward=True):
+def make_leaf_probe(mod, shape, device, dtype_name, try_backward=True, upstream=None):
     """Call make_leaf(shape[, device][, dtype]) and report what came back; then try
-    (t * 3).sum().backward() and report t.grad."""
+    (t * g).sum().backward() with g the judge's upstream (3 when None), and report t.grad."""
     kwargs = {}
     if device is not None:
         kwargs["device"] = device
@@ -34,35 +50,51 @@ def make_leaf_probe(mod, shape, device, dtype_name, try_backward=True):
     info["backward_error"] = None
     if t.requires_grad:
         try:
-            (t * 3).sum().backward()
+            g = 3 if upstream is None else upstream.to(dtype=t.dtype, device=t.device)
+            (t * g).sum().backward()
             info["grad"] = None if t.grad is None else t.grad.detach().cpu().clone()
         except Exception as e:  # reported by the judge
             info["backward_error"] = f"{type(e).__name__}: {e}"
     return info
 
 
+def _engine_tampered():
+    """Why the engine hook point cannot be trusted ("" when it can)."""
+    if type(_AG) is not types.ModuleType or sys.modules.get("torch.autograd") is not _AG:
+        return "torch.autograd is no longer PyTorch's own module"
+    current = vars(_AG).get("_engine_run_backward")
+    if _ENGINE is None or current is None:
+        return "torch.autograd._engine_run_backward is missing"
+    if current is not _ENGINE or getattr(current, "__code__", None) is not _ENGINE_CODE:
+        return "torch.autograd._engine_run_backward was replaced"
+    if not os.path.abspath(_ENGINE_CODE.co_filename).startswith(_TORCH_DIR):
+        return "torch.autograd._engine_run_backward is not PyTorch's own code"
+    return ""
+
+
 def intermediate_grad_probe(mod, w_values):
     """Call intermediate_grad on a fresh leaf requiring grad built from w_values; count how
     many times the autograd engine ran during the call."""
-    import torch.autograd as ag
-
     w = w_values.clone().requires_grad_(True)
+    tampered = _engine_tampered()
     calls = [0]
-    original = getattr(ag, "_engine_run_backward", None)
-    if original is not None:
 
-        def counting(*a, **k):
-            calls[0] += 1
-            return original(*a, **k)
+    def counting(*a, **k):
+        calls[0] += 1
+        return _ENGINE(*a, **k)
 
-        ag._engine_run_backward = counting
+    if not tampered:
+        vars(_AG)["_engine_run_backward"] = counting
     try:
         g = mod.intermediate_grad(w)
     finally:
-        if original is not None:
-            ag._engine_run_backward = original
+        if not tampered:
+            if vars(_AG).get("_engine_run_backward") is not counting:
+                tampered = "torch.autograd._engine_run_backward was replaced during the call"
+            vars(_AG)["_engine_run_backward"] = _ENGINE
     info = _describe(g)
-    info["engine_calls"] = calls[0] if original is not None else None
+    info["engine_calls"] = None if tampered else calls[0]
+    info["tampered"] = tampered or None
     return info
 
 

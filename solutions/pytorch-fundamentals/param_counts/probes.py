@@ -51,7 +51,7 @@ def count_probe(mod, spec, trainable_only):
         n = mod.count_parameters(model)
     else:
         n = mod.count_parameters(model, trainable_only=trainable_only)
-    return {"type": type(n).__name__, "value": n if isinstance(n, (int, float)) else repr(n)}
+    return n
 
 
 def _linears(m):

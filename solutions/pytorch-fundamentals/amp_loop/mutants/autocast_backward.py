@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: runs backward (and the optimizer logic) inside the autocast
 region too; autocast should wrap the forward pass only."""
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: clips the gradients while they are still multiplied by the
 loss scale (unscale_ only afterwards, inside scaler.step), so the clip
 threshold is compared with scaled gradients."""

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: bypasses the GradScaler (plain backward and optimizer.step),
 so an overflowing step is applied and poisons the weights with inf/nan."""
 import torch

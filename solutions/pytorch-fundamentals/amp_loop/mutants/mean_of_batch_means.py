@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: returns the mean of the per-batch mean losses, which weighs
 the short final batch like a full one, instead of the mean per sample."""
 import torch

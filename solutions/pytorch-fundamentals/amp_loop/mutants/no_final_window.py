@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: only steps when a full window of accum_steps batches is
 complete, silently dropping the gradients of a short final window."""
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: steps the scheduler after every optimizer step, even when
 the scaler skipped the update because of inf/nan gradients."""
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: zeroes the gradients in place (set_to_none=False), keeping
 zero-filled .grad tensors around instead of releasing them."""
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: accumulates `total += loss * n` as a tensor with autograd on,
 which keeps every batch's graph alive until the end of the epoch."""
 import torch

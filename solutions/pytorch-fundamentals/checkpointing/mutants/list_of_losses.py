@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: collects the loss tensors in a list (graphs and all) and
 averages at the end; memory grows with the number of batches."""
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: only the weights (plus scheduler and RNG) are saved; the
 optimizer restarts with empty moment/momentum buffers and its initial lr."""
 import torch

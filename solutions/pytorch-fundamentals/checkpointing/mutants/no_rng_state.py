@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: the checkpoint has weights, optimizer and scheduler but not
 the random generator state, so dropout masks and shuffling differ after a
 resume."""

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: the scheduler is not saved, so after a resume it counts
 its steps from zero again and the learning-rate schedule shifts."""
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: saves the model object itself (torch.save(model)) instead of
 its state_dict; that needs weights_only=False to load, i.e. arbitrary
 unpickling, and breaks with code changes."""

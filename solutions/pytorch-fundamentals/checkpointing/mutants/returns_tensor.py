@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: returns the mean as a 0-d tensor instead of a Python float."""
 import torch
 

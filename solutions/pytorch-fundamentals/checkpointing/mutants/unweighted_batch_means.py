@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: averages the per-batch mean losses without weighting by
 batch size, so a short last batch counts as much as a full one."""
 import torch

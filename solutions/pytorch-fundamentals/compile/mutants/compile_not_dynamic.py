@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: torch.compile without dynamic=True (or mark_dynamic)
 specializes on the first batch size and recompiles for the next one."""
 import torch

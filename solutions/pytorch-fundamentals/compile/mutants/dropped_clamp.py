@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: treated the whole chatty block as logging and removed it,
 clamp included, so the function changes whenever an activation exceeds 6."""
 import torch

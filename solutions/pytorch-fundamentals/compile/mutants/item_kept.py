@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: removed the print but kept .item() and the Python `if` on
 the scalar it returns; branching on a value read out of a tensor is a
 data-dependent guard that dynamo cannot put in one graph."""

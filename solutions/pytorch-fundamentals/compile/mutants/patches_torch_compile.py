@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception (tampering): keeps the chatty forward and replaces
 torch.compile by a function returning the model unchanged, so that a
 fullgraph compile 'succeeds'. The grader must not be fooled."""

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: removed .item() and the branch but kept a debug print;
 print is a graph break for torch.compile."""
 import torch

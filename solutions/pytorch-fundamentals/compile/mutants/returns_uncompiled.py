@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: returns the model itself (never compiled), so nothing is
 recompiled because nothing is compiled."""
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: dropped .item() and print but kept a Python `if` on a
 tensor's value (`if h.max() > 6`), a data-dependent branch."""
 import torch

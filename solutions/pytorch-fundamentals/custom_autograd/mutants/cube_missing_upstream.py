@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: Cube's backward returns the local derivative 3x^2 and
 forgets to multiply it by the upstream gradient grad_output."""
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: Cube saves its output y = x^3 and uses it in place of x in
 the derivative (3 * y^2 * grad_output)."""
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: approximates the second derivative with a central finite
 difference of f instead of differentiating through autograd (inexact)."""
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: takes the first derivative without create_graph=True, so it
 is not differentiable and the second torch.autograd.grad call fails."""
 import torch

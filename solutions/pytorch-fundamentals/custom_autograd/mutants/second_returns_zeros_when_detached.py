@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: without create_graph the first derivative has no graph; the
 code then 'handles' it by returning zeros, so every f gets f'' = 0."""
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: the straight-through backward returns ones (the identity's
 local derivative) instead of multiplying by the upstream gradient."""
 import torch

@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: the backward returns round's true derivative (zero almost
 everywhere), which is exactly what the straight-through estimator avoids."""
 import torch

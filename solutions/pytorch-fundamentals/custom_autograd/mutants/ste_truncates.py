@@ -1,3 +1,4 @@
+# misconception: none
 """Misconception: rounds by truncation (x.long(), then back to x's dtype),
 which is not rounding to the nearest integer (1.7 -> 1, -2.6 -> -2)."""
 import torch

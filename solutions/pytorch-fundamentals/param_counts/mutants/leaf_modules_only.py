@@ -1,35 +1,13 @@
 """Misconception: only counts parameters of leaf modules (those without children), missing
-parameters registered directly on a container module."""
-import torch
-from torch import nn
-
-
-def linear_param_count(d_in, d_out, bias=True):
-    return d_in * d_out + (d_out if bias else 0)
-
-
-def mlp_param_count(sizes):
-    return sum(linear_param_count(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
+parameters registered directly on a container module (each distinct parameter is still counted once)."""
+# misconception: misses_direct_params
 
 
 def count_parameters(model, trainable_only=True):
-    # model.parameters() yields each distinct Parameter once (tied weights dedupe);
-    # buffers are not parameters.
-    total = 0
+    seen = {}
     for m in model.modules():
         if len(list(m.children())) == 0:
-            total += sum(p.numel() for p in m.parameters() if p.requires_grad or not trainable_only)
-    return total
-
-
-class LayerStack(nn.Module):
-    def __init__(self, n_layers, width):
-        super().__init__()
-        self.layers = nn.ModuleList([nn.Linear(width, width) for _ in range(n_layers)])
-
-    def forward(self, x):
-        for i, layer in enumerate(self.layers):
-            x = layer(x)
-            if i < len(self.layers) - 1:
-                x = torch.relu(x)
-        return x
+            for p in m.parameters():
+                if p.requires_grad or not trainable_only:
+                    seen[id(p)] = p.numel()
+    return sum(seen.values())

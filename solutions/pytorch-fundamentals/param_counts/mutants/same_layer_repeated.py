@@ -1,21 +1,9 @@
 """Misconception: builds one nn.Linear and repeats it n_layers times ([layer] * n), so all the
 layers share a single set of weights."""
+# misconception: shared_layer
+
 import torch
 from torch import nn
-
-
-def linear_param_count(d_in, d_out, bias=True):
-    return d_in * d_out + (d_out if bias else 0)
-
-
-def mlp_param_count(sizes):
-    return sum(linear_param_count(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
-
-
-def count_parameters(model, trainable_only=True):
-    # model.parameters() yields each distinct Parameter once (tied weights dedupe);
-    # buffers are not parameters.
-    return sum(p.numel() for p in model.parameters() if p.requires_grad or not trainable_only)
 
 
 class LayerStack(nn.Module):

@@ -1,15 +1,9 @@
 """Misconception: counts the entries of state_dict(), which include buffers (BatchNorm running
 statistics, num_batches_tracked) and list tied weights under every name."""
+# misconception: counts_state_dict, counts_buffers
+
 import torch
 from torch import nn
-
-
-def linear_param_count(d_in, d_out, bias=True):
-    return d_in * d_out + (d_out if bias else 0)
-
-
-def mlp_param_count(sizes):
-    return sum(linear_param_count(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
 
 
 def count_parameters(model, trainable_only=True):
@@ -18,16 +12,3 @@ def count_parameters(model, trainable_only=True):
     sd = model.state_dict(keep_vars=True)
     return sum(t.numel() for t in sd.values()
                if not trainable_only or t.requires_grad or not isinstance(t, nn.Parameter))
-
-
-class LayerStack(nn.Module):
-    def __init__(self, n_layers, width):
-        super().__init__()
-        self.layers = nn.ModuleList([nn.Linear(width, width) for _ in range(n_layers)])
-
-    def forward(self, x):
-        for i, layer in enumerate(self.layers):
-            x = layer(x)
-            if i < len(self.layers) - 1:
-                x = torch.relu(x)
-        return x

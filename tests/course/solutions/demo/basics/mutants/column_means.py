@@ -1,4 +1,5 @@
 """Averages the columns (dim=0) instead of the rows."""
+# misconception: averages_columns
 import torch
 
 

@@ -1,4 +1,5 @@
 """Squares the values instead of doubling them."""
+# misconception: squares
 import torch
 
 

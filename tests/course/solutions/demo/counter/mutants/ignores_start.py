@@ -1,4 +1,5 @@
 """Ignores the starting value: every counter starts from 0."""
+# misconception: none
 
 
 class Counter:

@@ -1,0 +1,1 @@
+"""Course staff's tools: scaffold, lint, case composition, validate, release, notebook, Gradescope export."""

@@ -1,0 +1,671 @@
+"""Static checks of an assignment's material: authoring mistakes, found before anything runs.
+
+Everything here reads files and parses them (``tomllib``, ``ast``); nothing is
+imported or executed except in :func:`collect_suites`, which lets pytest
+collect the suites (importing the test modules, never student code) to count
+points exactly as grading will. Each problem names the file and, where there
+is one, the line.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import re
+import tempfile
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from autograder.assignment import Assignment
+
+EXERCISE_KEYS = {"id": str, "title": str, "points": (int, float), "timeout": (int, float), "gpu": bool}
+ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
+MISCONCEPTION_HEADER = re.compile(r"^#\s*misconception:(.*)$")
+KEY_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One authoring mistake: the file, the line when there is one, what is wrong."""
+
+    path: Path
+    line: int | None
+    message: str
+    exercise: str = ""
+
+    def where(self, base: Path | None = None) -> str:
+        p = self.path
+        if base is not None:
+            with contextlib.suppress(ValueError):
+                p = self.path.resolve().relative_to(base.resolve())
+        return f"{p}:{self.line}" if self.line else str(p)
+
+    def format(self, base: Path | None = None) -> str:
+        return f"{self.where(base)}: {self.message}"
+
+
+# ---------------------------------------------------------------------- ast helpers
+def parse_file(path: Path, problems: list[Problem], exercise: str = "") -> ast.Module | None:
+    """The module's AST, or None with a problem naming the file and line."""
+    try:
+        src = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        problems.append(Problem(path, None, "is not UTF-8 text", exercise))
+        return None
+    except OSError as e:
+        problems.append(Problem(path, None, f"cannot be read ({e.strerror})", exercise))
+        return None
+    try:
+        return ast.parse(src, filename=str(path))
+    except SyntaxError as e:
+        problems.append(Problem(path, e.lineno, f"does not parse: {e.msg}", exercise))
+        return None
+
+
+def _strip_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        return body[1:]
+    return body
+
+
+def body_dump(body: list[ast.stmt]) -> str:
+    """A normalized form of some statements: docstring dropped, no line numbers or comments."""
+    return ast.dump(ast.Module(body=_strip_docstring(body), type_ignores=[]), include_attributes=False)
+
+
+def module_dump(tree: ast.Module) -> str:
+    return body_dump(tree.body)
+
+
+def find_tests(tree: ast.Module) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[ast.expr]]]:
+    """pytest's default collection: module-level ``test*`` functions and ``test*`` methods of ``Test*`` classes.
+
+    Each comes with the marks that apply from outside it (class decorators, ``pytestmark``).
+    """
+    module_marks: list[ast.expr] = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark"
+                                                for t in node.targets):
+            v = node.value
+            module_marks += list(v.elts) if isinstance(v, ast.List | ast.Tuple) else [v]
+    out = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test"):
+            out.append((node, module_marks))
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            for m in node.body:
+                if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef) and m.name.startswith("test"):
+                    out.append((m, module_marks + node.decorator_list))
+    return out
+
+
+def _mark_name(expr: ast.expr) -> str | None:
+    """``pytest.mark.points(2)`` -> "points"."""
+    target = expr.func if isinstance(expr, ast.Call) else expr
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Attribute) \
+            and target.value.attr == "mark":
+        return target.attr
+    return None
+
+
+def points_mark(fn: ast.FunctionDef | ast.AsyncFunctionDef, outer: list[ast.expr]) -> tuple[bool, float | None]:
+    """(has a points mark, its value when it is a literal number)."""
+    for d in [*fn.decorator_list, *outer]:
+        if _mark_name(d) == "points":
+            if isinstance(d, ast.Call) and len(d.args) == 1 and isinstance(d.args[0], ast.Constant) \
+                    and isinstance(d.args[0].value, int | float) and not isinstance(d.args[0].value, bool):
+                return True, float(d.args[0].value)
+            return True, None
+    return False, None
+
+
+def defined_names(tree: ast.Module) -> dict[str, int]:
+    """Top-level names a module defines (def, class, assignment, import), with their lines."""
+    out: dict[str, int] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out.setdefault(node.name, node.lineno)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name):
+                        out.setdefault(n.id, node.lineno)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            for a in node.names:
+                out.setdefault((a.asname or a.name).split(".")[0], node.lineno)
+    return out
+
+
+def _raises_not_implemented(node: ast.AST) -> bool:
+    for n in ast.walk(node):
+        if isinstance(n, ast.Raise) and n.exc is not None:
+            target = n.exc.func if isinstance(n.exc, ast.Call) else n.exc
+            if isinstance(target, ast.Name) and target.id == "NotImplementedError":
+                return True
+    return False
+
+
+def contract_names(stub: ast.Module, used: set[str] | None = None) -> dict[str, int]:
+    """What students must write: the stub's top-level functions and classes left to implement.
+
+    Given code (no ``raise NotImplementedError``) is not part of the contract; with ``used``
+    (names the suites mention), only what the suites call counts.
+    """
+    return {n.name: n.lineno for n in stub.body
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and _raises_not_implemented(n)
+            and (used is None or n.name in used)}
+
+
+def top_level_defs(tree: ast.Module) -> dict[str, str]:
+    """name -> normalized dump of its definition, for top-level functions and classes."""
+    return {n.name: ast.dump(n, include_attributes=False) for n in tree.body
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
+
+
+def _toml_line(path: Path, key: str) -> int | None:
+    try:
+        for i, ln in enumerate(path.read_text().splitlines(), start=1):
+            if re.match(rf"^\s*{re.escape(key)}\s*=", ln):
+                return i
+    except OSError:
+        return None
+    return None
+
+
+def read_toml(path: Path, problems: list[Problem], exercise: str = "") -> dict | None:
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        problems.append(Problem(path, None, "missing", exercise))
+    except tomllib.TOMLDecodeError as e:
+        m = re.search(r"at line (\d+)", str(e))
+        problems.append(Problem(path, int(m.group(1)) if m else None, f"not valid TOML: {e}", exercise))
+    return None
+
+
+# ---------------------------------------------------------------------- mutant headers
+def misconception_header(text: str) -> tuple[int, list[str]] | None:
+    """The line number and keys of a mutant's ``# misconception: key[, key2]`` header (``none``: no key).
+
+    The header is how a mutant says which misconception message its feedback must carry, so that
+    ``validate`` checks the diagnosis and not only the score. None when the file has no header.
+    """
+    for i, line in enumerate(text.splitlines(), start=1):
+        m = MISCONCEPTION_HEADER.match(line.strip())
+        if m:
+            keys = [k.strip() for k in m.group(1).split(",")]
+            return i, [] if keys == ["none"] else keys
+    return None
+
+
+def declared_misconceptions(path: Path) -> list[str] | None:
+    """The keys a mutant file declares ([] for ``none``), or None without a (readable) header."""
+    try:
+        found = misconception_header(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None if found is None else found[1]
+
+
+def header_problems(path: Path, text: str) -> list[tuple[int | None, str]]:
+    """What is wrong with a mutant's misconception header, as (line, message)."""
+    found = misconception_header(text)
+    if found is None:
+        return [(1, "a mutant needs a header line `# misconception: key` (the key of the misconception message its "
+                    "feedback must carry; comma-separated keys allowed; `# misconception: none` when only a generic "
+                    "\"wrong values\" message can catch it)")]
+    line, keys = found
+    bad = [k for k in keys if not KEY_PATTERN.match(k) or k == "none"]
+    if keys == [""]:
+        return [(line, "the misconception header names no key: write `# misconception: key` or "
+                       "`# misconception: none`")]
+    if bad:
+        return [(line, f"misconception key(s) {', '.join(repr(k) for k in bad)} are not keys: letters, digits, "
+                       "`_`, `.`, `-` (and `none` only alone)")]
+    return []
+
+
+# ---------------------------------------------------------------------- the checks
+@dataclass
+class ExerciseFacts:
+    """What the static pass learned about one exercise (used by the table and the mutant report)."""
+
+    id: str
+    public_tests: int = 0
+    hidden_tests: int = 0
+    alternatives: int = 0
+    mutants: int = 0
+    problems: list[Problem] = field(default_factory=list)
+
+
+def check_assignment(course: Path, assignment_id: str, only: list[str] | None = None) -> dict[str, ExerciseFacts]:
+    """Every static check of one assignment; the ``""`` key holds assignment-level problems."""
+    course = Path(course)
+    public = course / "assignments" / assignment_id
+    hidden = course / "solutions" / assignment_id
+    facts: dict[str, ExerciseFacts] = {"": ExerciseFacts("")}
+    top = facts[""].problems
+    meta_path = public / "assignment.toml"
+    meta = read_toml(meta_path, top)
+    if meta is None:
+        return facts
+    ids = meta.get("exercises")
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        top.append(Problem(meta_path, _toml_line(meta_path, "exercises"), "`exercises` must be a list of exercise ids"))
+        return facts
+    seen = set()
+    for i in ids:
+        if i in seen:
+            top.append(Problem(meta_path, _toml_line(meta_path, "exercises"), f"lists {i!r} twice"))
+        seen.add(i)
+    if only is None:
+        for d in sorted(p for p in public.iterdir() if p.is_dir()):
+            if (d / "exercise.toml").exists() and d.name not in seen:
+                top.append(Problem(d / "exercise.toml", None,
+                                   f"exercise {d.name!r} is not listed in {meta_path.name}: it would never be graded"))
+        if hidden.is_dir():
+            for d in sorted(p for p in hidden.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
+                if d.name not in seen:
+                    top.append(Problem(d, None, f"staff folder of {d.name!r}, which {meta_path.name} does not list"))
+    for ex_id in ids:
+        if only and ex_id not in only:
+            continue
+        facts[ex_id] = check_exercise(public / ex_id, hidden / ex_id, ex_id)
+    return facts
+
+
+def check_exercise(pub: Path, hid: Path, ex_id: str) -> ExerciseFacts:
+    f = ExerciseFacts(ex_id)
+    probs = f.problems
+
+    def problem(path: Path, line: int | None, message: str) -> None:
+        probs.append(Problem(path, line, message, ex_id))
+
+    if not ID_PATTERN.match(ex_id):
+        problem(pub, None, "an exercise id must be lowercase letters, digits and underscores, starting with a letter")
+    if not pub.is_dir():
+        problem(pub, None, "missing (the assignment lists this exercise)")
+        return f
+    # exercise.toml
+    toml_path = pub / "exercise.toml"
+    meta = read_toml(toml_path, probs, ex_id)
+    if meta is not None:
+        for key, value in meta.items():
+            if key not in EXERCISE_KEYS:
+                problem(toml_path, _toml_line(toml_path, key),
+                        f"unknown key {key!r} (known: {', '.join(EXERCISE_KEYS)})")
+            elif not isinstance(value, EXERCISE_KEYS[key]) or (key != "gpu" and isinstance(value, bool)):
+                problem(toml_path, _toml_line(toml_path, key), f"`{key}` has the wrong type ({type(value).__name__})")
+        for key in ("title", "points", "timeout"):
+            if key not in meta:
+                problem(toml_path, None, f"`{key}` is missing")
+        if meta.get("id", ex_id) != ex_id:
+            problem(toml_path, _toml_line(toml_path, "id"),
+                    f"id {meta.get('id')!r} does not match its folder {ex_id!r}")
+        if str(meta.get("title", "")).startswith("TODO"):
+            problem(toml_path, _toml_line(toml_path, "title"), "the title is still the scaffold's TODO")
+        for key in ("points", "timeout"):
+            v = meta.get(key)
+            if isinstance(v, int | float) and not isinstance(v, bool) and v <= 0:
+                problem(toml_path, _toml_line(toml_path, key), f"`{key}` must be positive")
+    # files
+    required = [pub / "statement.md", pub / "stub.py", pub / "public_test.py", hid / "reference.py",
+                hid / "test_hidden.py"]
+    for p in required:
+        if not p.is_file():
+            problem(p, None, "missing (every exercise needs it; `torchgrader new` scaffolds it)")
+    statement = pub / "statement.md"
+    if statement.is_file() and not statement.read_text(errors="replace").strip():
+        problem(statement, None, "is empty")
+    alternatives = sorted((hid / "alternatives").glob("*.py"))
+    mutants = sorted((hid / "mutants").glob("*.py"))
+    f.alternatives, f.mutants = len(alternatives), len(mutants)
+    if not alternatives:
+        problem(hid / "alternatives", None, "no correct alternative (*.py): add one written differently from the "
+                                            "reference, to show the suite does not grade one way of writing it")
+    if not mutants:
+        problem(hid / "mutants", None, "no mutants (*.py): without known-wrong implementations nothing shows that "
+                                       "the hidden tests catch anything")
+    for path in [*alternatives, *mutants]:
+        if path.stem.startswith("TODO"):
+            problem(path, None, "still has the scaffold's name: rename it after what it does")
+    trees: dict[Path, ast.Module | None] = {}
+    for p in [*required[1:], hid / "probes.py", *alternatives, *mutants]:
+        if p.is_file():
+            trees[p] = parse_file(p, probs, ex_id)
+    stub, reference = trees.get(pub / "stub.py"), trees.get(hid / "reference.py")
+    public_tree, hidden_tree = trees.get(pub / "public_test.py"), trees.get(hid / "test_hidden.py")
+    # tests
+    public_bodies: dict[str, tuple[str, int]] = {}
+    for path, tree, is_hidden in ((pub / "public_test.py", public_tree, False), (hid / "test_hidden.py", hidden_tree,
+                                                                                True)):
+        if tree is None:
+            continue
+        fns = find_tests(tree)
+        if not fns:
+            problem(path, None, "defines no test (functions named test_...)")
+        if is_hidden:
+            f.hidden_tests = len(fns)
+        else:
+            f.public_tests = len(fns)
+        for fn, outer in fns:
+            doc = ast.get_docstring(fn)
+            if not doc or not doc.strip().splitlines()[0].strip():
+                problem(path, fn.lineno, f"{fn.name} has no docstring: its first line is the test name students see")
+            has_points, value = points_mark(fn, outer)
+            if is_hidden:
+                if not has_points:
+                    problem(path, fn.lineno, f"{fn.name} has no @pytest.mark.points(n)")
+                elif value is not None and value <= 0:
+                    problem(path, fn.lineno, f"{fn.name} is worth {value:g} points: a hidden test must be worth some")
+                dump = body_dump(fn.body)
+                if dump in public_bodies:
+                    name, line = public_bodies[dump]
+                    problem(path, fn.lineno, f"{fn.name} is identical to the public test {name} "
+                                             f"(public_test.py:{line}): a hidden test must check something else")
+            else:
+                public_bodies.setdefault(body_dump(fn.body), (fn.name, fn.lineno))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assert) and node.msg is None:
+                problem(path, node.lineno, "`assert` without a message: the message is all a student sees; write "
+                                           "`assert cond, \"what was expected\"` or use check()/assert_close()")
+    # submission code: the contract, and material that proves something
+    if stub is not None:
+        if not contract_names(stub):
+            problem(pub / "stub.py", None, "leaves nothing for students to write (no `raise NotImplementedError`)")
+        used: set[str] = set()
+        for p in (pub / "public_test.py", hid / "test_hidden.py", hid / "probes.py"):
+            if trees.get(p) is not None:
+                used |= _names_used(trees[p])
+        names = contract_names(stub, used)
+        for path in [hid / "reference.py", *alternatives]:
+            tree = trees.get(path)
+            if tree is None:
+                continue
+            have = defined_names(tree)
+            for name, line in names.items():
+                if name not in have:
+                    problem(path, None, f"does not define `{name}` (stub.py:{line} declares it)")
+    ref_dump = module_dump(reference) if reference is not None else None
+    for path in alternatives:
+        tree = trees.get(path)
+        if tree is not None and ref_dump is not None and module_dump(tree) == ref_dump:
+            problem(path, None, "is the reference itself: an alternative must be written differently")
+    for path in mutants:
+        tree = trees.get(path)
+        if tree is None:
+            continue
+        doc = ast.get_docstring(tree)
+        if not doc or not doc.strip():
+            problem(path, 1, "a mutant needs a module docstring naming the misconception it encodes")
+        for line, message in header_problems(path, path.read_text(encoding="utf-8")):
+            problem(path, line, message)
+        if ref_dump is not None and module_dump(tree) == ref_dump:
+            problem(path, None, "is the reference itself: a mutant must encode a misconception")
+    return f
+
+
+# ---------------------------------------------------------------------- collection (points as pytest sees them)
+@dataclass
+class CollectedTest:
+    exercise: str
+    nodeid: str
+    name: str
+    points: float | None  # None: no points mark
+    path: Path
+    line: int
+
+
+class _Collector:
+    def __init__(self, assignment: Assignment) -> None:
+        self.assignment = assignment
+        self.tests: list[CollectedTest] = []
+        self.problems: list[Problem] = []
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        config.addinivalue_line("markers", "points(n): points the test is worth")
+        config.addinivalue_line("markers", "timeout(seconds): wall-clock limit of the test")
+
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        from autograder.judge.plugin import test_name
+
+        for item in items:
+            ex = self.assignment.by_test_path(Path(str(item.path)))
+            marker = item.get_closest_marker("points")
+            pts = None
+            if marker is not None and marker.args:
+                try:
+                    pts = float(marker.args[0])
+                except (TypeError, ValueError):
+                    self.problems.append(Problem(Path(str(item.path)), item.location[1] + 1,
+                                                 f"{item.name}: points({marker.args[0]!r}) is not a number"))
+            self.tests.append(CollectedTest(ex.id if ex else "", item.nodeid, test_name(item), pts,
+                                            Path(str(item.path)), item.location[1] + 1))
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            path = Path(report.fspath) if report.fspath else Path(report.nodeid)
+            text = report.longreprtext
+            m = re.findall(rf"{re.escape(path.name)}:(\d+)", text)
+            self.problems.append(Problem(path, int(m[-1]) if m else None,
+                                         "could not be collected:\n" + "\n".join(text.splitlines()[-12:])))
+
+
+def collect_suites(assignment: Assignment, *, public: bool) -> tuple[list[CollectedTest], list[Problem]]:
+    """Collect the hidden (or public) suites as grading does, without running a test."""
+    from autograder.grade import _forget_suite_modules
+
+    files = [str(e.public_tests if public else e.hidden_tests) for e in assignment.exercises]
+    files = [f for f in files if Path(f).is_file()]
+    collector = _Collector(assignment)
+    if not files:
+        return [], []
+    with tempfile.TemporaryDirectory(prefix="torchgrader-collect-") as tmp:
+        ini = Path(tmp) / "pytest.ini"
+        ini.write_text("[pytest]\n")
+        args = [*files, "-c", str(ini), "--rootdir", str(assignment.course), "-p", "no:cacheprovider",
+                "-p", "no:randomly", "--import-mode=importlib", "-o", "python_files=test_*.py public_test.py",
+                "--collect-only", "-q"]
+        sink = io.StringIO()
+        _forget_suite_modules()
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            pytest.main(args, plugins=[collector])
+        _forget_suite_modules()
+    return collector.tests, collector.problems
+
+
+def check_points(assignment: Assignment) -> tuple[dict[str, list[CollectedTest]], list[Problem]]:
+    """Hidden points per exercise as pytest collects them, against exercise.toml."""
+    tests, problems = collect_suites(assignment, public=False)
+    by_ex: dict[str, list[CollectedTest]] = {e.id: [] for e in assignment.exercises}
+    for t in tests:
+        by_ex.setdefault(t.exercise, []).append(t)
+    for ex in assignment.exercises:
+        mine = by_ex.get(ex.id, [])
+        for t in mine:
+            if t.points is None:
+                problems.append(Problem(t.path, t.line, f"{t.nodeid.split('::')[-1]} has no @pytest.mark.points(n)",
+                                        ex.id))
+        total = sum(t.points or 0.0 for t in mine)
+        if mine and abs(total - ex.points) > 1e-9:
+            toml = ex.public_dir / "exercise.toml"
+            problems.append(Problem(toml, _toml_line(toml, "points"),
+                                    f"declares {ex.points:g} points but the hidden tests add up to {total:g} "
+                                    f"({len(mine)} tests)", ex.id))
+    return by_ex, problems
+
+
+# ---------------------------------------------------------------------- what a surviving mutant slipped past
+def _names_used(fn: ast.AST) -> set[str]:
+    """Attribute names and string constants a function mentions (``student.f``, ``probe("p")``)."""
+    out: set[str] = set()
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Attribute):
+            out.add(n.attr)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.isidentifier():
+            out.add(n.value)
+        elif isinstance(n, ast.Name):
+            out.add(n.id)
+    return out
+
+
+def _closure(start: set[str], functions: dict[str, set[str]]) -> set[str]:
+    """Names reachable through module-level helper functions (tests call helpers that call the student)."""
+    seen = set(start)
+    todo = [n for n in start if n in functions]
+    while todo:
+        name = todo.pop()
+        for m in functions.get(name, ()):
+            if m not in seen:
+                seen.add(m)
+                if m in functions:
+                    todo.append(m)
+    return seen
+
+
+def changed_names(reference: Path, mutant: Path) -> list[str]:
+    """Top-level functions and classes the mutant defines differently from the reference."""
+    try:
+        ref = top_level_defs(ast.parse(reference.read_text()))
+        mut = top_level_defs(ast.parse(mutant.read_text()))
+    except (OSError, SyntaxError):
+        return []
+    return [n for n, d in mut.items() if ref.get(n) != d] + [n for n in ref if n not in mut]
+
+
+def hidden_tests_calling(hidden_tests: Path, probes: Path, names: list[str]) -> list[tuple[str, int]]:
+    """Hidden tests (name, line) whose code, helpers or probes mention one of ``names``."""
+    try:
+        tree = ast.parse(hidden_tests.read_text())
+    except (OSError, SyntaxError):
+        return []
+    helpers = {n.name: _names_used(n) for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    probe_uses: dict[str, set[str]] = {}
+    if probes.is_file():
+        try:
+            ptree = ast.parse(probes.read_text())
+            probe_fns = {n.name: _names_used(n) for n in ptree.body if isinstance(n, ast.FunctionDef)}
+            probe_uses = {n: _closure(u, probe_fns) for n, u in probe_fns.items()}
+        except SyntaxError:
+            pass
+    wanted = set(names)
+    out = []
+    for fn, _ in find_tests(tree):
+        used = _closure(_names_used(fn), helpers)
+        for p in list(used):
+            used |= probe_uses.get(p, set())
+        if used & wanted:
+            out.append((fn.name, fn.lineno))
+    return out
+
+
+# ---------------------------------------------------------------------- which suites a swapped-in file can affect
+_EFFECT_CALLS = {"setattr", "delattr", "exec", "eval", "__import__", "compile", "globals", "vars"}
+
+
+def _imported_names(tree: ast.Module) -> set[str]:
+    out = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import | ast.ImportFrom):
+            for a in n.names:
+                out.add((a.asname or a.name).split(".")[0])
+    return out
+
+
+def _root_name(node: ast.AST) -> str | None:
+    while isinstance(node, ast.Attribute | ast.Subscript | ast.Call):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def global_effects(tree: ast.Module) -> list[tuple[int, str]]:
+    """Code that can change the sandbox for *other* exercises: (line, what).
+
+    Module-level statements other than definitions, imports and assignments;
+    ``global``/``nonlocal``; assignments into imported modules
+    (``torch.compile = ...``); ``setattr``, ``exec`` and the like; and calls of
+    ``set_*``/``use_*`` functions of imported modules (``torch.set_default_dtype``).
+    """
+    modules = _imported_names(tree)
+    out: list[tuple[int, str]] = []
+    for node in tree.body:
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # docstring
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Import | ast.ImportFrom
+                          | ast.Assign | ast.AnnAssign):
+            out.append((node.lineno, f"module-level `{type(node).__name__}` statement"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global | ast.Nonlocal):
+            out.append((node.lineno, f"`{type(node).__name__.lower()}` statement"))
+        elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete):
+            targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
+            for t in targets:
+                if isinstance(t, ast.Attribute | ast.Subscript) and _root_name(t) in modules:
+                    out.append((node.lineno, f"assigns into the imported module `{_root_name(t)}`"))
+        elif isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Name) and f.id in _EFFECT_CALLS:
+                out.append((node.lineno, f"calls `{f.id}`"))
+            elif isinstance(f, ast.Attribute) and f.attr.startswith(("set_", "use_")) and _root_name(f) in modules:
+                out.append((node.lineno, f"calls `{f.attr}` of `{_root_name(f)}`"))
+    return sorted(set(out))
+
+
+def suite_names(ex_hidden: Path, ex_probes: Path) -> set[str]:
+    """Names a suite can reach in the student's namespace: attributes and string constants it uses."""
+    out: set[str] = set()
+    for p in (ex_hidden, ex_probes):
+        if not p.is_file():
+            continue
+        try:
+            tree = ast.parse(p.read_text())
+        except SyntaxError:
+            continue
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Attribute):
+                out.add(n.attr)
+            elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.isidentifier():
+                out.add(n.value)
+    return out
+
+
+def reach(assignment: Assignment, exercise: str, path: Path) -> tuple[list[str], str]:
+    """The other exercises whose grading a swapped-in file of ``exercise`` could change, and why.
+
+    A file can change another exercise's results only through the sandbox they
+    share: by defining a name that exercise's suite uses, or by a global effect
+    (:func:`global_effects`) the reference does not have. Everything else is
+    confined to its own exercise.
+    """
+    try:
+        tree = ast.parse(path.read_text())
+    except (OSError, SyntaxError):
+        return [e.id for e in assignment.exercises if e.id != exercise], "it does not parse"
+    ex = assignment.exercise(exercise)
+    try:
+        ref_effects = {w for _, w in global_effects(ast.parse(ex.reference.read_text()))}
+    except (OSError, SyntaxError):
+        ref_effects = set()
+    effects = [(line, w) for line, w in global_effects(tree) if w not in ref_effects]
+    others = [e for e in assignment.exercises if e.id != exercise]
+    if effects:
+        line, what = effects[0]
+        return [e.id for e in others], f"{path.name}:{line} {what}"
+    defined = {n for n, _ in defined_names(tree).items()} - _imported_names(tree)
+    hit = []
+    for e in others:
+        shared = defined & suite_names(e.hidden_tests, e.probes)
+        if shared:
+            hit.append((e.id, sorted(shared)))
+    if hit:
+        return [i for i, _ in hit], "; ".join(f"{i}'s suite uses {', '.join(f'`{n}`' for n in names)}"
+                                              for i, names in hit)
+    return [], ""

@@ -1,0 +1,648 @@
+"""``torchgrader validate ASSIGNMENT``: prove an assignment's suites sound before students see them.
+
+Two phases, and the second only runs when the first finds nothing:
+
+1. **Static** (:mod:`autograder.authoring.lint`; nothing is graded): every file in
+   place, TOML valid, every Python file parses, every test has a docstring
+   (the name students see), every hidden test has ``@pytest.mark.points``, every
+   ``assert`` has a message, the hidden points add up to ``exercise.toml``'s
+   ``points``, no hidden test is identical to a public one, every mutant's
+   docstring names its misconception. Each mistake is reported as
+   ``file:line: what is wrong``.
+2. **Grading** (the exercise's own material, in the real sandbox): the reference
+   earns full marks; the stub earns 0 without errors outside the student's
+   code; every correct alternative earns full marks; every mutant loses points
+   on its own exercise and nowhere else; the public tests pass on the
+   reference. Each submission is every exercise's reference with one file
+   swapped in (:mod:`autograder.authoring.cases`), so a mutant is judged in context.
+   The reference and the stubs are graded on every suite; a mutant or an
+   alternative on its own exercise's suite and on every other suite it can
+   reach (:func:`plan`) with ``--quick``; by default on all of them.
+3. **Diagnosis** (from the same results): each mutant declares the misconception
+   key(s) it embodies (``# misconception: key[, key2]``, or ``none``); its
+   feedback on its own exercise must carry its own key and no other (the
+   table's diagnosis column: exact / generic / wrong), and no alternative (nor
+   the reference) may receive any misconception key.
+4. **Determinism**: the reference and one alternative are graded several times
+   (``--repeat``; spread over the ``--jobs`` workers beside everything else) and
+   every grading must award the same points test by test.
+
+A surviving mutant is reported with its misconception, the functions it
+changes, and the hidden tests that exercise them (which should have caught it).
+Run: ``torchgrader validate ASSIGNMENT [--exercise ID] [--quick] [-j N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder.assignment import Assignment, AssignmentError, find_course, load_assignment
+from autograder.authoring.cases import SEP, Case, cases, compose
+from autograder.authoring.lint import (
+    ExerciseFacts,
+    Problem,
+    changed_names,
+    check_assignment,
+    check_points,
+    declared_misconceptions,
+    hidden_tests_calling,
+    reach,
+)
+from autograder.grade import GradeOptions, grade
+from autograder.results import SubmissionResult
+from autograder.sandbox.client import SandboxServer
+
+GRADER_ERROR = "grader could not"
+REPEATS = 3  # gradings of the reference and of one alternative, compared test by test
+REPEAT = "repeat"
+
+
+@dataclass
+class Row:
+    """One line of an exercise's table."""
+
+    exercise: str
+    check: str
+    ok: bool
+    detail: str
+    diagnosis: str = ""  # mutants only: exact | generic | wrong ("-" when it was not caught)
+
+
+# ---------------------------------------------------------------------- phase 1
+def static_phase(course: Path, assignment_id: str, only: list[str] | None = None
+                 ) -> tuple[Assignment | None, dict[str, ExerciseFacts], list[Problem]]:
+    """All authoring checks; the assignment is returned only when it loads."""
+    facts = check_assignment(course, assignment_id, only)
+    problems = [p for f in facts.values() for p in f.problems]
+    if problems:
+        return None, facts, problems
+    try:
+        assignment = load_assignment(assignment_id, course)
+    except AssignmentError as e:
+        return None, facts, [Problem(course / "assignments" / assignment_id, None, str(e))]
+    if only:
+        for ex_id in only:
+            try:
+                assignment.exercise(ex_id)
+            except AssignmentError as e:
+                problems.append(Problem(course / "assignments" / assignment_id / "assignment.toml", None, str(e)))
+    by_ex, point_problems = check_points(assignment)
+    problems += point_problems
+    for ex_id, tests in by_ex.items():
+        if ex_id in facts:
+            facts[ex_id].hidden_tests = len(tests)
+    return (None if problems else assignment), facts, problems
+
+
+# ---------------------------------------------------------------------- phase 2
+def _points(r: SubmissionResult) -> dict[str, tuple[float, float]]:
+    return {e.id: (e.points, e.max_points) for e in r.exercises if e.tests}
+
+
+def _first_line(s: str) -> str:
+    return s.strip().splitlines()[0] if s and s.strip() else ""
+
+
+def _failing(r: SubmissionResult, ex: str, limit: int = 3) -> str:
+    out = [f"{t.name}: {_first_line(t.message) or t.status}" for e in r.exercises if e.id == ex for t in e.tests
+           if t.status != "passed"]
+    more = f" (+{len(out) - limit} more)" if len(out) > limit else ""
+    return " | ".join(out[:limit]) + more
+
+
+def _broken(r: SubmissionResult) -> str | None:
+    if r.status != "graded":
+        return f"the submission was not graded ({r.status}): {r.error}"
+    return None
+
+
+def _misconception(path: Path) -> str:
+    """The first paragraph of a mutant's docstring, on one line."""
+    try:
+        doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+    except (OSError, SyntaxError):
+        return ""
+    text = " ".join(doc.strip().split("\n\n")[0].split())
+    return text if len(text) <= 240 else text[:237] + "..."
+
+
+def judge_reference(r: SubmissionResult, scope: list[str]) -> list[Row]:
+    pts = _points(r)
+    rows = []
+    for ex in scope:
+        if (why := _broken(r)) or ex not in pts:
+            rows.append(Row(ex, "reference", False, why or "no hidden test ran"))
+            continue
+        got, full = pts[ex]
+        ok = got >= full
+        row = Row(ex, "reference", ok, f"{got:g}/{full:g}" if ok
+                  else f"should earn full marks but earned {got:g}/{full:g}: {_failing(r, ex)}")
+        if keyed := _keyed(r, [ex]):
+            row.ok = False
+            row.detail += f"; but it received misconception message(s): {keyed}"
+        rows.append(row)
+    return rows
+
+
+def _keyed(r: SubmissionResult, exercises: list[str]) -> str:
+    """The tests of ``exercises`` whose feedback names a misconception, as "test [key]"; "" when none."""
+    found = [f"{t.name} [{t.misconception}]" for e in r.exercises if e.id in exercises for t in e.tests
+             if t.misconception]
+    return "; ".join(found)
+
+
+def judge_stub(r: SubmissionResult, scope: list[str]) -> list[Row]:
+    pts = _points(r)
+    rows = []
+    for ex in scope:
+        if (why := _broken(r)) or ex not in pts:
+            rows.append(Row(ex, "stub", False, why or "no hidden test ran"))
+            continue
+        got, full = pts[ex]
+        internal = [t for e in r.exercises if e.id == ex for t in e.tests
+                    if t.status == "error" and GRADER_ERROR in t.message]
+        if got > 0:
+            passed = [t.name for e in r.exercises if e.id == ex for t in e.tests if t.points > 0]
+            rows.append(Row(ex, "stub", False, f"should earn 0 but earned {got:g}/{full:g}; passing on the stub: "
+                            + "; ".join(passed[:4])))
+        elif internal:
+            t = internal[0]
+            rows.append(Row(ex, "stub", False, f"errors outside the student's code in {len(internal)} test(s), "
+                            f"first: {t.name}: {_first_line(t.message)[:240]}"))
+        else:
+            rows.append(Row(ex, "stub", True, f"0/{full:g}, no errors outside the student's code"))
+    return rows
+
+
+def judge_public(r: SubmissionResult, scope: list[str], on: str) -> list[Row]:
+    rows = []
+    for ex in scope:
+        tests = [t for e in r.exercises if e.id == ex for t in e.tests]
+        label = f"public tests on {on}"
+        if (why := _broken(r)) or not tests:
+            rows.append(Row(ex, label, False, why or "no public test ran"))
+            continue
+        if on == "reference":
+            bad = [t for t in tests if t.status != "passed"]
+            rows.append(Row(ex, label, not bad, f"{len(tests) - len(bad)}/{len(tests)} pass" if not bad
+                            else "should pass on the reference: " + " | ".join(
+                                f"{t.name}: {_first_line(t.message) or t.status}" for t in bad[:3])))
+        else:
+            internal = [t for t in tests if t.status == "error" and GRADER_ERROR in t.message]
+            rows.append(Row(ex, label, not internal, "no errors outside the student's code" if not internal
+                            else f"errors outside the student's code: {internal[0].name}: "
+                                 f"{_first_line(internal[0].message)[:240]}"))
+    return rows
+
+
+def judge_alternative(case: Case, r: SubmissionResult, scope: list[str]) -> Row:
+    pts = _points(r)
+    label = f"alternative {case.source.stem}"
+    ex = case.exercise
+    if (why := _broken(r)) or ex not in pts:
+        return Row(ex, label, False, why or "no hidden test ran")
+    got, full = pts[ex]
+    keyed = _keyed(r, scope)
+    told = f"; it received misconception message(s): {keyed}" if keyed else ""
+    if got < full:
+        return Row(ex, label, False, f"a correct alternative lost points ({got:g}/{full:g}): {_failing(r, ex)}{told}")
+    elsewhere = [f"{i} {pts[i][0]:g}/{pts[i][1]:g}" for i in scope if i != ex and i in pts and pts[i][0] < pts[i][1]]
+    if elsewhere:
+        return Row(ex, label, False, f"full marks on {ex}, but points lost elsewhere: {', '.join(elsewhere)}")
+    if keyed:
+        return Row(ex, label, False, f"a correct alternative received misconception message(s): {keyed}; a "
+                                     "misconception is named only when the evidence fits it")
+    return Row(ex, label, True, f"{got:g}/{full:g}")
+
+
+def diagnose(case: Case, r: SubmissionResult, own: list[str] | None,
+             others: dict[str, list[str]]) -> tuple[str, str]:
+    """(exact | generic | wrong, what is wrong or "") for a caught mutant's feedback on its own exercise.
+
+    ``own`` is the mutant's declared keys ([] for ``none``); ``others`` maps the exercise's other mutants
+    to theirs. The feedback's keys are those of its failing tests. Exact: it names one of its own keys
+    and nothing else. Generic: it names none (right only for a ``none`` mutant). Wrong: it names a key
+    the mutant does not declare; the message then blames a misconception the code does not have.
+    """
+    if own is None:
+        return "wrong", "it has no `# misconception:` header (an authoring problem)"
+    failing = [t for e in r.exercises if e.id == case.exercise for t in e.tests if t.status != "passed"]
+    given = {t.misconception for t in failing if t.misconception}
+    foreign = sorted(given - set(own))
+    if foreign:
+        whose = []
+        for k in foreign:
+            owners = sorted(n for n, keys in others.items() if k in keys)
+            tests = [t.name for t in failing if t.misconception == k]
+            whose.append(f"`{k}` ({'declared by ' + ', '.join(owners) if owners else 'declared by no mutant'}; "
+                         f"in {'; '.join(tests[:2])})")
+        return "wrong", (f"its feedback names the wrong misconception: {', '.join(whose)}; it declares "
+                         f"{', '.join(f'`{k}`' for k in own) or 'none'}. Give that message only when the evidence "
+                         "fits it (a tighter wrong value or condition), or fix the mutant's header")
+    if given:
+        return "exact", ""
+    if own:
+        return "generic", (f"its feedback names no misconception, though it declares "
+                           f"{', '.join(f'`{k}`' for k in own)}: the test that catches it should give that key "
+                           "(assert_close(..., misconceptions={key: (message, wrong_value)}) or "
+                           "fail(message, misconception=key)) where the evidence fits")
+    return "generic", ""
+
+
+def judge_mutant(case: Case, r: SubmissionResult, scope: list[str], assignment: Assignment,
+                 declared: dict[str, list[str] | None] | None = None) -> Row:
+    """Caught on its own exercise, nowhere else, and diagnosed as the misconception it declares."""
+    row = _judge_mutant_points(case, r, scope, assignment)
+    if row.detail.startswith(("SURVIVED", "the submission was not graded", "no hidden test ran")):
+        row.diagnosis = "-"
+        return row
+    declared = declared if declared is not None else {case.source.stem: declared_misconceptions(case.source)}
+    own = declared.get(case.source.stem)
+    others = {n: k for n, k in declared.items() if n != case.source.stem and k}
+    row.diagnosis, problem = diagnose(case, r, own, others)
+    if problem:
+        row.detail = f"{problem}; {row.detail}" if row.ok else f"{row.detail}; also {problem}"
+        row.ok = False
+    elif row.diagnosis == "exact":
+        keys = sorted({t.misconception for e in r.exercises if e.id == case.exercise for t in e.tests
+                       if t.status != "passed" and t.misconception})
+        row.detail += "; diagnosed as " + ", ".join(f"`{k}`" for k in keys)
+    return row
+
+
+def _judge_mutant_points(case: Case, r: SubmissionResult, scope: list[str], assignment: Assignment) -> Row:
+    pts = _points(r)
+    label = f"mutant {case.source.stem}"
+    ex_id = case.exercise
+    if (why := _broken(r)) or ex_id not in pts:
+        return Row(ex_id, label, False, why or "no hidden test ran")
+    got, full = pts[ex_id]
+    if got >= full:
+        ex = assignment.exercise(ex_id)
+        names = changed_names(ex.reference, case.source)
+        suspects = hidden_tests_calling(ex.hidden_tests, ex.probes, names)
+        misconception = _misconception(case.source)
+        changed = ", ".join(f"`{n}`" for n in names)
+        if suspects:
+            where = "tests that should have caught it, and passed: " + ", ".join(
+                f"{n} (test_hidden.py:{line})" for n, line in suspects)
+        else:
+            where = f"no hidden test exercises {changed or 'what it changes'}"
+        return Row(ex_id, label, False,
+                   f"SURVIVED: mutant {case.source.name} earned full marks ({got:g}/{full:g}) on {ex_id}"
+                   + (f"; misconception: {misconception}" if misconception else "")
+                   + (f"; it changes {changed}" if names else "")
+                   + f"; {where}. Add (or restore) a hidden test that fails on it.")
+    elsewhere = [f"{i} {pts[i][0]:g}/{pts[i][1]:g}" for i in scope if i != ex_id and i in pts
+                 and pts[i][0] < pts[i][1]]
+    if elsewhere:
+        lost = "; ".join(_failing(r, i, 2) for i in scope if i != ex_id and i in pts and pts[i][0] < pts[i][1])
+        return Row(ex_id, label, False, f"caught on {ex_id}, but it also lost points outside its exercise: "
+                   f"{', '.join(elsewhere)} ({lost}); either the mutant reaches into other exercises or "
+                   f"their suites depend on {ex_id}'s code")
+    caught = [t.name for e in r.exercises if e.id == ex_id for t in e.tests if t.status != "passed"]
+    return Row(ex_id, label, True, f"caught ({got:g}/{full:g}) by {len(caught)} test(s): " + "; ".join(caught[:3])
+               + (" ..." if len(caught) > 3 else ""))
+
+
+# ---------------------------------------------------------------------- grading, optionally in parallel
+_WORKER_SERVER: SandboxServer | None = None
+
+
+def _worker_init() -> None:
+    global _WORKER_SERVER
+    import torch
+
+    torch.set_num_threads(1)
+    _WORKER_SERVER = SandboxServer()
+
+
+def _worker_grade(assignment_id: str, course: str, paths: list[str], exercises: list[str] | None,
+                  public: bool) -> list[dict]:
+    a = load_assignment(assignment_id, Path(course))
+    rs = grade(a, [Path(p) for p in paths], server=_WORKER_SERVER,
+               options=GradeOptions(exercises=exercises, public=public))
+    return [r.to_dict() for r in rs]
+
+
+@dataclass
+class Task:
+    """Submissions graded together against the same suites."""
+
+    paths: list[Path]
+    exercises: list[str] | None  # None: every exercise's suite
+    public: bool = False
+
+
+def grade_all(assignment: Assignment, tasks: list[Task], *, server: SandboxServer | None = None, jobs: int = 1,
+              on_result: Callable[[SubmissionResult], None] | None = None) -> list[SubmissionResult]:
+    """Grade every task; with ``jobs > 1``, in that many worker processes (each with its own sandbox server)."""
+    tasks = [t for t in tasks if t.paths]
+    out: list[SubmissionResult] = []
+    if jobs <= 1 or sum(len(t.paths) for t in tasks) <= 2:
+        for t in tasks:
+            out += grade(assignment, t.paths, options=GradeOptions(exercises=t.exercises, public=t.public),
+                         server=server, on_result=on_result)
+        return out
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    chunks: list[Task] = []
+    for t in tasks:  # small chunks keep every worker busy until the end
+        size = max(1, min(4, len(t.paths) // jobs or 1))
+        chunks += [Task(t.paths[i:i + size], t.exercises, t.public) for i in range(0, len(t.paths), size)]
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init) as pool:
+        futures = [pool.submit(_worker_grade, assignment.id, str(assignment.course), [str(p) for p in c.paths],
+                               c.exercises, c.public) for c in chunks]
+        for fut in as_completed(futures):
+            for d in fut.result():
+                r = SubmissionResult.from_dict(d)
+                out.append(r)
+                if on_result:
+                    on_result(r)
+    return out
+
+
+def plan(assignment: Assignment, cs: list[Case], scope: list[str], full: bool) -> dict[str, tuple[list[str], str]]:
+    """Per case, the suites it is graded on (its own exercise first) and why any other one is included.
+
+    The reference and the stubs are graded on every suite in scope. A swapped-in file is graded on its
+    own exercise and on every other exercise it can reach (:func:`autograder.authoring.reach`): a file
+    that defines no name another suite uses and has no global effect cannot change another exercise's
+    results, so grading it there again would only repeat the reference's run. ``full`` grades every
+    case on every suite in scope.
+    """
+    out: dict[str, tuple[list[str], str]] = {}
+    for c in cs:
+        if not c.exercise or full:
+            out[c.name] = (list(scope), "")
+            continue
+        others, why = reach(assignment, c.exercise, c.source)
+        others = [e for e in others if e in scope]
+        out[c.name] = ([c.exercise, *others], why if others else "")
+    return out
+
+
+def repeat_cases(cs: list[Case], repeats: int, tmp: Path) -> dict[str, list[Path]]:
+    """Copies of the reference and of the first alternative, graded again to show grading is deterministic.
+
+    Keyed by the original case's name; each copy is the same composed file under another name.
+    """
+    chosen = [c for c in cs if c.kind == "reference"][:1] + [c for c in cs if c.kind == "alternative"][:1]
+    out: dict[str, list[Path]] = {}
+    for c in chosen:
+        out[c.name] = []
+        for i in range(1, max(1, repeats)):
+            dest = tmp / f"{REPEAT}{i}{SEP}{c.name}.py"
+            dest.write_text(c.path.read_text())
+            out[c.name].append(dest)
+    return out
+
+
+def _grade_cases(assignment: Assignment, exercises: list[str] | None, tmp: Path, server: SandboxServer | None,
+                 jobs: int, full: bool, progress: Callable[[str], None] | None, repeats: int = REPEATS
+                 ) -> tuple[list[Case], dict[str, tuple[list[str], str]], dict[str, SubmissionResult],
+                            dict[str, SubmissionResult], dict[str, list[Path]]]:
+    scope = exercises or assignment.ids
+    cs = cases(assignment, exercises, tmp)
+    suites = plan(assignment, cs, scope, full)
+    again = repeat_cases(cs, repeats, tmp)
+    public_dir = tmp / "public"
+    public_dir.mkdir()
+    public_paths = [compose(assignment, {}, public_dir / "reference.py"),
+                    compose(assignment, {}, public_dir / "stub.py", all_stubs=True)]
+    tasks = [Task(public_paths, exercises, public=True)]
+    groups: dict[tuple[str, ...], list[Path]] = {}
+    for c in cs:
+        groups.setdefault(tuple(suites[c.name][0]), []).append(c.path)
+    for name, copies in again.items():  # last in their group: graded while other workers are busy
+        groups[tuple(suites[name][0])] += copies
+    tasks += [Task(paths, None if list(k) == assignment.ids else list(k)) for k, paths in groups.items()]
+    total = len(cs) + len(public_paths) + sum(len(v) for v in again.values())
+    started = time.monotonic()
+    done = [0]
+
+    def tick(r: SubmissionResult) -> None:
+        done[0] += 1
+        if progress:
+            got = sum(e.points for e in r.exercises if e.tests)
+            full = sum(e.max_points for e in r.exercises if e.tests)
+            progress(f"[{done[0]}/{total}] {r.submission.replace('--', ' ')}: {got:g}/{full:g} "
+                     f"({r.seconds:.1f} s; {time.monotonic() - started:.0f} s in all)")
+
+    pub = {r.submission: r for r in grade_all(assignment, tasks[:1], server=server, on_result=tick)}
+    results = {r.submission: r for r in grade_all(assignment, tasks[1:], server=server, jobs=jobs, on_result=tick)}
+    return cs, suites, pub, results, again
+
+
+def _test_points(r: SubmissionResult, exercises: list[str]) -> dict[tuple[str, str], float]:
+    return {(e.id, t.name): t.points for e in r.exercises if e.id in exercises for t in e.tests}
+
+
+def judge_determinism(cs: list[Case], suites: dict[str, tuple[list[str], str]], results: dict[str, SubmissionResult],
+                      again: dict[str, list[Path]], scope: list[str], jobs: int) -> list[Row]:
+    """One row per exercise: every grading of the same submission awarded the same points, test by test."""
+    by_name = {c.name: c for c in cs}
+    diffs: dict[str, list[str]] = {ex: [] for ex in scope}
+    graded: dict[str, list[str]] = {ex: [] for ex in scope}
+    for name, copies in again.items():
+        if not copies:
+            continue
+        case = by_name[name]
+        mine = [ex for ex in suites[name][0] if ex in scope]
+        label = "the reference" if case.kind == "reference" else f"alternative {case.source.stem}"
+        runs = [results.get(name)] + [results.get(p.stem) for p in copies]
+        for ex in mine:
+            graded[ex].append(f"{label} x{len(runs)}")
+        if any(r is None or r.status != "graded" for r in runs):
+            for ex in mine:
+                diffs[ex].append(f"{label}: {sum(r is None or r.status != 'graded' for r in runs)} of {len(runs)} "
+                                 "gradings did not complete")
+            continue
+        points = [_test_points(r, mine) for r in runs]
+        for key in sorted(set().union(*points)):
+            seen = [pt.get(key) for pt in points]
+            if len(set(seen)) > 1:
+                diffs[key[0]].append(f"{label}: {key[1]} earned " + ", ".join(
+                    "missing" if v is None else f"{v:g}" for v in seen))
+    rows = []
+    where = f" ({jobs} parallel workers)" if jobs > 1 else ""
+    for ex in scope:
+        if not graded[ex]:
+            continue
+        if diffs[ex]:
+            rows.append(Row(ex, "determinism", False, "points differ between gradings of the same submission"
+                            f"{where}: " + " | ".join(diffs[ex][:4]) + (" ..." if len(diffs[ex]) > 4 else "")))
+        else:
+            rows.append(Row(ex, "determinism", True, f"{', '.join(graded[ex])}{where}: identical points, test by "
+                                                     "test"))
+    return rows
+
+
+def run_validation(assignment: Assignment, exercises: list[str] | None = None, *,
+                   server: SandboxServer | None = None, jobs: int = 1, full: bool = True,
+                   progress: Callable[[str], None] | None = None, repeats: int = REPEATS) -> list[Row]:
+    """Phase 2: grade the material and judge every case; one Row per check."""
+    scope = exercises or assignment.ids
+    rows: list[Row] = []
+    own_server = server is None and jobs <= 1
+    if own_server:
+        server = SandboxServer()
+    try:
+        with tempfile.TemporaryDirectory(prefix="torchgrader-validate-") as tmp:
+            cs, suites, pub, results, again = _grade_cases(assignment, exercises, Path(tmp), server, jobs, full,
+                                                           progress, repeats)
+    finally:
+        if own_server and server is not None:
+            server.close()
+    declared = {ex: {c.source.stem: declared_misconceptions(c.source) for c in cs
+                     if c.kind == "mutant" and c.exercise == ex} for ex in scope}
+    for c in cs:
+        r = results[c.name]
+        graded, why = suites[c.name]
+        if c.kind == "reference":
+            rows += judge_reference(r, scope)
+        elif c.kind == "stub":
+            rows += judge_stub(r, scope)
+        else:
+            row = (judge_alternative(c, r, graded) if c.kind == "alternative"
+                   else judge_mutant(c, r, graded, assignment, declared.get(c.exercise)))
+            if row.ok and len(graded) > 1:
+                row.detail += f"; no effect on the {len(graded) - 1} other exercise(s)" + (
+                    f" it can reach ({why})" if why else "")
+            rows.append(row)
+    rows += judge_public(pub["reference"], scope, "reference")
+    rows += judge_public(pub["stub"], scope, "stub")
+    rows += judge_determinism(cs, suites, results, again, scope, jobs)
+    return rows
+
+
+# ---------------------------------------------------------------------- the table
+ORDER = ("static checks", "reference", "public tests on reference", "stub", "public tests on stub", "determinism")
+
+
+def _order(row: Row) -> tuple[int, str]:
+    if row.check in ORDER:
+        return ORDER.index(row.check), ""
+    return (len(ORDER), row.check) if row.check.startswith("alternative") else (len(ORDER) + 1, row.check)
+
+
+def table(assignment: Assignment, rows: list[Row], facts: dict[str, ExerciseFacts]) -> str:
+    lines = []
+    width = max([len(r.check) for r in rows] + [26]) + 2
+    for ex in assignment.exercises:
+        mine = sorted((r for r in rows if r.exercise == ex.id), key=_order)
+        if not mine:
+            continue
+        lines.append(f"\n{ex.id} — {ex.title} ({ex.points:g} points){diagnosis_summary(mine)}")
+        for r in mine:
+            lines.append(f"  {'ok' if r.ok else 'FAIL':<5} {r.check:<{width}} {r.diagnosis:<8} {r.detail}")
+    return "\n".join(lines)
+
+
+def diagnosis_summary(rows: list[Row]) -> str:
+    """"; diagnosis: 7 exact, 3 generic, 0 wrong" for an exercise's mutant rows ("" without mutants)."""
+    found = [r.diagnosis for r in rows if r.check.startswith("mutant ")]
+    if not found:
+        return ""
+    counts = ", ".join(f"{found.count(d)} {d}" for d in ("exact", "generic", "wrong"))
+    missed = found.count("-")
+    return f"; diagnosis of {len(found)} mutants: {counts}" + (f", {missed} not caught" if missed else "")
+
+
+def static_rows(facts: dict[str, ExerciseFacts], assignment: Assignment, scope: list[str]) -> list[Row]:
+    rows = []
+    for ex in assignment.exercises:
+        if ex.id in scope and ex.id in facts:
+            f = facts[ex.id]
+            rows.append(Row(ex.id, "static checks", True,
+                            f"{f.hidden_tests} hidden tests ({ex.points:g} points), {f.public_tests} public, "
+                            f"{f.alternatives} alternatives, {f.mutants} mutants"))
+    return rows
+
+
+def validate(assignment_id: str, course: Path | None = None, exercises: list[str] | None = None, *,
+             server: SandboxServer | None = None, jobs: int = 1, static_only: bool = False, full: bool = True,
+             out: Callable[[str], None] = print, progress: Callable[[str], None] | None = None,
+             repeats: int = REPEATS) -> int:
+    """Run both phases and print the report; the exit status: 0 sound, 1 a check failed, 2 authoring mistakes."""
+    course = Path(course) if course else find_course()
+    assignment, facts, problems = static_phase(course, assignment_id, exercises)
+    if problems or assignment is None:
+        out(f"validate {assignment_id}: {len(problems)} authoring problem(s); nothing was graded\n")
+        for p in problems:
+            out(f"  {p.format(course)}")
+        return 2
+    scope = exercises or assignment.ids
+    rows = static_rows(facts, assignment, scope)
+    out(f"validate {assignment_id}: static checks pass ({len(scope)} exercise{'s' if len(scope) != 1 else ''}, "
+        f"{sum(assignment.exercise(i).points for i in scope):g} points)")
+    if static_only:
+        out(table(assignment, rows, facts))
+        return 0
+    out("Each mutant and alternative is graded on its own exercise and on every other exercise it can reach "
+        "(a name that exercise's suite uses, or a global effect such as patching torch)"
+        + ("; --full: every case on every suite." if full else "; --full grades every case on every suite."))
+    rows += run_validation(assignment, exercises, server=server, jobs=jobs, full=full, progress=progress,
+                           repeats=repeats)
+    out(table(assignment, rows, facts))
+    bad = [r for r in rows if not r.ok]
+    out(f"\n{len(rows)} checks: {len(rows) - len(bad)} ok, {len(bad)} failing")
+    for r in bad:
+        out(f"  FAIL {r.exercise}: {r.check}: {r.detail}")
+    return 1 if bad else 0
+
+
+def default_jobs() -> int:
+    return max(1, min(4, len(os.sched_getaffinity(0))))
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("assignment", help="assignment id, e.g. pytorch-fundamentals")
+    p.add_argument("--exercise", action="append", help="only this exercise (repeatable); its mutants are then "
+                                                       "checked against the chosen exercises only")
+    p.add_argument("--course", help="folder holding assignments/ and solutions/ (default: found from cwd)")
+    p.add_argument("--jobs", "-j", type=int, default=default_jobs(), help="grading processes (default: %(default)s)")
+    p.add_argument("--static-only", action="store_true", help="only the authoring checks; grade nothing")
+    p.add_argument("--quick", action="store_true",
+                   help="grade each mutant and alternative only on the exercises it can reach (by static analysis) "
+                        "instead of on every exercise's suite")
+    p.add_argument("--repeat", type=int, default=REPEATS,
+                   help="grade the reference and one alternative this many times and require identical points "
+                        "(default: %(default)s; 1 skips the check)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    stream = sys.stderr  # grading redirects sys.stderr while pytest runs; progress goes here
+
+    def progress(line: str) -> None:
+        print(line, file=stream, flush=True)
+
+    return validate(args.assignment, Path(args.course) if args.course else None, args.exercise, jobs=args.jobs,
+                    static_only=args.static_only, full=not args.quick, out=lambda s: print(s, flush=True),
+                    progress=None if args.quiet else progress, repeats=args.repeat)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="torchgrader validate", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(p)
+    args = p.parse_args(argv)
+    try:
+        return cmd_validate(args)
+    except AssignmentError as e:
+        print(f"validate: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Batch grading for TAs: expand LMS/nbgrader inputs, grade in parallel on a backend, store, resume."""

@@ -1,0 +1,123 @@
+"""The parent's end of one worker: a subprocess spoken to in JSON lines."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from autograder.batch.backends import Job, WorkerDied, WorkerFatal
+
+READY_TIMEOUT = 180.0  # importing torch twice on a loaded machine, or pulling a container
+
+
+class WorkerPipe:
+    def __init__(self, argv: list[str], label: str, log: Path | None = None,
+                 env: dict[str, str] | None = None, on_kill: list[str] | None = None) -> None:
+        self.label = label
+        self.log = log
+        self.on_kill = on_kill  # a command that also stops it (``docker kill NAME``)
+        self._lines: queue.Queue[bytes | None] = queue.Queue()
+        err = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115 - closed in close()
+        try:
+            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+                                         env=env, start_new_session=False)
+        except OSError as e:
+            raise WorkerDied(f"{label}: could not start `{argv[0]}` ({e.strerror})") from None
+        finally:
+            if log:
+                err.close()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        hello = self._next(READY_TIMEOUT, "to start")
+        if hello.get("fatal"):
+            self.close()
+            raise WorkerFatal(hello["fatal"])
+        if not hello.get("ready"):
+            self.close()
+            raise WorkerDied(f"{label}: said {str(hello)[:200]} instead of ready")
+        self.info = hello
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._lines.put(line)
+        self._lines.put(None)
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def _log_tail(self) -> str:
+        if not self.log:
+            return ""
+        try:
+            with open(self.log, "rb") as f:
+                f.seek(max(0, os.path.getsize(self.log) - 1500))
+                tail = f.read().decode("utf-8", "replace").strip()
+            return f"; its log ({self.log}) ends with:\n{tail}" if tail else ""
+        except OSError:
+            return ""
+
+    def _next(self, timeout: float, what: str) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self._lines.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                self.kill()
+                raise WorkerDied(f"{self.label}: nothing within {timeout:.0f} s {what}; it was stopped") from None
+            if line is None:
+                code = self.proc.wait()
+                raise WorkerDied(f"{self.label}: the worker exited (code {code}) {what}" + self._log_tail())
+            try:
+                return json.loads(line)
+            except ValueError:
+                continue  # not a protocol line
+
+    def grade(self, job: Job, timeout: float) -> dict[str, Any]:
+        """The result dict of one job; raises WorkerDied (the worker is then gone) or WorkerFatal."""
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write((json.dumps(job.payload()) + "\n").encode())
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            self.kill()
+            raise WorkerDied(f"{self.label}: the worker is gone" + self._log_tail()) from None
+        reply = self._next(timeout, f"while grading {job.name}")
+        if reply.get("fatal"):
+            self.close()
+            raise WorkerFatal(reply["fatal"])
+        if reply.get("id") != job.id:
+            self.kill()
+            raise WorkerDied(f"{self.label}: answered job {reply.get('id')!r} while grading {job.id!r}")
+        if "error" in reply:
+            self.close()
+            raise WorkerDied(f"{self.label}: {reply['error']}")
+        return reply["result"]
+
+    def kill(self) -> None:
+        if self.on_kill:
+            subprocess.run(self.on_kill, capture_output=True, timeout=30, check=False)
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+    def close(self, wait: float = 10.0) -> None:
+        """Let the worker finish (EOF on stdin ends its loop); kill it if it does not."""
+        try:
+            if self.proc.stdin:
+                self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            self.kill()
+        if self.proc.stdout:
+            self.proc.stdout.close()

@@ -1,0 +1,133 @@
+"""Local worker processes, each a warm judge with its own sandbox server (the default backend)."""
+
+from __future__ import annotations
+
+import os
+import queue
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from autograder.batch.backends import Deliver, Job, WorkerDied, WorkerFatal
+from autograder.batch.backends.config import WorkerConfig
+from autograder.batch.backends.pipe import WorkerPipe
+
+MAX_START_FAILURES = 3  # in a row, per worker slot, before the batch gives up
+_DONE = object()
+
+
+class ProcessBackend:
+    """``workers`` local worker processes fed from one queue; results come back on the caller's thread."""
+
+    name = "process"
+
+    def __init__(self, config: WorkerConfig, workers: int, log_dir: Path | None = None) -> None:
+        self.config = config
+        self.workers = max(1, workers)
+        self.log_dir = log_dir
+        self._pipes: dict[int, WorkerPipe] = {}
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ one worker
+    def argv(self, slot: int) -> list[str]:
+        return [sys.executable, "-m", "autograder.batch.backends.worker", self.config.to_json()]
+
+    def env(self) -> dict[str, str] | None:
+        import autograder
+
+        env = dict(os.environ)
+        root = str(Path(autograder.__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH", "")]))
+        env.setdefault("OMP_NUM_THREADS", "1")
+        return env
+
+    def kill_command(self, slot: int) -> list[str] | None:
+        return None
+
+    def start(self, slot: int) -> WorkerPipe:
+        log = self.log_dir / f"worker-{slot}.log" if self.log_dir else None
+        pipe = WorkerPipe(self.argv(slot), f"worker {slot}", log, env=self.env(), on_kill=self.kill_command(slot))
+        with self._lock:
+            self._pipes[slot] = pipe
+        return pipe
+
+    # ------------------------------------------------------------------ the pool
+    def run(self, jobs: list[Job], deliver: Deliver) -> None:
+        todo: queue.Queue[Job] = queue.Queue()
+        for j in jobs:
+            todo.put(j)
+        done: queue.Queue[Any] = queue.Queue()
+        stop = threading.Event()
+        fatal: list[str] = []
+        timeout = self.config.job_seconds()
+
+        def slot_loop(slot: int) -> None:
+            pipe: WorkerPipe | None = None
+            failures = 0
+            try:
+                while not stop.is_set():
+                    try:
+                        job = todo.get_nowait()
+                    except queue.Empty:
+                        return
+                    while not stop.is_set():
+                        if pipe is None:
+                            try:
+                                pipe = self.start(slot)
+                                failures = 0
+                            except WorkerDied as e:
+                                failures += 1
+                                if failures >= MAX_START_FAILURES:
+                                    raise WorkerFatal(f"a worker could not be started: {e}") from None
+                                continue
+                        try:
+                            done.put((job, pipe.grade(job, timeout), "", pipe.label))
+                            break
+                        except WorkerDied as e:
+                            pipe = None
+                            job.attempts += 1
+                            if job.attempts >= 2:  # twice on fresh workers: this submission breaks the grader
+                                done.put((job, None, str(e), f"worker {slot}"))
+                                break
+            except WorkerFatal as e:
+                fatal.append(str(e))
+                stop.set()
+            finally:
+                if pipe is not None:
+                    pipe.close()
+                done.put(_DONE)
+
+        threads = [threading.Thread(target=slot_loop, args=(i,), daemon=True, name=f"tg-slot-{i}")
+                   for i in range(min(self.workers, len(jobs)))]
+        # Worker processes die with the thread that started them (PR_SET_PDEATHSIG): these
+        # threads live as long as their workers.
+        for t in threads:
+            t.start()
+        running = len(threads)
+        try:
+            while running:
+                try:
+                    item = done.get(timeout=0.5)
+                except queue.Empty:
+                    continue
+                if item is _DONE:
+                    running -= 1
+                    continue
+                if not stop.is_set():
+                    deliver(*item)
+        except BaseException:
+            stop.set()
+            self.kill_all()
+            raise
+        if fatal:
+            raise WorkerFatal(fatal[0])
+
+    def kill_all(self) -> None:
+        with self._lock:
+            pipes = list(self._pipes.values())
+        for p in pipes:
+            try:
+                p.kill()
+            except Exception:  # noqa: BLE001 - best effort on the way out
+                pass

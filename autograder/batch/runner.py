@@ -1,0 +1,236 @@
+"""Batch grading: a class in minutes, resumable, with a gradebook, feedback and a class report.
+
+The stages, each its own module:
+
+1. ``inputs``: paths, folders, LMS zips and nbgrader's layout become one
+   submission per student (the newest), with the others listed;
+2. ``store``: what is already graded (same student, same file content, same
+   hidden material) is taken from the database instead of graded again;
+3. ``backends``: the rest is graded in parallel by warm workers (trusted
+   judge processes, each with its own sandbox server), results coming back
+   as JSON and committed one by one as they arrive;
+4. outputs: ``gradebook.csv``, per-student feedback (Markdown, HTML) and
+   Gradescope ``results.json``, ``inputs.csv``, ``report.html``, and
+   optionally nbgrader's gradebook.
+
+Killing the batch at any moment leaves a database that the next run of the
+same command completes; inputs are only ever read.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from autograder.assignment import Assignment
+from autograder.batch.backends import Job, WorkerFatal
+from autograder.batch.backends.config import WorkerConfig
+from autograder.batch.inputs import Entry, Inputs, Workspace, expand
+from autograder.batch.progress import make_progress
+from autograder.batch.store import DB_NAME, Store, suite_version
+from autograder.report.submission import write_gradebook, write_submission
+from autograder.results import ExerciseResult, SubmissionResult
+
+
+class BatchError(Exception):
+    """The batch cannot go on (no worker can grade: suites broken, engine missing, scheduler unreachable)."""
+
+
+@dataclass
+class BatchOptions:
+    out: Path
+    worker: WorkerConfig
+    jobs: int = 1
+    backend: str = "process"
+    scheduler: str | None = None
+    docker_image: str = "torchgrader:cpu"
+    regrade: bool = False
+    verbose: bool = False
+    progress: str = "auto"  # auto | bar | plain
+    report: bool = True
+    nbgrader_db: Path | None = None
+    nbgrader_assignment: str | None = None
+    nbgrader_notebook: str | None = None
+    argv: list[str] = field(default_factory=list)
+
+
+@dataclass
+class BatchSummary:
+    entries: list[Entry]
+    results: list[SubmissionResult]  # one per entry, same order
+    graded: int  # graded in this run
+    reused: int  # taken from the database
+    inputs: Inputs
+    seconds: float
+    suite_version: str
+    workers: int
+
+    @property
+    def failed(self) -> int:
+        return sum(r.status != "graded" for r in self.results)
+
+
+def grader_failure(assignment: Assignment, entry: Entry, message: str) -> SubmissionResult:
+    """The result of a submission that took two workers down: zero, marked, for staff to look at."""
+    return SubmissionResult(
+        submission=entry.submission, path=entry.source, assignment=assignment.id, student=entry.student,
+        sha256=entry.sha256, status="internal_error",
+        error="The grader failed on this submission (not a judgement of your work): staff will grade it. "
+              f"Detail for staff: {message.strip().splitlines()[-1][:300] if message.strip() else 'unknown'}",
+        exercises=[ExerciseResult(id=e.id, title=e.title, max_points=e.points) for e in assignment.exercises],
+    )
+
+
+def make_backend(opts: BatchOptions):
+    log_dir = opts.out / "logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    if opts.backend == "process":
+        from autograder.batch.backends.process import ProcessBackend
+
+        return ProcessBackend(opts.worker, opts.jobs, log_dir)
+    if opts.backend == "docker":
+        from autograder.batch.backends.docker import DockerBackend
+
+        return DockerBackend(opts.worker, opts.jobs, log_dir, image=opts.docker_image)
+    if opts.backend == "dask":
+        if not opts.scheduler:
+            raise BatchError("--backend dask needs --scheduler ADDRESS (tcp://host:8786)")
+        from autograder.batch.backends.dask import DaskBackend
+
+        return DaskBackend(opts.worker, opts.scheduler, opts.jobs)
+    raise BatchError(f"unknown backend {opts.backend!r}")
+
+
+def run_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOptions, *,
+              stream: TextIO | None = None, err: TextIO | None = None) -> BatchSummary:
+    stream = stream or sys.stdout
+    err = err or sys.stderr
+    started = time.monotonic()
+    out = opts.out
+    out.mkdir(parents=True, exist_ok=True)
+    version = suite_version(assignment)
+    opts.worker.suite_version = version
+    with Workspace() as ws, Store(out / DB_NAME) as store:
+        inputs = expand(paths, ws.path, exclude=[out], assignment=opts.nbgrader_assignment or assignment.id)
+        for p in inputs.problems:
+            print(f"skipped: {p}", file=err)
+        for old, new in inputs.superseded:
+            print(f"superseded: {old.source} (student {new.student}: {new.source} is newer)", file=err)
+        if not inputs.entries:
+            raise BatchError("nothing to grade")
+        opts.worker.protected = sorted({*opts.worker.protected, str(out.resolve()), str(ws.path.resolve()),
+                                        *(str(_folder(Path(p)).resolve()) for p in paths)})
+
+        todo: list[Entry] = []
+        for e in inputs.entries:
+            if opts.regrade or not store.has(assignment.id, e.student, e.sha256, version):
+                todo.append(e)
+        reused = len(inputs.entries) - len(todo)
+        print(f"{len(inputs.entries)} submissions ({len(inputs.superseded)} superseded, {len(inputs.problems)} "
+              f"unreadable): {len(todo)} to grade, {reused} already graded", file=stream, flush=True)
+        run_id = store.start_run(assignment.id, version, opts.argv, len(todo), reused)
+        written: set[str] = set()
+        workers = 0
+        if todo:
+            by_id = {str(i): e for i, e in enumerate(todo)}
+            jobs = [Job(id=k, name=e.path.name, path=e.path) for k, e in by_id.items()]
+            try:
+                backend = make_backend(opts)
+            except WorkerFatal as e:
+                raise BatchError(str(e)) from None
+            workers = backend.workers
+            progress = make_progress(len(jobs), stream, verbose=opts.verbose, mode=opts.progress)
+
+            def deliver(job: Job, result: dict | None, error: str, worker: str) -> None:
+                e = by_id[job.id]
+                if result is not None:
+                    r = SubmissionResult.from_dict(result)
+                    r.submission, r.student, r.path, r.sha256 = e.submission, e.student, e.source, e.sha256
+                else:
+                    r = grader_failure(assignment, e, error)
+                store.put(r, version, run_id=run_id, worker=worker)
+                write_submission(r, out)
+                written.add(e.student)
+                progress.advance(r)
+
+            try:
+                backend.run(jobs, deliver)
+            except WorkerFatal as e:
+                raise BatchError(str(e)) from None
+            finally:
+                progress.close()
+                close = getattr(backend, "close", None)
+                if close:
+                    close()
+        store.finish_run(run_id)
+
+        results: list[SubmissionResult] = []
+        for e in inputs.entries:
+            r = store.get(assignment.id, e.student, e.sha256, version)
+            if r is None:  # only when a worker could not deliver it: already reported
+                r = grader_failure(assignment, e, "no result was recorded")
+            if e.student not in written:
+                write_submission(r, out)
+            results.append(r)
+        write_outputs(assignment, inputs, results, opts)
+    summary = BatchSummary(inputs.entries, results, len(todo), reused, inputs, time.monotonic() - started,
+                           version, workers)
+    return summary
+
+
+def write_outputs(assignment: Assignment, inputs: Inputs, results: list[SubmissionResult],
+                  opts: BatchOptions) -> None:
+    out = opts.out
+    ordered = sorted(results, key=lambda r: (r.student, r.submission))
+    write_gradebook(ordered, out / "gradebook.csv", assignment.ids)
+    write_inputs_csv(out / "inputs.csv", inputs, results)
+    if opts.report:
+        from autograder.report.classreport import write_class_report
+
+        write_class_report(out / "report.html", ordered, title=assignment.title, exercise_ids=assignment.ids,
+                           superseded=[(new.student, old.source, new.source) for old, new in inputs.superseded],
+                           problems=inputs.problems)
+    if opts.nbgrader_db:
+        from autograder.batch.nbgrader_db import write_scores
+
+        nb_assignment = opts.nbgrader_assignment or _common(e.nbgrader_assignment for e in inputs.entries) \
+            or assignment.id
+        notebook = opts.nbgrader_notebook or _common(Path(e.source).stem for e in inputs.entries
+                                                     if e.how == "nbgrader layout") or assignment.id
+        times = {e.student: e.timestamp for e in inputs.entries}
+        write_scores(opts.nbgrader_db, assignment, [(r, times.get(r.student, 0.0)) for r in ordered],
+                     nb_assignment=nb_assignment, notebook=notebook)
+
+
+def _folder(p: Path) -> Path:
+    return p if p.is_dir() else p.parent
+
+
+def _common(values) -> str:
+    vals = {v for v in values if v}
+    return vals.pop() if len(vals) == 1 else ""
+
+
+def write_inputs_csv(path: Path, inputs: Inputs, results: list[SubmissionResult]) -> None:
+    """Every input and what became of it: graded, superseded, unreadable."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["source", "student", "fate", "detail"])
+        for e, r in zip(inputs.entries, results, strict=True):
+            w.writerow([e.source, e.student, "graded" if r.status == "graded" else r.status,
+                        f"student id from the {e.how}; sha256 {e.sha256[:12]}"])
+        for old, new in inputs.superseded:
+            w.writerow([old.source, old.student, "superseded", f"{new.source} is newer"])
+        for p in inputs.problems:
+            src, _, why = p.partition(": ")
+            w.writerow([src, "", "unreadable", why])
+        for p in inputs.ignored:
+            src, _, why = p.partition(": ")
+            w.writerow([src, "", "ignored", why])
+    os.replace(tmp, path)

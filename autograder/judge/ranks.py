@@ -1,0 +1,121 @@
+"""The judge's side of multi-process student code: read a rank report, blame the right rank.
+
+A probe runs the student's function on every rank with
+:func:`autograder.sandbox.ranks.run_ranks` and returns its report. The report
+comes from the sandbox, so it is checked like any other untrusted value: its
+shape is verified here, and the values it carries are compared by the suite
+with expectations computed in the judge (never with what another rank said).
+
+:func:`rank_values` turns a failed run into the message a student needs: which
+rank raised (with the student's traceback), which rank ended the process
+early, or which ranks were still waiting when time ran out (the classic
+collective that not every rank reaches).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from autograder.judge.proxy import StudentCrash, StudentError, StudentProblem, StudentTimeout
+
+# Messages gloo gives a rank whose peer failed first: the peer is the one to blame.
+_PEER_FAILURE = ("connection closed by peer", "read error", "connection reset", "timed out", "broken pipe")
+
+
+def ranks_timeout(margin: float = 2.0, cap: float = 20.0) -> float:
+    """Seconds a probe may give its ranks: what is left of this test's time limit, less a margin.
+
+    The ranks then stop (all of them, killed) while the judge still has time
+    to say which one hung, instead of the whole test timing out silently.
+    """
+    from autograder.judge.plugin import CONTEXT
+
+    left = CONTEXT.deadline - time.monotonic() - margin
+    return max(1.0, min(cap, left))
+
+
+def _ranks(report: Any, world_size: int, label: str) -> list[dict]:
+    ranks = report.get("ranks") if isinstance(report, dict) else None
+    if (
+        not isinstance(ranks, list)
+        or len(ranks) != world_size
+        or not all(isinstance(r, dict) and r.get("rank") == i for i, r in enumerate(ranks))
+    ):
+        raise StudentCrash(
+            f"The grader's report of `{label}` on {world_size} ranks came back malformed: "
+            "something in your notebook tampered with the grader's harness."
+        )
+    return ranks
+
+
+def _names(ranks: list[int]) -> str:
+    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(str(r) for r in ranks)
+
+
+def _is_peer_failure(entry: dict) -> bool:
+    msg = str((entry.get("error") or {}).get("message", "")).lower()
+    return any(p in msg for p in _PEER_FAILURE)
+
+
+def _student_problem(entry: dict, label: str) -> StudentProblem:
+    from autograder.judge.plugin import CONTEXT
+
+    err = entry.get("error") if isinstance(entry.get("error"), dict) else {"message": str(entry.get("error"))}
+    return CONTEXT._problem(err, label)
+
+
+def rank_values(report: Any, world_size: int, label: str) -> list[Any]:
+    """Each rank's value, in rank order; raises the student-facing problem when any rank failed."""
+    ranks = _ranks(report, world_size, label)
+    status = [str(r.get("status")) for r in ranks]
+    if all(s == "ok" for s in status):
+        return [r.get("value") for r in ranks]
+    where = f"`{label}` on {world_size} ranks"
+    by = {s: [i for i, x in enumerate(status) if x == s] for s in set(status)}
+    if "setup" in by:
+        problem = _student_problem(ranks[by["setup"][0]], label)
+        raise StudentError(
+            f"The grader could not start its process group for {where}: {problem.message}\n"
+            "If your notebook calls torch.distributed.init_process_group (or sets a default group) at the top "
+            "level of a cell, remove it: the grader starts the group and passes ranks to your functions."
+        )
+    if "exited" in by:
+        first = ranks[by["exited"][0]]
+        how = (first.get("error") or {}).get("message") or first.get("exit") or "it ended"
+        others = [i for i in range(world_size) if i not in by["exited"]]
+        raise StudentCrash(
+            f"In {where}, {_names(by['exited'])} ended its process before returning ({how})"
+            + (f"; {_names(others)} then failed or waited for it in a collective" if others else "")
+            + ". A rank must return normally: no sys.exit(), os._exit() or killing its own process."
+        )
+    errors = by.get("error", [])
+    if errors:
+        own = [i for i in errors if not _is_peer_failure(ranks[i])] or errors
+        rank = own[0]
+        problem = _student_problem(ranks[rank], label)
+        also = [i for i in errors if i != rank]
+        suffix = f" ({_names(also)} failed too.)" if also else ""
+        problem.message = f"On rank {rank} of {world_size}: {problem.message}{suffix}"
+        problem.args = (problem.message,)
+        raise problem
+    stuck = by.get("timeout", []) + by.get("stopped", [])
+    done = by.get("ok", [])
+    seconds = report.get("seconds") if isinstance(report, dict) else None
+    limit = f" within {float(seconds):.0f} s" if isinstance(seconds, (int, float)) else ""
+    if done:
+        raise StudentTimeout(
+            f"In {where}, {_names(stuck)} never returned{limit} while {_names(done)} had returned: "
+            "a collective (barrier, all_reduce, broadcast...) that only some ranks call, or that ranks call "
+            "in a different order, waits forever. Every rank must make the same collective calls, in the same "
+            "order (move them out of `if rank == 0:` blocks)."
+        )
+    raise StudentTimeout(
+        f"In {where}, no rank returned{limit}: look for collectives the ranks call in different orders or with "
+        "different shapes, or a loop that never ends."
+    )
+
+
+def group_left_alive(report: Any, world_size: int, label: str) -> bool:
+    """Whether every rank left the process group initialized (the contract: the grader destroys it)."""
+    return all(r.get("group_alive") is True for r in _ranks(report, world_size, label))

@@ -1,0 +1,1 @@
+"""What graders and students read: per-submission reports, gradebook CSVs, the class report."""

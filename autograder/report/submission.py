@@ -1,0 +1,153 @@
+"""Stage 5: report. Every output is a view of the same SubmissionResult."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from autograder.results import SubmissionResult
+
+_MARK = {
+    "passed": "PASS",
+    "failed": "FAIL",
+    "error": "ERROR",
+    "timeout": "TIMEOUT",
+    "skipped": "SKIP",
+    "grader_error": "GRADER ERROR",
+}
+
+
+def _pts(x: float) -> str:
+    return f"{x:g}"
+
+
+def console_report(r: SubmissionResult, *, verbose: bool = False) -> str:
+    """The per-submission report printed by ``torchgrader grade``."""
+    lines = [f"== {r.submission}: {_pts(r.total)} / {_pts(r.max_total)} points ({r.seconds:.1f} s)"]
+    if r.error:
+        lines.append(f"   {r.error}")
+    if r.review:
+        lines.append(f"   REVIEW: {r.review}")
+    for c in r.cells:
+        if c.status != "ok":
+            first = c.message.splitlines()[0] if c.message else ""
+            lines.append(f"   ! {c.label or f'cell {c.index}'} {c.status}: {first}")
+    for e in r.exercises:
+        lines.append(f"   {e.id:<18} {_pts(e.points):>5} / {_pts(e.max_points):<5} {e.title}")
+        for t in e.tests:
+            if t.status == "passed" and not verbose:
+                continue
+            lines.append(f"      [{_MARK.get(t.status, t.status)}] {t.name} ({_pts(t.points)}/{_pts(t.max_points)})")
+            if t.message and t.status != "passed":
+                for m in t.message.splitlines()[:12]:
+                    lines.append(f"         {m}")
+    return "\n".join(lines)
+
+
+def protections_report(protections: dict[str, str]) -> str:
+    lines = ["Sandbox protections:"]
+    for k, v in protections.items():
+        warn = "  <-- WARNING" if v.startswith("NOT") else ""
+        lines.append(f"  {k:<11} {v}{warn}")
+    return "\n".join(lines)
+
+
+def gradescope(r: SubmissionResult) -> dict:
+    """Gradescope's results.json for one submission (visible feedback, no test code)."""
+    tests = []
+    for e in r.exercises:
+        for t in e.tests:
+            tests.append({
+                "name": f"{e.id}: {t.name}",
+                "score": t.points,
+                "max_score": t.max_points,
+                "status": "passed" if t.status == "passed" else "failed",
+                "output": t.message,
+                "visibility": "visible",
+                "tags": [e.id],
+            })
+    notes = [f"{c.label or f'cell {c.index}'} {c.status}: {c.message}" for c in r.cells if c.status != "ok"]
+    output = "\n".join(([r.error] if r.error else []) + notes)
+    return {
+        "score": r.total,
+        "execution_time": round(r.seconds, 3),
+        "output": output,
+        "stdout_visibility": "hidden",
+        "tests": tests,
+    }
+
+
+def safe_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "submission"
+
+
+GRADEBOOK_COLUMNS = ("submission", "student")  # then one column per exercise id, then TOTAL_COLUMNS
+# flagged: "yes" when staff should review the submission (tamper evidence or a grader error);
+# review: the reasons, each with its cell and line
+TOTAL_COLUMNS = ("total", "max_total", "status", "flagged", "review")
+
+
+def write_gradebook(results: Iterable[SubmissionResult], path: Path, exercise_ids: list[str]) -> None:
+    """One row per submission: ``submission, student, <exercise ids...>, total, max_total, status, flagged, review``."""
+    tmp = path.with_suffix(".csv.tmp")
+    with open(tmp, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow([*GRADEBOOK_COLUMNS, *exercise_ids, *TOTAL_COLUMNS])
+        for r in results:
+            pts = {e.id: e.points for e in r.exercises}
+            w.writerow([r.submission, r.student or r.submission, *(_pts(pts.get(i, 0.0)) for i in exercise_ids),
+                        _pts(r.total), _pts(r.max_total), r.status, "yes" if r.review else "", r.review])
+    os.replace(tmp, path)
+
+
+def submission_dir(r: SubmissionResult, out: Path) -> Path:
+    """Per-student outputs live in ``out/<student>/`` (the submission's name when no student is known)."""
+    return out / safe_name(r.student or r.submission)
+
+
+def write_submission(r: SubmissionResult, out: Path) -> Path:
+    """results.json (Gradescope), feedback.md and feedback.html: what the student gets."""
+    from autograder.report.classreport import feedback_html
+
+    d = submission_dir(r, out)
+    d.mkdir(parents=True, exist_ok=True)
+    _write(d / "results.json", json.dumps(gradescope(r), indent=2))
+    _write(d / "feedback.md", feedback_markdown(r))
+    _write(d / "feedback.html", feedback_html(r))
+    return d
+
+
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def feedback_markdown(r: SubmissionResult) -> str:
+    """What a student reads: per exercise and test, points and the teaching message; never test code."""
+    out = [f"# Feedback: {r.student or r.submission}", "", f"**Score: {_pts(r.total)} / {_pts(r.max_total)}**", ""]
+    if r.error:
+        out += [f"> {r.error}", ""]
+    if r.flags:
+        out += ["## Flagged for review", "",
+                "Your code touches the grader or the interpreter's internals in the places below, so a "
+                "member of staff will look at it. Your points are as measured.", ""]
+        out += [f"- {f.where}: {f.reason}" for f in r.flags] + [""]
+    bad = [c for c in r.cells if c.status != "ok"]
+    if bad:
+        out += ["## Cells that did not run cleanly", ""]
+        for c in bad:
+            out += [f"- {c.label or f'cell {c.index}'} ({c.status}):", "", "```", c.message, "```", ""]
+    for e in r.exercises:
+        out += [f"## {e.title} (`{e.id}`): {_pts(e.points)} / {_pts(e.max_points)}", ""]
+        for t in e.tests:
+            mark = "✅" if t.status == "passed" else "⚠️" if t.status == "grader_error" else "❌"
+            out.append(f"- {mark} {t.name} ({_pts(t.points)}/{_pts(t.max_points)})")
+            if t.status != "passed" and t.message:
+                out += ["", "  " + t.message.replace("\n", "\n  "), ""]
+        out.append("")
+    return "\n".join(out)

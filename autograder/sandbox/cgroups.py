@@ -1,0 +1,340 @@
+"""A cgroup per sandbox: memory and process limits for the sandbox's whole process tree.
+
+An rlimit is per process: six children of 1.1 GiB each pass a 6 GiB
+``RLIMIT_AS``. A cgroup counts the whole tree (and what it writes to its
+tmpfs). The trusted server makes one cgroup per sandbox before the sandbox
+runs any student code, puts the sandbox's first process in it (every process
+it starts inherits it), and removes it afterwards, killing anything left.
+
+Both layouts are handled: cgroup v2 (``memory.max``, ``pids.max``,
+``memory.oom.group``) and the v1 ``memory`` and ``pids`` controllers. Where
+no cgroup can be made (an ordinary user without a delegated cgroup, a
+read-only cgroupfs), :func:`open_cgroups` says why and the grader reports
+the memory limit as per process.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+
+MOUNTINFO = "/proc/self/mountinfo"
+PREFIX = "torchgrader-"
+
+
+@dataclass
+class Hierarchy:
+    version: int  # 1 or 2
+    mount: str  # where it is mounted
+    own: str  # this process's cgroup, as a path under ``mount``
+    controllers: set[str]
+
+
+def _hierarchies() -> list[Hierarchy]:
+    """The cgroup hierarchies mounted here, with this process's place in each."""
+    own: dict[str, str] = {}
+    try:
+        with open("/proc/self/cgroup") as f:
+            for line in f:
+                hid, ctrls, path = line.rstrip("\n").split(":", 2)
+                own["" if hid == "0" else ctrls] = path
+    except OSError:
+        return []
+    found = []
+    try:
+        with open(MOUNTINFO) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    for line in lines:
+        left, _, right = line.partition(" - ")
+        parts, rparts = left.split(), right.split()
+        if len(parts) < 5 or len(rparts) < 3:
+            continue
+        root, mount, fstype, opts = parts[3], parts[4], rparts[0], rparts[2].split(",")
+        if fstype == "cgroup2" and "" in own:
+            path = own[""]
+            ctrls = set(_read(os.path.join(mount, "cgroup.controllers")).split())
+            found.append(Hierarchy(2, mount, _relative(path, root), ctrls))
+        elif fstype == "cgroup":
+            ctrls = {o for o in opts if o in ("memory", "pids")}
+            for key, path in own.items():
+                if key and ctrls & set(key.split(",")):
+                    found.append(Hierarchy(1, mount, _relative(path, root), ctrls))
+                    break
+    return found
+
+
+def _relative(path: str, root: str) -> str:
+    if root != "/" and (path == root or path.startswith(root + "/")):
+        path = path[len(root) :] or "/"
+    return path
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def _write(path: str, value: str) -> None:
+    with open(path, "w") as f:
+        f.write(value)
+
+
+def _counter(path: str, key: str) -> int:
+    for line in _read(path).splitlines():
+        name, _, value = line.partition(" ")
+        if name == key and value.strip().isdigit():
+            return int(value)
+    return 0
+
+
+@dataclass
+class SandboxCgroup:
+    """The cgroup(s) of one sandbox: one directory on v2, one per controller on v1."""
+
+    version: int
+    dirs: list[str]
+    memory_dir: str
+
+    def add(self, pid: int) -> None:
+        for d in self.dirs:
+            _write(os.path.join(d, "cgroup.procs"), str(pid))
+
+    def pids(self) -> set[int]:
+        out: set[int] = set()
+        for d in self.dirs:
+            out |= {int(p) for p in _read(os.path.join(d, "cgroup.procs")).split() if p.isdigit()}
+        return out
+
+    @property
+    def oom_file(self) -> str:
+        return os.path.join(self.memory_dir, "memory.events" if self.version == 2 else "memory.oom_control")
+
+    def kill_all(self, wait: float = 2.0) -> None:
+        """SIGKILL every process left in the cgroup (a daemon that escaped its process group)."""
+        if self.version == 2 and os.path.exists(os.path.join(self.memory_dir, "cgroup.kill")):
+            try:
+                _write(os.path.join(self.memory_dir, "cgroup.kill"), "1")
+            except OSError:
+                pass
+        deadline = time.monotonic() + wait
+        while True:
+            left = self.pids()
+            if not left or time.monotonic() > deadline:
+                return
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            time.sleep(0.01)
+
+    def remove(self) -> bool:
+        ok = True
+        for d in self.dirs:
+            try:
+                os.rmdir(d)
+            except FileNotFoundError:
+                pass
+            except OSError:
+                ok = False
+        return ok
+
+    def report(self, limit_bytes: int, max_processes: int) -> str:
+        kind = "cgroup v2" if self.version == 2 else "cgroup v1 memory controller"
+        return (
+            f"whole sandbox limited to {limit_bytes / 2**30:.1f} GiB ({kind}: every process it starts counts, "
+            f"tmpfs files included), at most {max_processes} processes; each process's address space is "
+            f"also limited to {limit_bytes / 2**30:.1f} GiB"
+        )
+
+
+@dataclass
+class Cgroups:
+    """Makes and removes the sandboxes' cgroups under one parent per server process."""
+
+    version: int = 0
+    parents: list[str] = field(default_factory=list)  # v2: [parent]; v1: [memory parent, pids parent?]
+    reason: str = ""  # why there are none, when there are none
+    _count: int = 0
+
+    @property
+    def available(self) -> bool:
+        return bool(self.parents)
+
+    def create(self, memory_bytes: int, max_processes: int) -> SandboxCgroup:
+        """A fresh cgroup with the limits set; raises OSError when the kernel refuses."""
+        self._count += 1
+        name = f"sb-{self._count}"
+        dirs = [os.path.join(p, name) for p in self.parents]
+        made = []
+        try:
+            for d in dirs:
+                os.mkdir(d, 0o755)
+                made.append(d)
+            cg = SandboxCgroup(self.version, dirs, dirs[0])
+            if self.version == 2:
+                d = dirs[0]
+                _write(os.path.join(d, "memory.max"), str(memory_bytes))
+                _try_write(os.path.join(d, "memory.swap.max"), "0")
+                _try_write(os.path.join(d, "memory.oom.group"), "1")
+                _write(os.path.join(d, "pids.max"), str(max_processes))
+            else:
+                _write(os.path.join(dirs[0], "memory.limit_in_bytes"), str(memory_bytes))
+                _try_write(os.path.join(dirs[0], "memory.memsw.limit_in_bytes"), str(memory_bytes))
+                if len(dirs) > 1:
+                    _write(os.path.join(dirs[1], "pids.max"), str(max_processes))
+            return cg
+        except OSError:
+            for d in made:
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    pass
+            raise
+
+    def close(self) -> None:
+        """Remove the parent cgroups (their sandboxes' cgroups must be gone already)."""
+        for p in self.parents:
+            for name in _children(p):
+                SandboxCgroup(self.version, [os.path.join(p, name)], os.path.join(p, name)).kill_all(0.5)
+                try:
+                    os.rmdir(os.path.join(p, name))
+                except OSError:
+                    pass
+            try:
+                os.rmdir(p)
+            except OSError:
+                pass
+
+
+def _try_write(path: str, value: str) -> None:
+    try:
+        _write(path, value)
+    except OSError:
+        pass
+
+
+def _children(path: str) -> list[str]:
+    try:
+        return [e.name for e in os.scandir(path) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
+def _sweep_stale(base: str) -> None:
+    """Remove empty cgroups a killed server of ours left behind (its pid is in the name)."""
+    for name in _children(base):
+        if not name.startswith(PREFIX) or not name[len(PREFIX) :].isdigit():
+            continue
+        pid = int(name[len(PREFIX) :])
+        try:
+            os.kill(pid, 0)
+            continue  # still running
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        stale = os.path.join(base, name)
+        for child in _children(stale):
+            try:
+                os.rmdir(os.path.join(stale, child))
+            except OSError:
+                pass
+        try:
+            os.rmdir(stale)
+        except OSError:
+            pass
+
+
+def _enable_v2(path: str) -> bool:
+    want = {"memory", "pids"}
+    have = set(_read(os.path.join(path, "cgroup.subtree_control")).split())
+    if want <= have:
+        return True
+    try:
+        _write(os.path.join(path, "cgroup.subtree_control"), " ".join(f"+{c}" for c in sorted(want - have)))
+        return True
+    except OSError:
+        return False
+
+
+def open_cgroups(tag: int | None = None) -> Cgroups:
+    """The cgroup parent(s) for this server's sandboxes, or a Cgroups saying why there are none.
+
+    v1 (a ``memory`` hierarchy) is used where the host mounts one; otherwise v2
+    with the memory and pids controllers. The parent is made under this
+    process's own cgroup (or, as root on v2, under the root when the own one
+    holds processes and so cannot pass controllers down).
+    """
+    if os.environ.get("TORCHGRADER_NO_CGROUPS"):
+        return Cgroups(reason="disabled by TORCHGRADER_NO_CGROUPS")
+    tag = os.getpid() if tag is None else tag
+    name = f"{PREFIX}{tag}"
+    found = _hierarchies()
+    v1 = {c: h for h in found if h.version == 1 for c in h.controllers}
+    v2 = next((h for h in found if h.version == 2 and "memory" in h.controllers), None)
+    errors = []
+    if "memory" in v1:
+        parents: list[str] = []
+        for ctrl in ("memory", "pids"):
+            h = v1.get(ctrl)
+            if h is None:
+                continue
+            base = os.path.join(h.mount, h.own.lstrip("/"))
+            _sweep_stale(base)
+            p = os.path.join(base, name)
+            try:
+                os.makedirs(p, 0o755, exist_ok=True)
+                parents.append(p)
+            except OSError as e:
+                if ctrl == "memory":
+                    errors.append(f"cannot create a cgroup in {base}: {e.strerror}")
+                    break
+        else:
+            return Cgroups(1, parents)
+        for p in parents:
+            try:
+                os.rmdir(p)
+            except OSError:
+                pass
+    elif v2 is not None:
+        bases = [os.path.join(v2.mount, v2.own.lstrip("/"))]
+        if os.geteuid() == 0 and v2.own != "/":
+            bases.append(v2.mount)
+        for base in bases:
+            if "pids" not in set(_read(os.path.join(base, "cgroup.controllers")).split()) or not _enable_v2(base):
+                errors.append(f"{base} cannot pass the memory and pids controllers to child cgroups")
+                continue
+            _sweep_stale(base)
+            p = os.path.join(base, name)
+            try:
+                os.makedirs(p, 0o755, exist_ok=True)
+            except OSError as e:
+                errors.append(f"cannot create a cgroup in {base}: {e.strerror}")
+                continue
+            if _enable_v2(p):
+                return Cgroups(2, [p])
+            os.rmdir(p)
+            errors.append(f"{p} cannot pass the memory and pids controllers to child cgroups")
+    else:
+        errors.append("no cgroup memory controller is mounted")
+    return Cgroups(reason="; ".join(errors) or "no cgroup could be made")
+
+
+def oom_kills(path: str) -> int:
+    """The OOM-kill count in a cgroup's ``memory.events`` (v2) or ``memory.oom_control`` (v1)."""
+    return _counter(path, "oom_kill")
+
+
+def per_process_report(limit_bytes: int, reason: str) -> str:
+    return (
+        f"per process only: each process's address space is limited to {limit_bytes / 2**30:.1f} GiB, but a "
+        f"sandbox that starts several processes can use a multiple of that (no cgroup: {reason})"
+    )

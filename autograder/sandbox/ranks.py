@@ -1,0 +1,325 @@
+"""Run a function on every rank of a gloo process group, inside the sandbox.
+
+Multi-process student code (``torch.distributed``) is graded by calling the
+student's function on every rank of a group the *grader* starts. Probes call
+:func:`run_ranks`; it forks one process per rank from the sandbox (torch is
+already imported, so a rank starts in milliseconds; ``spawn`` would import
+torch again per rank and cannot pickle notebook functions), each rank joins a
+gloo group through a ``file://`` store in the sandbox's scratch folder and
+talks over the sandbox's own loopback (the only network interface its network
+namespace has), runs ``body(rank, world_size)``, and sends its plain result
+back over a socket pair with the wire format.
+
+Why the ranks wait to be released: a rank that tears its group down and exits
+while a peer is still finishing a collective with it can reset the peer's
+connection. So each rank reports, then waits until every rank has reported
+(or the run has failed) before the grader destroys its group and the process
+exits. A rank that hangs (a barrier only some ranks reach, mismatched
+collectives), raises, or exits early stops the whole run: the other ranks are
+given a moment to report, then every rank is killed (SIGKILL) and reaped, so
+nothing is left behind whatever the student's code did with the group
+(never destroyed it, or destroyed it itself).
+
+Nothing here is trusted: it runs beside student code, which can rewrite it.
+The judge recomputes every expected value itself; see
+:mod:`autograder.judge.ranks` for the judge's side.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import socket
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from autograder.sandbox import wire
+
+GRACE_SECONDS = 0.5  # after a rank fails, how long the others get to report before all are killed
+_PREFIX = wire._PREFIX  # magic, header length, body length: where a frame ends
+
+
+def _rank_env(rank: int, world_size: int) -> dict[str, str]:
+    """torchrun's variables, as on a cluster with one process per node (LOCAL_RANK is 0 everywhere)."""
+    return {
+        "RANK": str(rank),
+        "WORLD_SIZE": str(world_size),
+        "LOCAL_RANK": "0",
+        "LOCAL_WORLD_SIZE": "1",
+        "GROUP_RANK": str(rank),
+        "GLOO_SOCKET_IFNAME": "lo",
+    }
+
+
+def _close_other_fds(keep: set[int]) -> None:
+    try:
+        fds = [int(x) for x in os.listdir("/proc/self/fd")]
+    except OSError:
+        fds = list(range(3, 1024))
+    for fd in fds:
+        if fd > 2 and fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _rank_main(
+    rank: int, world_size: int, store: str, sock: socket.socket, body: Callable[[int, int], Any], timeout: float
+) -> None:
+    """The forked rank; never returns."""
+    code = 0
+    try:
+        import torch.distributed as dist
+
+        from autograder.sandbox.runtime import describe_exception
+
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        _close_other_fds({sock.fileno()})
+        os.environ.update(_rank_env(rank, world_size))
+        try:
+            dist.init_process_group(
+                "gloo",
+                init_method=f"file://{store}",
+                rank=rank,
+                world_size=world_size,
+                timeout=timedelta(seconds=max(1.0, timeout)),
+            )
+        except BaseException as e:  # noqa: BLE001 - reported as the grader's own failure
+            head = {"status": "setup", "error": describe_exception(e)}
+            wire.send_frame(sock, wire.pack(head))
+            os._exit(3)
+        try:
+            value = body(rank, world_size)
+            head, payload = {"status": "ok"}, value
+        except SystemExit as e:
+            head, payload = {"status": "exited", "error": {"message": f"sys.exit({e.code!r})"}}, None
+        except BaseException as e:  # noqa: BLE001 - student code may raise anything
+            head, payload = {"status": "error", "error": describe_exception(e)}, None
+        head["group_alive"] = bool(dist.is_initialized())
+        try:
+            data = wire.pack(head, payload)
+        except BaseException as e:  # noqa: BLE001 - an unencodable value is the student's
+            data = wire.pack({"status": "error", "error": describe_exception(e), "group_alive": head["group_alive"]})
+        wire.send_frame(sock, data)
+        sock.recv(1)  # released: every rank has reported (or the run is over)
+        if dist.is_initialized():  # the grader destroys the group, whatever the student did
+            dist.destroy_process_group()
+    except BaseException:  # noqa: BLE001 - the parent sees a rank with no report
+        code = 4
+    finally:
+        os._exit(code)
+
+
+class _Reader:
+    """Collects one wire frame from a rank's socket, without blocking."""
+
+    def __init__(self) -> None:
+        self.buf = bytearray()
+        self.eof = False
+
+    def complete(self) -> bool:
+        if len(self.buf) < _PREFIX.size:
+            return False
+        _, hlen, blen = _PREFIX.unpack_from(self.buf)
+        return len(self.buf) >= _PREFIX.size + hlen + blen
+
+
+def _describe_exit(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = str(sig)
+        return f"killed by signal {name}"
+    return f"exit code {os.WEXITSTATUS(status)}" if os.WIFEXITED(status) else "ended"
+
+
+def run_ranks(world_size: int, body: Callable[[int, int], Any], *, timeout: float = 10.0) -> dict[str, Any]:
+    """Run ``body(rank, world_size)`` on every rank of a fresh gloo group; the report as plain values.
+
+    Returns ``{"world_size": w, "ranks": [per rank]}``, each rank a dict with
+    ``rank``, ``status`` (``ok``, ``error``, ``exited``, ``timeout``,
+    ``stopped`` (killed because another rank failed) or ``setup`` (the group
+    could not start)), ``value`` (what ``body`` returned, when ok), ``error``
+    (the exception as plain data), ``exit`` (how the process ended) and
+    ``group_alive`` (whether the group was still initialized after ``body``).
+    """
+    if not 1 <= int(world_size) <= 16:
+        raise ValueError("world_size must be between 1 and 16")
+    scratch = tempfile.mkdtemp(prefix="ranks-", dir=tempfile.gettempdir())
+    store = os.path.join(scratch, "store")
+    socks: dict[int, socket.socket] = {}
+    pids: dict[int, int] = {}
+    try:
+        for rank in range(world_size):
+            ours, theirs = socket.socketpair()
+            pid = os.fork()
+            if pid == 0:
+                ours.close()
+                for s in socks.values():
+                    s.close()
+                _rank_main(rank, world_size, store, theirs, body, timeout)
+            theirs.close()
+            socks[rank], pids[rank] = ours, pid
+        return _collect(world_size, socks, pids, timeout)
+    finally:
+        for s in socks.values():
+            s.close()
+        for pid in pids.values():  # only ranks not reaped yet are left (an exception in the grader's loop)
+            _kill_and_reap(pid)
+        for name in os.listdir(scratch) if os.path.isdir(scratch) else []:
+            try:
+                os.remove(os.path.join(scratch, name))
+            except OSError:
+                pass
+        try:
+            os.rmdir(scratch)
+        except OSError:
+            pass
+
+
+def _kill_and_reap(pid: int) -> str:
+    try:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return _describe_exit(status)
+        os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+        return _describe_exit(status)
+    except (ChildProcessError, ProcessLookupError):
+        return "ended"
+
+
+def _collect(world_size: int, socks: dict[int, socket.socket], pids: dict[int, int], timeout: float) -> dict:
+    readers = {r: _Reader() for r in socks}
+    sel = selectors.DefaultSelector()
+    for r, s in socks.items():
+        s.setblocking(False)
+        sel.register(s, selectors.EVENT_READ, r)
+    deadline = time.monotonic() + timeout
+    failed_at: float | None = None
+    pending = set(socks)
+    while pending:
+        now = time.monotonic()
+        limit = deadline if failed_at is None else min(deadline, failed_at + GRACE_SECONDS)
+        if now >= limit:
+            break
+        for key, _ in sel.select(limit - now):
+            r = key.data
+            try:
+                chunk = socks[r].recv(1 << 20)
+            except (BlockingIOError, InterruptedError):
+                continue
+            except OSError:
+                chunk = b""
+            reader = readers[r]
+            if chunk:
+                reader.buf += chunk
+            else:
+                reader.eof = True
+            if reader.complete() or reader.eof:
+                sel.unregister(socks[r])
+                pending.discard(r)
+                if reader.eof and not reader.complete():
+                    failed_at = failed_at or time.monotonic()
+                elif failed_at is None and _status_of(reader) != "ok":
+                    failed_at = time.monotonic()
+    sel.close()
+    timed_out = time.monotonic() >= deadline
+    out = []
+    for r in range(world_size):
+        reader = readers[r]
+        entry: dict[str, Any] = {"rank": r, "status": "", "value": None, "error": None, "group_alive": None}
+        if reader.complete():
+            try:
+                head, payload = wire.unpack(bytes(reader.buf))
+            except wire.WireError as e:
+                head, payload = {"status": "error", "error": {"message": f"malformed report ({e})"}}, None
+            entry["status"] = str(head.get("status", "error"))
+            entry["value"] = payload
+            entry["error"] = head.get("error")
+            entry["group_alive"] = head.get("group_alive")
+        elif reader.eof:
+            entry["status"] = "exited"
+        else:
+            entry["status"] = "timeout" if timed_out else "stopped"
+        out.append(entry)
+    everyone_reported = all(readers[r].complete() for r in range(world_size))
+    if everyone_reported and all(e["status"] == "ok" for e in out):
+        for s in socks.values():  # release: each rank destroys its group and exits
+            try:
+                s.setblocking(True)
+                s.send(b"R")
+            except OSError:
+                pass
+        end = time.monotonic() + 2.0
+        for r, pid in pids.items():
+            out[r]["exit"] = _wait_until(pid, end)
+    for r, pid in pids.items():
+        if "exit" not in out[r]:
+            out[r]["exit"] = _kill_and_reap(pid)
+    pids.clear()  # every rank is reaped
+    return {"world_size": world_size, "ranks": out, "seconds": timeout}
+
+
+def _wait_until(pid: int, end: float) -> str:
+    while time.monotonic() < end:
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return "ended"
+        if done:
+            return _describe_exit(status)
+        time.sleep(0.005)
+    return _kill_and_reap(pid)
+
+
+def _status_of(reader: _Reader) -> str:
+    try:
+        head, _ = wire.unpack(bytes(reader.buf))
+    except wire.WireError:
+        return "error"
+    return str(head.get("status", "error"))
+
+
+def _plain_state(obj: Any) -> Any:
+    """A module argument's state after the call, as plain tensors (what a public test can compare)."""
+    import torch
+
+    if isinstance(obj, torch.nn.Module):
+        return {k: v.detach().clone() for k, v in obj.state_dict().items()}
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().clone()
+    return None
+
+
+def call_on_ranks(name: str, rank_args: list, *, timeout: float = 10.0) -> dict[str, Any]:
+    """Call the student's ``name(*rank_args[rank])`` on every rank of a fresh gloo group.
+
+    For public tests, which cannot ship a probe: objects built in the sandbox
+    beforehand (a model, its optimizer) are passed as handles and every rank
+    gets its own copy of them (the ranks are forked). Each rank's value is
+    ``{"value": what the function returned, "args": the state after the call of
+    each module or tensor argument (None for others)}``.
+    """
+    import sys
+
+    from autograder.sandbox.runtime import MissingName
+
+    fn = getattr(sys.modules["__main__"], name, None)
+    if fn is None:
+        raise MissingName(name)
+
+    def body(rank: int, world_size: int) -> Any:
+        args = list(rank_args[rank])
+        value = fn(*args)
+        return {"value": value, "args": [_plain_state(a) for a in args]}
+
+    return run_ranks(len(rank_args), body, timeout=timeout)

@@ -1,0 +1,216 @@
+"""Stage 2: run a submission's cells in a sandbox, and keep one running for the judge.
+
+A cell that raises is recorded and the next cell runs anyway, so later
+definitions still exist. A cell that hangs or kills its process is recorded,
+the sandbox is restarted, and the cells are replayed without it: it costs
+only what depends on it. When a test's call hangs, the judge kills the
+sandbox; the next test gets a fresh one with the same cells replayed.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from autograder.judge.caps import cap_error
+from autograder.load import Cell, Submission
+from autograder.results import CellResult
+from autograder.sandbox.client import (
+    Sandbox,
+    SandboxConfig,
+    SandboxCrashed,
+    SandboxError,
+    SandboxOutOfMemory,
+    SandboxServer,
+    SandboxTimeout,
+    StudentException,
+)
+
+
+@dataclass
+class Budget:
+    """Wall-clock limits for one submission."""
+
+    cell_seconds: float = 60.0  # one notebook cell
+    submission_seconds: float = 600.0  # everything: cells, replays and all tests
+    max_restarts: int = 20
+
+
+def format_frames(cells_by_index: dict[int, Cell], frames: list) -> str:
+    out = []
+    for fr in frames or []:
+        try:
+            cell, line, name, code = fr
+        except (TypeError, ValueError):
+            continue
+        c = cells_by_index.get(cell)
+        where = c.location(line) if c else f"cell {cell}, line {line}"
+        out.append(f"  {where}, in {name}" + (f"\n    {code}" if code else ""))
+    return "\n".join(out)
+
+
+class Session:
+    """One submission's life in the sandbox, as the judge sees it."""
+
+    def __init__(
+        self,
+        server: SandboxServer,
+        submission: Submission,
+        config: SandboxConfig,
+        budget: Budget | None = None,
+        probes: dict[str, str] | None = None,
+    ) -> None:
+        self.server = server
+        self.submission = submission
+        self.config = config
+        self.budget = budget or Budget()
+        self.started = time.monotonic()
+        self.deadline = self.started + self.budget.submission_seconds
+        self.cells: dict[int, CellResult] = {}
+        self.skip: set[int] = set()  # cells that hung or crashed: never replayed
+        self.sandbox: Sandbox | None = None
+        self.generation = 0
+        self.restarts = 0
+        self.protections: dict[str, str] = {}
+        self.probes = dict(probes or {})  # exercise id -> probe source, loaded before the first cell
+        self.probes_loaded: set[str] = set()
+        self.probe_errors: dict[str, str] = {}
+        self.output = ""
+        self.cells_by_index = {c.index: c for c in submission.cells}
+
+    # ------------------------------------------------------------------ lifecycle
+    def time_left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def ensure(self) -> Sandbox:
+        """A live sandbox with the student's cells run; starts or restarts as needed."""
+        if self.sandbox is not None and self.sandbox.alive:
+            return self.sandbox
+        if self.sandbox is not None:
+            self._collect_output()
+            self.restarts += 1
+            if self.restarts > self.budget.max_restarts:
+                raise SandboxCrashed("the sandbox was restarted too many times for this submission")
+        if self.time_left() <= 0:
+            raise SandboxTimeout(self.budget.submission_seconds)
+        while True:
+            sb = Sandbox(self.server, self.config)
+            self.sandbox = sb
+            self.generation += 1
+            self.probes_loaded = set()
+            self.protections = sb.protections
+            if self._load_probes(sb) and self._run_cells(sb):
+                return sb
+            self._collect_output()
+
+    def restart(self) -> Sandbox:
+        """A fresh sandbox on purpose (not counted as a restart after a crash)."""
+        if self.sandbox is not None:
+            self._collect_output()
+        self.sandbox = None
+        return self.ensure()
+
+    def _load_probes(self, sb: Sandbox) -> bool:
+        """Load every probe module before any student code runs; False if the sandbox died."""
+        for exercise, source in list(self.probes.items()):
+            try:
+                sb.request("load_probes", source, exercise=exercise, timeout=max(1.0, min(60.0, self.time_left())))
+                self.probes_loaded.add(exercise)
+            except StudentException as e:
+                err = e.error
+                self.probe_errors[exercise] = f"{err.get('type', 'Error')}: {err.get('message', '')}"
+            except SandboxError as e:
+                self.probe_errors[exercise] = f"the sandbox failed while loading the probes ({e})"
+                del self.probes[exercise]  # never again: the next sandbox starts without them
+                return False
+        return True
+
+    def _run_cells(self, sb: Sandbox) -> bool:
+        """Run every cell not known to hang; False if the sandbox died (restart needed)."""
+        first_time = not self.cells
+        for cell in self.submission.cells:
+            if cell.index in self.skip:
+                continue
+            timeout = min(self.budget.cell_seconds, max(self.time_left(), 0.01))
+            started = time.monotonic()
+            try:
+                sb.request("exec", cell.source, cell=cell.index, timeout=timeout)
+                result = CellResult(cell.index, "ok", "", time.monotonic() - started, cell.label)
+            except StudentException as e:
+                err = cap_error(e.error)
+                frames = format_frames(self.cells_by_index, err.get("frames"))
+                msg = f"{err.get('type', 'Error')}: {err.get('message', '')}"
+                result = CellResult(
+                    cell.index, "error", msg + ("\n" + frames if frames else ""), time.monotonic() - started, cell.label
+                )
+            except SandboxTimeout:
+                self.skip.add(cell.index)
+                self._record(
+                    CellResult(
+                        cell.index,
+                        "timeout",
+                        f"did not finish within {timeout:.0f} s, so it was skipped: "
+                        "move long computations out of top-level code",
+                        time.monotonic() - started,
+                        cell.label,
+                    ),
+                    force=True,
+                )
+                if self.time_left() <= 0:
+                    raise SandboxTimeout(self.budget.submission_seconds) from None
+                return False
+            except SandboxOutOfMemory as e:
+                self.skip.add(cell.index)
+                limit = self.config.limits.memory_bytes / 2**30
+                self._record(
+                    CellResult(
+                        cell.index,
+                        "crashed",
+                        f"ran out of memory ({e}), so it was skipped: the sandbox, with every process your code "
+                        f"starts, may use at most {limit:.1f} GiB",
+                        time.monotonic() - started,
+                        cell.label,
+                    ),
+                    force=True,
+                )
+                return False
+            except SandboxError as e:
+                self.skip.add(cell.index)
+                self._record(
+                    CellResult(
+                        cell.index,
+                        "crashed",
+                        f"stopped the Python process ({e}), so it was skipped: "
+                        "remove calls such as os._exit() or code that crashes the interpreter",
+                        time.monotonic() - started,
+                        cell.label,
+                    ),
+                    force=True,
+                )
+                return False
+            self._record(result, force=first_time)
+        return True
+
+    def _record(self, result: CellResult, force: bool) -> None:
+        if force or result.index not in self.cells:
+            self.cells[result.index] = result
+
+    def _collect_output(self) -> None:
+        if self.sandbox is not None:
+            self.sandbox.kill()
+            out = self.sandbox.output
+            if out and len(self.output) < 64 * 1024:
+                self.output += out
+
+    def close(self) -> None:
+        self._collect_output()
+        self.sandbox = None
+
+    # ------------------------------------------------------------------ requests
+    def request(self, op: str, payload: Any = None, *, timeout: float, **fields: Any) -> tuple[dict, Any]:
+        sb = self.ensure()
+        return sb.request(op, payload, timeout=max(0.01, min(timeout, self.time_left())), **fields)
+
+    def failed_cells(self) -> list[CellResult]:
+        return [c for c in sorted(self.cells.values(), key=lambda c: c.index) if c.status != "ok"]

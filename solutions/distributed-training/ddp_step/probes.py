@@ -1,0 +1,42 @@
+"""Sandbox-side harness for ddp_step: every rank builds the same float64 MLP
+from the judge's weights (and, when asked, fills .grad with stale values),
+calls the student's ddp_step on its own shard, and reports its parameters,
+gradients and returned loss. The judge computes every expected value."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from autograder.sandbox.ranks import run_ranks
+
+
+def build(spec):
+    d, h, c = spec["sizes"]
+    model = nn.Sequential(nn.Linear(d, h), nn.Tanh(), nn.Linear(h, c)).double()
+    with torch.no_grad():
+        for p, w in zip(model.parameters(), spec["weights"]):
+            p.copy_(w)
+    return model
+
+
+def ddp_run(mod, spec, timeout):
+    shards = spec["shards"]
+
+    def body(rank, world_size):
+        model = build(spec)
+        if spec.get("stale") is not None:
+            for p, g in zip(model.parameters(), spec["stale"]):
+                p.grad = g.clone()
+        opt = torch.optim.SGD(model.parameters(), lr=spec["lr"], momentum=spec["momentum"])
+        loss_fn = F.mse_loss if spec["loss"] == "mse" else F.cross_entropy
+        x, y = shards[rank]
+        value = mod.ddp_step(rank, world_size, model, (x.clone(), y.clone()), opt, loss_fn)
+        kind = type(value).__name__
+        if isinstance(value, torch.Tensor):
+            value = value.detach().clone()
+        elif not isinstance(value, (int, float, bool, type(None))):
+            value = repr(value)[:200]
+        return {"loss": value, "loss_type": kind,
+                "params": [p.detach().clone() for p in model.parameters()],
+                "grads": [None if p.grad is None else p.grad.detach().clone() for p in model.parameters()]}
+
+    return run_ranks(len(shards), body, timeout=timeout)

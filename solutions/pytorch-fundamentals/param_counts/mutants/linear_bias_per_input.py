@@ -1,0 +1,7 @@
+"""Misconception: nn.Linear is thought to hold one bias per input feature (d_in) instead of one per
+output feature (d_out)."""
+# misconception: bias_per_input
+
+
+def linear_param_count(d_in, d_out, bias=True):
+    return d_in * d_out + (d_in if bias else 0)

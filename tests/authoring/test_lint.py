@@ -1,0 +1,168 @@
+"""Static authoring checks and `torchgrader new`: mistakes named by file and line, before anything runs."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from autograder.assignment import AssignmentError, load_assignment
+from autograder.authoring.lint import changed_names, check_assignment, check_points, hidden_tests_calling
+from autograder.authoring.scaffold import scaffold
+from autograder.authoring.validate import validate
+from tests.helpers import DEMO_COURSE, ROOT
+
+
+@pytest.fixture
+def course(tmp_path: Path) -> Path:
+    dest = tmp_path / "course"
+    shutil.copytree(DEMO_COURSE, dest, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+def problems(course: Path, assignment: str = "demo") -> list[str]:
+    facts = check_assignment(course, assignment)
+    return [p.format(course) for f in facts.values() for p in f.problems]
+
+
+def run_validate(course: Path, assignment: str = "demo", **kw) -> tuple[int, str]:
+    lines: list[str] = []
+    code = validate(assignment, course, out=lines.append, **kw)
+    return code, "\n".join(lines)
+
+
+def test_the_demo_course_and_the_real_assignment_pass_the_static_checks():
+    assert problems(DEMO_COURSE) == []
+    assert problems(ROOT, "pytorch-fundamentals") == []
+    for course, a in ((DEMO_COURSE, "demo"), (ROOT, "pytorch-fundamentals")):
+        assignment = load_assignment(a, course)
+        by_ex, probs = check_points(assignment)
+        assert probs == []
+        for ex in assignment.exercises:
+            assert sum(t.points for t in by_ex[ex.id]) == ex.points
+
+
+def test_authoring_mistakes_are_reported_with_file_and_line_before_anything_runs(course: Path):
+    hidden = course / "solutions/demo/basics/test_hidden.py"
+    src = hidden.read_text()
+    src = src.replace("@pytest.mark.points(1)\ndef test_double_keeps_input", "def test_double_keeps_input", 1)
+    src += ('\n\n@pytest.mark.points(0.5)\ndef test_plain_assert(student):\n    """plain"""\n'
+            "    assert student.double(1) == 2\n")
+    src += '\n\n@pytest.mark.points(0.5)\ndef test_no_doc(student):\n    check(True, "fine")\n'
+    hidden.write_text(src)
+    (course / "assignments/demo/counter/stub.py").write_text("class Counter:\n    def __init__(self, start=0)\n")
+    (course / "solutions/demo/counter/mutants/no_doc.py").write_text("class Counter:\n    pass\n")
+    (course / "solutions/demo/basics/mutants/bad_key.py").write_text(
+        '"""Bad key."""\n# misconception: squares, two words\ndef double(x):\n    return x\n')
+    (course / "solutions/demo/basics/mutants/empty_key.py").write_text(
+        '"""No key."""\n# misconception:\ndef double(x):\n    return x\n')
+    (course / "assignments/demo/basics/exercise.toml").write_text(
+        'id = "basics"\ntitle = "T"\npoints = 4\ntimeout = = 3\n')
+    (course / "assignments/demo/counter/public_test.py").unlink()
+    (course / "assignments/demo/stray").mkdir()
+    (course / "assignments/demo/stray/exercise.toml").write_text('id = "stray"\n')
+
+    found = problems(course)
+    text = "\n".join(found)
+    lines = {ln: i for i, ln in enumerate(hidden.read_text().splitlines(), start=1)}
+    keeps = next(i for ln, i in lines.items() if ln.startswith("def test_double_keeps_input"))
+    plain = next(i for ln, i in lines.items() if ln.strip() == "assert student.double(1) == 2")
+    no_doc = next(i for ln, i in lines.items() if ln.startswith("def test_no_doc"))
+    assert f"solutions/demo/basics/test_hidden.py:{keeps}: test_double_keeps_input has no @pytest.mark.points" in text
+    assert f"solutions/demo/basics/test_hidden.py:{plain}: `assert` without a message" in text
+    assert f"solutions/demo/basics/test_hidden.py:{no_doc}: test_no_doc has no docstring" in text
+    assert "assignments/demo/counter/stub.py:2: does not parse" in text
+    assert "solutions/demo/counter/mutants/no_doc.py:1: a mutant needs a module docstring" in text
+    assert "solutions/demo/counter/mutants/no_doc.py:1: a mutant needs a header line `# misconception: key`" in text
+    assert "solutions/demo/basics/mutants/bad_key.py:2: misconception key(s) 'two words' are not keys" in text
+    assert "solutions/demo/basics/mutants/empty_key.py:2: the misconception header names no key" in text
+    assert "assignments/demo/basics/exercise.toml:4: not valid TOML" in text
+    assert "assignments/demo/counter/public_test.py: missing" in text
+    assert "assignments/demo/stray/exercise.toml: exercise 'stray' is not listed in assignment.toml" in text
+
+    code, out = run_validate(course)
+    assert code == 2
+    assert "nothing was graded" in out and f"test_hidden.py:{plain}" in out
+
+
+def test_points_must_add_up_and_hidden_tests_must_differ_from_public_ones(course: Path):
+    toml = course / "assignments/demo/basics/exercise.toml"
+    toml.write_text(toml.read_text().replace("points = 4", "points = 5"))
+    public = (course / "assignments/demo/basics/public_test.py").read_text()
+    hidden = course / "solutions/demo/basics/test_hidden.py"
+    copied = public.split("@pytest.mark.points(0)\n", 1)[1].replace("def test_double_small", "def test_copied")
+    hidden.write_text(hidden.read_text() + "\n\n@pytest.mark.points(1)\n" + copied)
+    text = "\n".join(problems(course))
+    assert re.search(r"solutions/demo/basics/test_hidden.py:\d+: test_copied is identical to the public test "
+                     r"test_double_small \(public_test.py:\d+\)", text)
+    _, probs = check_points(load_assignment("demo", course))
+    assert probs == []  # 4 + 1 points, as declared
+    toml.write_text(toml.read_text().replace("points = 5", "points = 7"))
+    _, probs = check_points(load_assignment("demo", course))
+    assert [p.format(course) for p in probs] == [
+        "assignments/demo/basics/exercise.toml:3: declares 7 points but the hidden tests add up to 5 (4 tests)"
+    ]
+
+
+def test_a_surviving_mutant_is_traced_to_the_functions_it_changes_and_the_tests_that_call_them():
+    basics = DEMO_COURSE / "solutions/demo/basics"
+    names = changed_names(basics / "reference.py", basics / "mutants/column_means.py")
+    assert names == ["row_means"]
+    assert hidden_tests_calling(basics / "test_hidden.py", basics / "probes.py", names) == [("test_row_means", 25)]
+    counter = DEMO_COURSE / "solutions/demo/counter"
+    names = changed_names(counter / "reference.py", counter / "mutants/ignores_start.py")
+    # the probe `count_to` builds a Counter, so the probe-driven test counts too
+    assert [n for n, _ in hidden_tests_calling(counter / "test_hidden.py", counter / "probes.py", names)] == [
+        "test_counter_handle", "test_counter_probe"]
+
+
+def test_new_scaffolds_every_file_and_lists_the_exercise(tmp_path: Path, course: Path):
+    pf = tmp_path / "pf"
+    shutil.copytree(ROOT / "assignments/pytorch-fundamentals", pf / "assignments/pytorch-fundamentals",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    before = tomllib.loads((pf / "assignments/pytorch-fundamentals/assignment.toml").read_text())["exercises"]
+    created = scaffold(pf, "pytorch-fundamentals", "einsum_drills")
+    meta_text = (pf / "assignments/pytorch-fundamentals/assignment.toml").read_text()
+    assert "# Order of the exercises" in meta_text  # comments kept
+    assert tomllib.loads(meta_text)["exercises"] == [*before, "einsum_drills"]
+    rel = sorted(str(p.relative_to(pf)) for p in created)
+    for f in ("assignments/pytorch-fundamentals/einsum_drills/exercise.toml", "statement.md", "stub.py",
+              "public_test.py", "solutions/pytorch-fundamentals/einsum_drills/reference.py", "test_hidden.py",
+              "probes.py", "alternatives/TODO_rename_me.py", "mutants/TODO_rename_me.py"):
+        assert any(r.endswith(f) for r in rel), f
+    with pytest.raises(AssignmentError, match="already exists"):
+        scaffold(pf, "pytorch-fundamentals", "einsum_drills")
+    with pytest.raises(AssignmentError, match="lowercase"):
+        scaffold(pf, "pytorch-fundamentals", "Bad-Name")
+
+    # a single-line list, and a brand-new assignment
+    scaffold(course, "demo", "extra")
+    assert tomllib.loads((course / "assignments/demo/assignment.toml").read_text())["exercises"] == [
+        "basics", "counter", "extra"]
+    scaffold(course, "fresh", "first")
+    scaffold(course, "fresh", "second")
+    assert tomllib.loads((course / "assignments/fresh/assignment.toml").read_text())["exercises"] == [
+        "first", "second"]
+    # the scaffold is unfinished on purpose, and validate says what is left
+    text = "\n".join(problems(course))
+    assert "assignments/demo/extra/exercise.toml:2: the title is still the scaffold's TODO" in text
+    assert "solutions/demo/extra/mutants/TODO_rename_me.py: still has the scaffold's name" in text
+    assert "solutions/demo/extra/alternatives/TODO_rename_me.py: still has the scaffold's name" in text
+    # every other rule already holds: the files parse, the placeholder test has points and a docstring
+    other = [p for p in text.splitlines() if "/extra/" in p and "TODO" not in p and "scaffold's" not in p]
+    assert other == []
+    by_ex, probs = check_points(load_assignment("demo", course))
+    assert probs == [] and [t.points for t in by_ex["extra"]] == [10.0]
+
+
+def test_new_from_the_command_line(course: Path, capsys):
+    from autograder.cli import main
+
+    assert main(["new", "demo", "third", "--course", str(course), "--points", "6"]) == 0
+    out = capsys.readouterr().out
+    assert "solutions/demo/third/test_hidden.py" in out and "torchgrader validate demo" in out
+    assert "points = 6" in (course / "assignments/demo/third/exercise.toml").read_text()
+    assert "@pytest.mark.points(6)" in (course / "solutions/demo/third/test_hidden.py").read_text()

@@ -1,0 +1,155 @@
+"""`torchgrader release`: the student bundle, nbgrader metadata, and no staff-only material anywhere in it."""
+
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.assignment import Assignment, AssignmentError, load_assignment
+from autograder.authoring.notebook import build
+from autograder.authoring.release import find_leaks, release
+from autograder.grade import GradeOptions, grade
+from autograder.session import Budget
+from tests.helpers import DEMO_COURSE, ROOT
+
+
+def staff_snippets(a: Assignment) -> list[tuple[str, str]]:
+    """(origin, text) for every function body in references, alternatives, mutants, probes and hidden tests.
+
+    Computed here independently of the release module: each body's source lines, stripped, minus the
+    lines that are also in the public material (code a stub gives students).
+    """
+    public = set()
+    for ex in a.exercises:
+        for p in (ex.stub, ex.public_tests, ex.statement):
+            if p.is_file():
+                public |= {ln.split("  #")[0].strip() for ln in p.read_text().splitlines()}
+    out = []
+    for ex in a.exercises:
+        files = [ex.reference, ex.hidden_tests, *ex.alternatives(), *ex.mutants()]
+        files += [ex.probes] if ex.probes.is_file() else []
+        for f in files:
+            src = f.read_text()
+            lines = src.splitlines()
+            for node in ast.walk(ast.parse(src)):
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    body = node.body[1:] if ast.get_docstring(node) and len(node.body) > 1 else node.body
+                    text = [ln.split("  #")[0].strip() for ln in lines[body[0].lineno - 1:body[-1].end_lineno]]
+                    distinctive = [ln for ln in text if ln and ln not in public and not ln.startswith("#")]
+                    if distinctive:
+                        out.append((f"{f.relative_to(a.course)}:{node.lineno}", "\n".join(distinctive)))
+    return out
+
+
+def bundle_text(out: Path) -> dict[Path, str]:
+    """Every file of the bundle as stripped lines; notebooks as their cells' sources."""
+    texts = {}
+    for p in out.rglob("*"):
+        if p.is_file() and p.suffix != ".whl":
+            raw = p.read_text()
+            if p.suffix == ".ipynb":
+                raw = "\n".join(c.source for c in nbformat.reads(raw, as_version=4).cells)
+            texts[p] = "\n" + "\n".join(ln.split("  #")[0].strip() for ln in raw.splitlines()) + "\n"
+    return texts
+
+
+def assert_no_leaks(out: Path, a: Assignment) -> None:
+    names = {p.name for p in out.rglob("*")}
+    assert not names & {"reference.py", "test_hidden.py", "probes.py", "alternatives", "mutants", "solutions"}
+    texts = bundle_text(out)
+    snippets = staff_snippets(a)
+    assert len(snippets) > 10
+    for origin, snippet in snippets:
+        for p, text in texts.items():
+            assert f"\n{snippet}\n" not in text, f"{p} contains the body of {origin}"  # whole lines
+    assert find_leaks(out, a) == []
+
+
+@pytest.mark.parametrize("course,assignment_id", [(DEMO_COURSE, "demo"), (ROOT, "pytorch-fundamentals")])
+def test_the_bundle_has_the_student_material_and_nothing_staff_only(tmp_path: Path, course, assignment_id):
+    a = load_assignment(assignment_id, course)
+    out = tmp_path / "bundle"
+    release(a, out)
+    nb = nbformat.read(out / f"{assignment_id}.ipynb", as_version=4)
+    nbformat.validate(nb)
+    assert (out / "HOWTO.md").read_text().count(f"{assignment_id}.ipynb") >= 2
+    assert len(list(out.glob("torchgrader-*-py3-none-any.whl"))) == 1
+    for ex in a.exercises:
+        for f in ("exercise.toml", "statement.md", "public_test.py"):
+            assert (out / "assignments" / assignment_id / ex.id / f).read_text() == (ex.public_dir / f).read_text()
+        assert ex.statement.read_text().strip() in [c.source for c in nb.cells]
+    # the released folder is a course `torchgrader check` can load (without any hidden material)
+    assert load_assignment(assignment_id, out, need_hidden=False).ids == a.ids
+    assert_no_leaks(out, a)
+
+
+def test_notebook_cells_carry_nbgrader_metadata_and_one_check_cell_per_exercise(demo):
+    nb = build(demo)
+    ids = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells]
+    assert len(ids) == len(set(ids))
+    for c in nb.cells:
+        meta = c.metadata["nbgrader"]
+        assert {"grade_id", "solution", "locked", "grade", "schema_version"} <= set(meta)
+        assert not (meta["solution"] and meta["locked"])  # nbgrader: a solution cell is editable
+        if c.cell_type == "markdown":
+            assert meta["locked"] and not meta["solution"]
+    checks = [c for c in nb.cells if c.metadata["nbgrader"]["grade_id"].endswith("-check")]
+    assert [c.source.splitlines()[-1] for c in checks] == ['check("basics")', 'check("counter")']
+    assert all(c.metadata["nbgrader"]["locked"] and not c.metadata["nbgrader"]["solution"] for c in checks)
+    solution = [c for c in nb.cells if c.metadata["nbgrader"]["solution"]]
+    assert solution and all(c.cell_type == "code" for c in solution)
+    assert nb.metadata["torchgrader"] == {"assignment": "demo"}
+
+
+def test_a_graded_notebook_with_check_cells_loses_nothing(tmp_path: Path, server, demo):
+    """Check cells are no-ops in the sandbox: one printed line, no cell error, full marks."""
+    path = tmp_path / "full.ipynb"
+    nbformat.write(build(demo, "reference"), str(path))
+    r = grade(demo, [path], server=server, options=GradeOptions(budget=Budget(cell_seconds=10)))[0]
+    assert r.total == r.max_total == 6
+    assert all(c.status == "ok" for c in r.cells)
+    assert r.output.count("skipped: this code is being graded") == 2
+
+
+def test_leaks_are_found_and_a_non_empty_folder_is_refused(tmp_path: Path, demo):
+    out = tmp_path / "bundle"
+    release(demo, out)
+    with pytest.raises(AssignmentError, match="not empty"):
+        release(demo, out)
+    shutil.copyfile(demo.exercise("basics").mutants()[0], out / "notes.txt")
+    nb = nbformat.read(out / "demo.ipynb", as_version=4)
+    nb.cells[2].source = demo.exercise("counter").reference.read_text()
+    nbformat.write(nb, str(out / "demo.ipynb"))
+    (out / "probes.py").write_text("# nothing\n")
+    leaks = find_leaks(out, demo)
+    assert "probes.py: a staff-only file name" in leaks
+    assert any(x.startswith("notes.txt: contains solutions/demo/basics/mutants/") for x in leaks)
+    assert "demo.ipynb: contains solutions/demo/counter/reference.py:2 (def __init__)" in leaks
+    with pytest.raises(AssignmentError, match="staff-only material"):
+        release(demo, out, force=True)
+
+
+def test_release_from_the_command_line(tmp_path: Path, capsys):
+    from autograder.cli import main
+
+    out = tmp_path / "b"
+    assert main(["release", "demo", "--course", str(DEMO_COURSE), "--out", str(out)]) == 0
+    assert "checked for staff-only material (none found)" in capsys.readouterr().out
+    assert json.loads((out / "demo.ipynb").read_text())["metadata"]["torchgrader"]["assignment"] == "demo"
+
+
+def test_an_exercise_data_folder_is_released(tmp_path: Path):
+    course = tmp_path / "course"
+    shutil.copytree(DEMO_COURSE, course, ignore=shutil.ignore_patterns("__pycache__"))
+    data = course / "assignments/demo/counter/data"
+    (data / "sub").mkdir(parents=True)
+    (data / "sub" / "numbers.csv").write_text("1,2,3\n")
+    out = tmp_path / "bundle"
+    release(load_assignment("demo", course), out)
+    assert (out / "data/counter/sub/numbers.csv").read_text() == "1,2,3\n"
+    assert "data" not in {p.name for p in (out / "assignments/demo/counter").iterdir()}

@@ -1,0 +1,147 @@
+"""`torchgrader validate` grading phase on the demo course: sound suites pass, weakened ones fail by name."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from autograder.authoring.validate import validate
+from tests.helpers import DEMO_COURSE
+
+
+def run_validate(course: Path, server, **kw) -> tuple[int, str]:
+    lines: list[str] = []
+    code = validate("demo", course, out=lines.append, server=server, jobs=1, **kw)
+    return code, "\n".join(lines)
+
+
+def test_the_demo_suites_are_sound_and_the_table_says_why(server):
+    code, out = run_validate(DEMO_COURSE, server)
+    assert code == 0, out
+    assert "basics — Tensor basics (4 points)" in out and "counter — A stateful object (2 points)" in out
+    for row in ("static checks", "reference", "public tests on reference", "stub", "public tests on stub",
+                "alternative sums", "alternative history", "mutant column_means", "mutant squares",
+                "mutant ignores_start"):
+        assert re.search(rf"^  ok +{row} ", out, re.M), row
+    assert re.search(r"mutant column_means +exact +caught \(2/4\) by 1 test\(s\): row_means\(x\) averages each row"
+                     r".*; diagnosed as `averages_columns`", out)
+    assert re.search(r"mutant squares +exact +caught .*diagnosed as `squares`", out)
+    assert re.search(r"mutant ignores_start +generic +caught", out)  # declared `none`: a generic message is right
+    assert "basics — Tensor basics (4 points); diagnosis of 2 mutants: 2 exact, 0 generic, 0 wrong" in out
+    # graded three times each (every case is graded on every suite by default, so both exercises see both)
+    assert len(re.findall(r"^  ok +determinism +the reference x3, alternative sums x3: identical points", out,
+                          re.M)) == 2, out
+    assert "17 checks: 17 ok, 0 failing" in out
+
+
+def test_a_weakened_copy_fails_naming_each_culprit(tmp_path: Path, server):
+    course = tmp_path / "course"
+    shutil.copytree(DEMO_COURSE, course, ignore=shutil.ignore_patterns("__pycache__"))
+    basics_pub, basics = course / "assignments/demo/basics", course / "solutions/demo/basics"
+    counter_pub, counter = course / "assignments/demo/counter", course / "solutions/demo/counter"
+    # 1. the test that catches `column_means` is removed (and the points adjusted): the mutant survives
+    hidden = (basics / "test_hidden.py").read_text()
+    head, _, _ = hidden.partition("@pytest.mark.points(2)\ndef test_row_means")
+    (basics / "test_hidden.py").write_text(head.rstrip() + "\n")
+    (basics_pub / "exercise.toml").write_text((basics_pub / "exercise.toml").read_text().replace(
+        "points = 4", "points = 2"))
+    # 2. a counter mutant that also breaks basics: it loses points outside its exercise
+    (counter / "mutants/triples.py").write_text(
+        '"""Ignores the start, and redefines double() as tripling."""\n\n\ndef double(x):\n    return x * 3\n\n\n'
+        + (counter / "mutants/ignores_start.py").read_text().split('"""', 2)[2])
+    # 3. a "correct" alternative that is not
+    (counter / "alternatives/off_by_one.py").write_text(
+        "class Counter:\n    def __init__(self, start=0):\n        self.total = start + 1\n\n"
+        "    def add(self, n):\n        self.total += n\n        return self.total\n")
+    # 4. a stub that gives away double(), so it earns points
+    (basics_pub / "stub.py").write_text((basics_pub / "stub.py").read_text().replace(
+        "def double(x):\n    raise NotImplementedError", "def double(x):\n    return x * 2"))
+    # 5. a public test that the reference fails
+    (counter_pub / "public_test.py").write_text((counter_pub / "public_test.py").read_text().replace(
+        "total == 3", "total == 4"))
+
+    code, out = run_validate(course, server)
+    assert code == 1, out
+    fails = [ln for ln in out.splitlines() if re.match(r"  FAIL \w+: ", ln)]
+    text = "\n".join(fails)
+    assert re.search(r"FAIL basics: mutant column_means: SURVIVED: mutant column_means.py earned full marks "
+                     r"\(2/2\) on basics; misconception: Averages the columns \(dim=0\) instead of the rows\.; "
+                     r"it changes `row_means`; no hidden test exercises `row_means`", text), out
+    assert re.search(r"FAIL counter: mutant triples: caught on counter, but it also lost points outside its "
+                     r"exercise: basics 1/2", text), out
+    assert "FAIL counter: alternative off_by_one: a correct alternative lost points (0/2)" in text
+    assert "FAIL basics: stub: should earn 0 but earned 2/2; passing on the stub: double(x) doubles every entry" in text
+    assert "FAIL counter: public tests on reference: should pass on the reference: Counter(3).total is 3" in text
+    assert len(fails) == 5, text
+
+
+def test_a_surviving_mutant_names_the_tests_that_should_have_caught_it(tmp_path: Path, server):
+    course = tmp_path / "course"
+    shutil.copytree(DEMO_COURSE, course, ignore=shutil.ignore_patterns("__pycache__"))
+    # a mutant no test can catch (it is equivalent to the reference): the report names the tests that call it
+    (course / "solutions/demo/basics/mutants/abs_means.py").write_text(
+        '"""Branches on the sign of x (the same value either way)."""\n# misconception: none\nimport torch\n\n\n'
+        "def double(x):\n    return x * 2\n\n\n"
+        "def row_means(x):\n    return x.mean(dim=1) if (x >= 0).all() else x.mean(dim=1)\n")
+    code, out = run_validate(course, server, exercises=["basics"])
+    assert code == 1
+    assert re.search(r"SURVIVED: mutant abs_means.py earned full marks \(4/4\) on basics; misconception: Branches on "
+                     r"the sign of x \(the same value either way\)\.; it changes `row_means`; "
+                     r"tests that should have caught it, and passed: "
+                     r"test_row_means \(test_hidden.py:25\)\.", out), out
+
+
+def test_validate_checks_the_diagnosis_not_only_the_score(tmp_path: Path, server):
+    course = tmp_path / "course"
+    shutil.copytree(DEMO_COURSE, course, ignore=shutil.ignore_patterns("__pycache__"))
+    basics, counter = course / "solutions/demo/basics", course / "solutions/demo/counter"
+    # 1. a mutant whose feedback names another mutant's misconception
+    (basics / "mutants/cubes.py").write_text(
+        '"""Cubes the values (the suite blames squaring)."""\n# misconception: cubes\n\n\n'
+        "def double(x):\n    return x * x\n")
+    # 2. a mutant that declares a key its feedback never carries
+    ignores = counter / "mutants/ignores_start.py"
+    ignores.write_text(ignores.read_text().replace("# misconception: none", "# misconception: ignores_start"))
+    # 3. an "alternative" that is wrong and is told a misconception
+    (basics / "alternatives/squares_too.py").write_text(
+        "def double(x):\n    return x * x\n\n\ndef row_means(x):\n    return x.mean(dim=1)\n")
+
+    code, out = run_validate(course, server, repeats=1)
+    assert code == 1, out
+    fails = "\n".join(ln for ln in out.splitlines() if re.match(r"  FAIL \w+: ", ln))
+    assert re.search(r"FAIL basics: mutant cubes: its feedback names the wrong misconception: `squares` "
+                     r"\(declared by squares; in double\(x\) doubles every entry\); it declares `cubes`", fails), out
+    assert re.search(r"^  FAIL +mutant cubes +wrong ", out, re.M), out
+    assert re.search(r"FAIL counter: mutant ignores_start: its feedback names no misconception, though it declares "
+                     r"`ignores_start`", fails), out
+    assert re.search(r"^  FAIL +mutant ignores_start +generic ", out, re.M), out
+    assert re.search(r"FAIL basics: alternative squares_too: a correct alternative lost points \(3/4\).*; it "
+                     r"received misconception message\(s\): double\(x\) doubles every entry \[squares\]", fails), out
+    assert "diagnosis of 3 mutants: 2 exact, 0 generic, 1 wrong" in out
+    assert len(fails.splitlines()) == 3, fails
+    assert "determinism" not in out  # --repeat 1 grades each submission once
+
+
+FLAKY = '''
+    import pathlib
+    f = pathlib.Path({path!r})
+    n = int(f.read_text()) + 1
+    f.write_text(str(n))
+    check(n % 2 == 1, "flaky on purpose")
+'''
+
+
+def test_validate_fails_when_grading_the_same_submission_twice_differs(tmp_path: Path, server):
+    course = tmp_path / "course"
+    shutil.copytree(DEMO_COURSE, course, ignore=shutil.ignore_patterns("__pycache__"))
+    gradings = tmp_path / "gradings.txt"
+    gradings.write_text("0")
+    hidden = course / "solutions/demo/counter/test_hidden.py"
+    # a hidden test whose verdict depends on how many times it has run: one grading in two passes
+    doc = '    """Counter driven by a probe"""\n'
+    hidden.write_text(hidden.read_text().replace(doc, doc + FLAKY.format(path=str(gradings)).lstrip("\n")))
+    code, out = run_validate(course, server, exercises=["counter"])
+    assert code == 1, out
+    assert re.search(r"FAIL counter: determinism: points differ between gradings of the same submission: "
+                     r"the reference: Counter driven by a probe earned [01], [01], [01]", out), out

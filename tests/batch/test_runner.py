@@ -1,0 +1,253 @@
+"""Batch grading end to end on the demo course: parallel workers, resume, kill and rerun, LMS zips, nbgrader."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from autograder.batch.backends.config import WorkerConfig
+from autograder.batch.backends.docker import DockerBackend
+from tests.helpers import DEMO_COURSE, ROOT, run_if
+
+REF = (DEMO_COURSE / "solutions/demo/basics/reference.py").read_text() + "\n# %%\n" + (
+    DEMO_COURSE / "solutions/demo/counter/reference.py").read_text()
+SQUARES = REF.replace("x * 2", "x * x") if "x * 2" in REF else REF + "\n# %%\ndef double(x):\n    return x * x\n"
+
+
+def tg(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "autograder.cli", "grade", *args, "--assignment", "demo",
+                           "--course", str(DEMO_COURSE), "--progress", "plain"],
+                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+def gradings(out: Path) -> dict[str, int]:
+    with sqlite3.connect(out / "grades.sqlite") as db:
+        return dict(db.execute("SELECT student, COUNT(*) FROM gradings GROUP BY student").fetchall())
+
+
+def fingerprint(folder: Path) -> dict[str, tuple[str, int]]:
+    return {str(p): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def gradebook(out: Path) -> list[dict[str, str]]:
+    return list(csv.DictReader((out / "gradebook.csv").read_text().splitlines()))
+
+
+def test_grading_a_folder_twice_grades_it_once(tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "alice.py").write_text(REF)
+    (subs / "bob.py").write_text(SQUARES)
+    (subs / "carol.ipynb").write_text("{ not a notebook")
+    out = tmp_path / "out"
+    before = fingerprint(subs)
+
+    first = tg(str(subs), "--out", str(out), "--jobs", "2")
+    assert first.returncode == 0, first.stderr
+    assert "3 to grade, 0 already graded" in first.stdout and "alice: 6 / 6 points" in first.stdout
+    assert gradings(out) == {"alice": 1, "bob": 1, "carol": 1}
+    book = gradebook(out)
+    assert [(r["submission"], r["student"], r["total"], r["status"]) for r in book] == [
+        ("alice", "alice", "6", "graded"), ("bob", "bob", "5", "graded"), ("carol", "carol", "0", "load_error")]
+
+    second = tg(str(subs), "--out", str(out), "--jobs", "2")
+    assert second.returncode == 0, second.stderr
+    assert "0 to grade, 3 already graded" in second.stdout
+    assert gradings(out) == {"alice": 1, "bob": 1, "carol": 1}
+    assert gradebook(out) == book
+    assert fingerprint(subs) == before  # submissions are never modified
+
+    (subs / "bob.py").write_text(REF)  # bob resubmits: only bob is graded again
+    third = tg(str(subs), "--out", str(out), "--jobs", "1")
+    assert "1 to grade, 2 already graded" in third.stdout, third.stderr
+    assert gradings(out) == {"alice": 1, "bob": 2, "carol": 1}
+    assert [r["total"] for r in gradebook(out)] == ["6", "6", "0"]
+
+    # Per-student outputs and the class report
+    for student in ("alice", "bob", "carol"):
+        for name in ("feedback.md", "feedback.html", "results.json"):
+            assert (out / student / name).is_file()
+    report = (out / "report.html").read_text()
+    assert "Most common misconceptions" in report and report.count("data:image/png;base64,") == 3
+    assert "carol.ipynb is not a readable Jupyter notebook" in report
+    everything = "".join(p.read_text() for p in out.rglob("*") if p.suffix in (".md", ".html", ".json", ".csv"))
+    assert "def test_" not in everything and "misconceptions=" not in everything
+
+
+def _live_workers(marker: str) -> list[int]:
+    pids = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if marker in (d / "cmdline").read_bytes().decode(errors="replace"):
+                    pids.append(int(d.name))
+            except OSError:
+                pass
+    return pids
+
+
+def test_a_batch_killed_halfway_is_completed_by_a_rerun_grading_each_submission_once(tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    names = [f"s{i:02d}" for i in range(10)]
+    for n in names:  # a short pause per submission, so the kill lands mid-batch
+        (subs / f"{n}.py").write_text("import time\ntime.sleep(0.4)\n# %%\n" + REF)
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "autograder.cli", "grade", str(subs), "--out", str(out), "--assignment", "demo",
+           "--course", str(DEMO_COURSE), "--jobs", "2", "--progress", "plain"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    committed = 0
+    while time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+        if (out / "grades.sqlite").exists():
+            try:
+                committed = sum(gradings(out).values())
+            except sqlite3.Error:
+                continue
+            if committed >= 3:
+                break
+    assert proc.poll() is None, "the batch finished before it could be killed: make the submissions slower"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    killed_at = sum(gradings(out).values())
+    assert 3 <= killed_at < len(names)
+    deadline = time.monotonic() + 20  # its workers die with it
+    while _live_workers(str(out)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _live_workers(str(out)) == []
+
+    rerun = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"{len(names) - killed_at} to grade, {killed_at} already graded" in rerun.stdout
+    assert gradings(out) == {n: 1 for n in names}  # every submission graded exactly once, none twice
+    assert [r["total"] for r in gradebook(out)] == ["6"] * len(names)
+
+
+def test_an_lms_zip_is_graded_per_student_with_the_newest_counting(tmp_path):
+    archive = tmp_path / "submissions.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr(zipfile.ZipInfo("smithjohn_101_5001_hw.py", (2024, 2, 1, 9, 0, 0)), SQUARES)
+        z.writestr(zipfile.ZipInfo("smithjohn_late_101_5002_hw-1.py", (2024, 2, 2, 9, 0, 0)), REF)
+        z.writestr(zipfile.ZipInfo("doejane_102_5003_hw.py", (2024, 2, 1, 9, 0, 0)), SQUARES)
+        z.writestr(zipfile.ZipInfo("../../outside_1_2_hw.py", (2024, 2, 1, 9, 0, 0)), REF)
+    out = tmp_path / "out"
+    p = tg(str(archive), "--out", str(out), "--jobs", "1")
+    assert p.returncode == 0, p.stderr
+    assert "outside_1_2_hw.py: refused" in p.stderr and "superseded" in p.stderr
+    assert [(r["student"], r["submission"], r["total"]) for r in gradebook(out)] == [
+        ("doejane", "doejane_102_5003_hw", "5"), ("smithjohn", "smithjohn_late_101_5002_hw-1", "6")]
+    inputs = csv.DictReader((out / "inputs.csv").read_text().splitlines())
+    fates = {r["source"].rsplit(":", 1)[-1]: r["fate"] for r in inputs}
+    assert fates["smithjohn_101_5001_hw.py"] == "superseded" and fates["../../outside_1_2_hw.py"] == "unreadable"
+    assert not (tmp_path / "outside_1_2_hw.py").exists()
+    assert "smithjohn_101_5001_hw.py" in (out / "report.html").read_text()
+
+    again = tg(str(archive), "--out", str(out), "--jobs", "1", "--regrade")  # --regrade forces
+    assert "2 to grade, 0 already graded" in again.stdout, again.stderr
+    assert gradings(out) == {"doejane": 2, "smithjohn": 2}
+
+
+def test_nbgrader_layout_scores_go_into_nbgrader_gradebook(tmp_path, monkeypatch):
+    pytest.importorskip("nbgrader")
+    # nbgrader runs its `alembic` command when it creates a gradebook: the venv's bin must be on PATH
+    monkeypatch.setenv("PATH", os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    import nbformat
+    from nbgrader.api import Gradebook
+
+    course = tmp_path / "course"
+    for student, code in (("alice", REF), ("bob", SQUARES)):
+        d = course / "submitted" / student / "ps1"
+        d.mkdir(parents=True)
+        nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)]), str(d / "ps1.ipynb"))
+        (d / "timestamp.txt").write_text("2024-02-01 10:00:00.000000 UTC")
+    db = course / "gradebook.db"
+    with Gradebook(f"sqlite:///{db}") as gb:  # an existing course: the assignment and a student are known
+        gb.add_assignment("ps1")
+        gb.add_student("alice", first_name="Alice")
+    out = tmp_path / "out"
+    p = tg(str(course / "submitted"), "--out", str(out), "--jobs", "1", "--nbgrader-db", str(db))
+    assert p.returncode == 0, p.stderr
+    assert [(r["student"], r["total"]) for r in gradebook(out)] == [("alice", "6"), ("bob", "5")]
+    with Gradebook(f"sqlite:///{db}") as gb:
+        alice = gb.find_submission("ps1", "alice")
+        assert (alice.score, alice.max_score) == (6.0, 6.0)
+        assert gb.find_student("alice").first_name == "Alice"  # existing records are kept
+        assert gb.find_grade("basics", "ps1", "ps1", "bob").score == 3.0
+        assert gb.find_grade("counter", "ps1", "ps1", "bob").auto_score == 2.0
+        assert gb.find_submission("ps1", "bob").timestamp.year == 2024
+
+
+def test_docker_backend_runs_locked_down_containers(tmp_path):
+    cfg = WorkerConfig(course=str(DEMO_COURSE), assignment="demo", memory_gb=2)
+    argv = DockerBackend(cfg, 2, tmp_path, image="torchgrader:cpu", docker=sys.executable).argv(0)
+    flags = " ".join(argv)
+    for flag in ("--network none", "--read-only", "--memory 4g", "--cpus 1", "--pids-limit 512", "-i --rm",
+                 f"{DEMO_COURSE}:/course:ro",
+                 "--entrypoint python torchgrader:cpu -m autograder.batch.backends.worker"):
+        assert flag in flags
+    assert str(tmp_path) not in flags  # nothing of the host but the course is mounted
+
+
+@pytest.mark.docker
+@run_if(docker=True)
+def test_docker_backend_grades_a_folder(tmp_path):
+    image = os.environ.get("TORCHGRADER_IMAGE", "torchgrader:cpu")
+    if subprocess.run(["docker", "image", "inspect", image], capture_output=True).returncode != 0:
+        pytest.skip(f"needs the grader image {image} (docker build -f docker/cpu/Dockerfile -t {image} .)")
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "alice.py").write_text(REF)
+    (subs / "bob.py").write_text(SQUARES)
+    out = tmp_path / "out"
+    p = tg(str(subs), "--out", str(out), "--jobs", "2", "--backend", "docker", "--docker-image", image)
+    assert p.returncode == 0, p.stderr
+    assert [(r["student"], r["total"]) for r in gradebook(out)] == [("alice", "6"), ("bob", "5")]
+
+
+FAKE_WORKER = """
+import json, os, sys
+log = open(sys.argv[1], "a")
+print(json.dumps({"ready": True}), flush=True)
+for line in sys.stdin:
+    job = json.loads(line)
+    log.write(job["name"] + "\\n"); log.flush()
+    if job["name"] == "crash.py":
+        os._exit(3)
+    print(json.dumps({"id": job["id"], "result": {"name": job["name"]}}), flush=True)
+"""
+
+
+def test_a_job_that_kills_its_worker_is_retried_once_then_reported(tmp_path):
+    from autograder.batch.backends import Job
+    from autograder.batch.backends.process import ProcessBackend
+
+    script, seen = tmp_path / "fake_worker.py", tmp_path / "seen.log"
+    script.write_text(FAKE_WORKER)
+
+    class Fake(ProcessBackend):
+        def argv(self, slot):
+            return [sys.executable, str(script), str(seen)]
+
+    jobs = []
+    for name in ("a.py", "crash.py", "b.py", "c.py"):
+        (tmp_path / name).write_text("x = 1\n")
+        jobs.append(Job(id=name, name=name, path=tmp_path / name))
+    got = {}
+    Fake(WorkerConfig(course=".", assignment="demo"), 2, tmp_path).run(
+        jobs, lambda job, result, error, worker: got.setdefault(job.name, (result, error)))
+    assert {k: v[0] for k, v in got.items() if k != "crash.py"} == {n: {"name": n} for n in ("a.py", "b.py", "c.py")}
+    result, error = got["crash.py"]
+    assert result is None and "exited (code 3)" in error
+    assert seen.read_text().split().count("crash.py") == 2  # retried once on a fresh worker, then reported

@@ -1,0 +1,220 @@
+"""The engine end to end on the demo assignment: isolation of failures, messages, outputs."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import subprocess
+import sys
+
+import nbformat
+import pytest
+import torch
+
+from autograder.assignment import AssignmentError, load_assignment
+from autograder.grade import GradeOptions, grade
+from autograder.judge import Failure, assert_close, gradcheck
+from autograder.session import Budget
+from tests.helpers import DEMO_COURSE, ROOT
+
+REF = (
+    (DEMO_COURSE / "solutions/demo/basics/reference.py").read_text()
+    + "\n# %%\n"
+    + (DEMO_COURSE / "solutions/demo/counter/reference.py").read_text()
+)
+COUNTER = (DEMO_COURSE / "solutions/demo/counter/reference.py").read_text()
+
+
+def grade_sources(server, demo, tmp_path, **sources):
+    paths = []
+    for name, src in sources.items():
+        p = tmp_path / f"{name}.py"
+        p.write_text(src)
+        paths.append(p)
+    opts = GradeOptions(budget=Budget(cell_seconds=3, submission_seconds=60))
+    return {r.submission: r for r in grade(demo, paths, options=opts, server=server)}
+
+
+def by_name(r):
+    return {t.name: t for e in r.exercises for t in e.tests}
+
+
+def test_reference_full_marks_and_stub_zero_with_messages(server, demo, tmp_path):
+    stub = "\n# %%\n".join(p.read_text() for p in sorted((DEMO_COURSE / "assignments/demo").glob("*/stub.py")))
+    rs = grade_sources(server, demo, tmp_path, ref=REF, stub=stub)
+    assert rs["ref"].total == rs["ref"].max_total == 6
+    assert rs["stub"].total == 0
+    for t in by_name(rs["stub"]).values():
+        assert t.status == "error" and "not implemented yet" in t.message
+
+
+def test_a_syntax_error_costs_only_the_exercise_that_depends_on_it(server, demo, tmp_path):
+    src = (
+        "import torch\n# %%\ndef double(x)\n    return x * 2\n\ndef row_means(x):\n    return x.mean(1)\n# %%\n"
+        + COUNTER
+    )
+    r = grade_sources(server, demo, tmp_path, broken=src)["broken"]
+    assert r.exercise("counter").points == 2
+    assert r.exercise("basics").points == 0
+    bad = [c for c in r.cells if c.status != "ok"]
+    assert len(bad) == 1 and "SyntaxError" in bad[0].message and "line 3" in bad[0].message
+    msg = by_name(r)["double(x) doubles every entry"].message
+    assert "`double` is not defined" in msg and "SyntaxError" in msg and "line 2" in msg
+
+
+def test_an_exception_in_a_cell_is_recorded_and_later_cells_still_run(server, demo, tmp_path):
+    src = REF + "\n# %%\nimport missing_module_xyz\n# %%\ndef row_means(x):\n    return x.mean(dim=1)\n"
+    r = grade_sources(server, demo, tmp_path, s=src)["s"]
+    assert r.total == 6
+    bad = [c for c in r.cells if c.status != "ok"]
+    assert len(bad) == 1 and "ModuleNotFoundError" in bad[0].message
+
+
+def test_a_hang_costs_only_that_test_and_the_sandbox_is_restarted(server, demo, tmp_path):
+    src = (
+        "def double(x):\n    while x.dim() == 2:\n        pass\n    return x * 2\n\n"
+        "def row_means(x):\n    return x.mean(dim=1)\n# %%\n" + COUNTER
+    )
+    r = grade_sources(server, demo, tmp_path, hang=src)["hang"]
+    t = by_name(r)
+    assert t["double(x) doubles every entry"].status == "timeout"
+    assert "did not finish within 3 s" in t["double(x) doubles every entry"].message
+    # the tests after the hang ran in a fresh sandbox and passed
+    assert t["double(x) leaves x unchanged"].status == "passed"
+    assert t["row_means(x) averages each row"].status == "passed"
+    assert r.total == 5
+
+
+def test_student_tracebacks_show_only_student_lines(server, demo, tmp_path):
+    src = (
+        "import torch\n\ndef helper(x):\n    return x.reshape(7, 7)\n\ndef double(x):\n    return helper(x)\n\n"
+        "def row_means(x):\n    return x.mean(dim=1)\n# %%\n" + COUNTER
+    )
+    t = by_name(grade_sources(server, demo, tmp_path, tb=src)["tb"])["double(x) doubles every entry"]
+    assert t.status == "error" and "RuntimeError" in t.message
+    assert "line 7, in double" in t.message and "line 4, in helper" in t.message
+    assert "autograder" not in t.message and "site-packages" not in t.message
+
+
+def test_wrong_answers_get_teaching_messages(server, demo, tmp_path):
+    src = "def double(x):\n    return x * x\n\ndef row_means(x):\n    return x.mean(dim=0)\n# %%\n" + COUNTER
+    t = by_name(grade_sources(server, demo, tmp_path, wrong=src)["wrong"])
+    assert "You squared the values" in t["double(x) doubles every entry"].message
+    assert "shape (3,)" in t["row_means(x) averages each row"].message
+    assert "averaged columns" in t["row_means(x) averages each row"].message
+
+
+def test_submission_budget_stops_a_slow_submission(server, demo, tmp_path):
+    src = "import time\ntime.sleep(2)\n# %%\ntime.sleep(2)\n# %%\n" + REF
+    p = tmp_path / "slow.py"
+    p.write_text(src)
+    opts = GradeOptions(budget=Budget(cell_seconds=10, submission_seconds=3))
+    r = grade(demo, [p], options=opts, server=server)[0]
+    assert r.total < 6
+    assert any(c.status == "timeout" for c in r.cells)
+
+
+def test_suite_without_points_is_refused_naming_the_test(server, tmp_path):
+    course = tmp_path / "course"
+    shutil.copytree(DEMO_COURSE, course)
+    hidden = course / "solutions/demo/basics/test_hidden.py"
+    hidden.write_text(hidden.read_text() + "\n\ndef test_forgot_points(student):\n    pass\n")
+    a = load_assignment("demo", course)
+    p = tmp_path / "s.py"
+    p.write_text(REF)
+    with pytest.raises(AssignmentError, match="test_forgot_points has no @pytest.mark.points"):
+        grade(a, [p], server=server)
+
+
+def test_missing_exercise_files_are_named(tmp_path):
+    course = tmp_path / "course"
+    shutil.copytree(DEMO_COURSE, course)
+    (course / "solutions/demo/counter/test_hidden.py").unlink()
+    with pytest.raises(AssignmentError, match="counter/test_hidden.py: missing"):
+        load_assignment("demo", course)
+
+
+def test_cli_writes_gradebook_and_results_and_survives_a_corrupt_notebook(tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "alice.py").write_text(REF)
+    (subs / "bob.ipynb").write_text("{ this is not a notebook")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(REF)])
+    nbformat.write(nb, str(subs / "carol.ipynb"))
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "autograder.cli",
+            "grade",
+            str(subs),
+            "--assignment",
+            "demo",
+            "--course",
+            str(DEMO_COURSE),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Sandbox protections" in proc.stdout and "alice: 6 / 6" in proc.stdout
+    with open(out / "gradebook.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["submission"] for r in rows] == ["alice", "bob", "carol"]
+    assert list(rows[0]) == [
+        "submission", "student", "basics", "counter", "total", "max_total", "status", "flagged", "review"
+    ]
+    assert rows[0]["total"] == "6" and rows[2]["total"] == "6"
+    assert rows[1]["status"] == "load_error" and rows[1]["total"] == "0"
+    gs = json.loads((out / "alice" / "results.json").read_text())
+    assert gs["score"] == 6 and len(gs["tests"]) == 5
+    bob = json.loads((out / "bob" / "results.json").read_text())
+    assert "not a readable Jupyter notebook" in bob["output"]
+    # hidden test code never reaches student-facing output
+    everything = "".join(p.read_text() for p in out.rglob("*") if p.suffix in (".md", ".html", ".json", ".csv"))
+    assert "def test_" not in everything and "misconceptions=" not in everything
+
+
+def test_assert_close_messages():
+    e = torch.ones(3, dtype=torch.float64)
+    with pytest.raises(Failure, match="dtype float64, but it is float32"):
+        assert_close(e.float(), e)
+    with pytest.raises(Failure, match=r"shape \(3,\), but it has shape \(1, 3\)"):
+        assert_close(e[None], e)
+    with pytest.raises(Failure, match="contains nan at index"):
+        assert_close(torch.tensor([1.0, float("nan"), 1.0], dtype=torch.float64), e)
+    with pytest.raises(Failure, match="largest difference is at index \\(2,\\): got 4, expected 1. Too big."):
+        assert_close(
+            torch.tensor([1.0, 1.0, 4.0], dtype=torch.float64),
+            e,
+            misconceptions={"Too big.": e * 4 - 3 * e + torch.tensor([0, 0, 3.0], dtype=torch.float64)},
+        )
+    with pytest.raises(Failure, match="NumPy"):
+        assert_close(e.numpy(), e)
+    assert_close(e + 1e-13, e)
+
+
+def test_judge_side_gradcheck_catches_a_wrong_backward():
+    x = torch.randn(5, dtype=torch.float64)
+
+    def f(v):
+        return (v**3).sum()
+
+    gradcheck(f, [x], [3 * x**2])
+    with pytest.raises(Failure, match="disagrees with finite differences"):
+        gradcheck(f, [x], [x**2])
+
+
+def test_without_isolation_the_report_says_so(server, demo, tmp_path):
+    p = tmp_path / "s.py"
+    p.write_text("import os\nWHERE = os.getcwd()\n# %%\n" + REF)
+    r = grade(demo, [p], options=GradeOptions(isolate=False), server=server)[0]
+    assert r.total == 6
+    assert r.protections["network"].startswith("NOT isolated")
+    assert r.protections["filesystem"].startswith("NOT isolated")

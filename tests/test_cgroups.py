@@ -1,0 +1,100 @@
+"""Memory per sandbox, not per process: each sandbox's whole tree lives in a cgroup of its own."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from autograder.sandbox import cgroups
+from autograder.sandbox.client import Sandbox, SandboxConfig, SandboxOutOfMemory
+from autograder.sandbox.isolation import Limits
+
+HAVE = cgroups.open_cgroups(tag=0)
+HAVE.close()
+needs_cgroups = pytest.mark.skipif(not HAVE.available, reason=f"no cgroup can be made here: {HAVE.reason}")
+
+
+def _cgroup_lines(pid: int) -> dict[str, str]:
+    out = {}
+    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+        _, ctrls, path = line.split(":", 2)
+        out[ctrls] = path
+    return out
+
+
+@needs_cgroups
+def test_each_sandbox_gets_its_own_cgroup_with_the_limits_and_it_is_removed_afterwards(server):
+    sb = Sandbox(server, SandboxConfig(limits=Limits(memory_bytes=3 * 2**30, max_processes=40)))
+    try:
+        assert "whole sandbox limited to 3.0 GiB" in sb.protections["memory"], sb.protections
+        _, inside = sb.request("exec", "import os\nCG = open('/proc/self/cgroup').read()", cell=1, timeout=10)
+        paths = _cgroup_lines(sb.pid)
+        mine = [p for p in paths.values() if "/torchgrader-" in p and "/sb-" in p]
+        assert mine, paths
+        found = [h for h in cgroups._hierarchies() if h.version == HAVE.version]
+        dirs = [
+            os.path.join(h.mount, paths[k].lstrip("/"))
+            for h in found
+            for k in paths
+            if paths[k] in mine and (h.version == 2 or set(k.split(",")) & h.controllers)
+        ]
+        limits = {}
+        for d in set(dirs):
+            for name in ("memory.limit_in_bytes", "memory.max", "pids.max"):
+                if os.path.exists(os.path.join(d, name)):
+                    limits[name] = Path(d, name).read_text().strip()
+        assert limits.get("memory.limit_in_bytes", limits.get("memory.max")) == str(3 * 2**30), limits
+        if "pids.max" in limits:
+            assert limits["pids.max"] == "40"
+    finally:
+        sb.kill()
+    # the next spawn sweeps the used cgroup away
+    Sandbox(server, SandboxConfig()).kill()
+    Sandbox(server, SandboxConfig()).kill()
+    assert not any(os.path.isdir(d) for d in dirs), dirs
+
+
+@needs_cgroups
+def test_children_that_together_exceed_the_limit_are_reported_as_out_of_memory(server):
+    """Each child stays under the per-process limit; together they do not (the old RLIMIT_AS-only hole)."""
+    sb = Sandbox(server, SandboxConfig(limits=Limits(memory_bytes=2 * 2**30)))
+    code = (
+        "import os, time, torch\n"
+        "def hog():\n"
+        "    pids = []\n"
+        "    for _ in range(4):\n"
+        "        pid = os.fork()\n"
+        "        if pid == 0:\n"
+        "            t = torch.ones(700 * 2**20, dtype=torch.uint8)\n"
+        "            time.sleep(30)\n"
+        "            os._exit(0)\n"
+        "        pids.append(pid)\n"
+        "    time.sleep(5)\n"
+        "    return 'survived'\n"
+    )
+    try:
+        sb.request("exec", code, cell=1, timeout=10)
+        with pytest.raises(SandboxOutOfMemory, match="2.0 GiB"):
+            sb.request("call", ([], {}), target=None, name="hog", timeout=30)
+        assert not sb.alive
+    finally:
+        sb.kill()
+
+
+def test_without_a_cgroup_the_report_says_the_limit_is_per_process(monkeypatch):
+    monkeypatch.setenv("TORCHGRADER_NO_CGROUPS", "1")
+    got = cgroups.open_cgroups(tag=1)
+    assert not got.available and "TORCHGRADER_NO_CGROUPS" in got.reason
+    text = cgroups.per_process_report(6 * 2**30, got.reason)
+    assert text.startswith("per process only") and "6.0 GiB" in text and "multiple" in text
+
+
+def test_oom_counters_are_read_from_both_layouts(tmp_path):
+    v1 = tmp_path / "memory.oom_control"
+    v1.write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n")
+    v2 = tmp_path / "memory.events"
+    v2.write_text("low 0\nhigh 0\nmax 7\noom 2\noom_kill 2\noom_group_kill 1\n")
+    assert cgroups.oom_kills(str(v1)) == 3 and cgroups.oom_kills(str(v2)) == 2
+    assert cgroups.oom_kills(str(tmp_path / "gone")) == 0

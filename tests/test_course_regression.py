@@ -1,0 +1,85 @@
+"""The pytorch-fundamentals regression test: `torchgrader validate` passes on it and fails on a weakened copy."""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from autograder.authoring.lint import find_tests, points_mark
+from autograder.authoring.validate import default_jobs, validate
+from tests.helpers import ROOT
+
+ASSIGNMENT = "pytorch-fundamentals"
+# exercises whose suites grade in about a second (no torch.compile, no training runs)
+LIGHT = ("views", "softmax_grad", "param_counts", "custom_autograd", "accumulation", "lost_gradients",
+         "mlp_backward", "noisy_digits")
+
+
+def _validate(course: Path, **kw) -> tuple[int, str]:
+    lines: list[str] = []
+    code = validate(ASSIGNMENT, course, out=lines.append, **kw)
+    return code, "\n".join(lines)
+
+
+def _lone_catch(table: str) -> tuple[str, str, list[str]]:
+    """A mutant of a light exercise and the (at most three) hidden tests that alone catch it, by their names."""
+    section = None
+    found: list[tuple[int, str, str, list[str]]] = []
+    for line in table.splitlines():
+        m = re.match(r"^(\w+) — ", line)
+        if m:
+            section = m.group(1)
+            continue
+        m = re.match(r"^  ok +mutant (\w+) +(?:exact|generic) +caught \([^)]*\) by (\d) test\(s\): (.*)$", line)
+        if m and section in LIGHT and not m.group(3).endswith("..."):
+            names = m.group(3).split("; no effect on")[0].split("; ")
+            found.append((int(m.group(2)), section, m.group(1), names))
+    assert found, "no mutant of a light exercise is caught by three tests or fewer"
+    _, exercise, mutant, names = min(found)
+    return exercise, mutant, names
+
+
+def _remove_tests(hidden: Path, toml: Path, names: list[str]) -> list[str]:
+    """Delete the tests whose docstring's first line is one of ``names``; lower the declared points to match."""
+    src = hidden.read_text()
+    lines = src.splitlines(keepends=True)
+    removed, points = [], 0.0
+    for fn, outer in sorted(find_tests(ast.parse(src)), key=lambda t: -t[0].lineno):
+        doc = (ast.get_docstring(fn) or "").strip().splitlines()
+        if doc and doc[0].strip() in names:
+            start = min([d.lineno for d in fn.decorator_list] + [fn.lineno]) - 1
+            del lines[start:fn.end_lineno]
+            removed.append(fn.name)
+            points += points_mark(fn, outer)[1] or 0.0
+    hidden.write_text("".join(lines))
+    declared = float(re.search(r"^points\s*=\s*([\d.]+)", toml.read_text(), re.M).group(1))
+    toml.write_text(re.sub(r"^points\s*=\s*[\d.]+", f"points = {declared - points:g}", toml.read_text(),
+                           flags=re.M))
+    return removed
+
+
+@pytest.mark.slow
+def test_validate_passes_on_the_assignment_and_names_the_culprit_in_a_weakened_copy(tmp_path: Path):
+    code, out = _validate(ROOT, jobs=default_jobs())
+    assert code == 0, out
+    assert re.search(r"\d+ checks: \d+ ok, 0 failing", out)
+
+    # Weaken a copy: remove the hidden test(s) that alone catch one mutant. validate must now fail and
+    # name that mutant as a survivor (and the tests that still call what it changes, if any).
+    exercise, mutant, names = _lone_catch(out)
+    course = tmp_path / "course"
+    for side in ("assignments", "solutions"):
+        shutil.copytree(ROOT / side / ASSIGNMENT, course / side / ASSIGNMENT,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    removed = _remove_tests(course / "solutions" / ASSIGNMENT / exercise / "test_hidden.py",
+                            course / "assignments" / ASSIGNMENT / exercise / "exercise.toml", names)
+    assert len(removed) == len(names), (names, removed)
+    code, out = _validate(course, exercises=[exercise], jobs=1)
+    assert code == 1, out
+    assert re.search(rf"^  FAIL {exercise}: mutant {mutant}: SURVIVED: mutant {mutant}\.py earned full marks .* on "
+                     rf"{exercise}; misconception: .+", out, re.M), out
+    assert not re.search(r"^  FAIL \w+: (reference|stub|alternative|public)", out, re.M), out
