@@ -5,6 +5,7 @@ effect, not from its flags: the judge picks an upstream gradient g, the
 probe runs (t * g).sum().backward() and returns t.grad, which must be g.
 The autograd engine's entry point is captured when the probes load (before
 any student cell); a replaced or missing hook point fails the test."""
+
 import os
 import sys
 import types
@@ -114,3 +115,44 @@ def training_loss_probe(mod, logits_values, target, upstream):
         except Exception as e:
             info["grad_error"] = f"{type(e).__name__}: {e}"
     return info
+
+
+def make_leaf_seeded(mod, shape, dtype_name, plan):
+    import random
+
+    import numpy as np
+
+    values = []
+    for torch_seed, other_seed in plan:
+        torch.manual_seed(torch_seed)
+        np.random.seed(other_seed)
+        random.seed(other_seed)
+        t = mod.make_leaf(tuple(shape), dtype=getattr(torch, dtype_name))
+        values.append(t.detach().cpu().clone() if isinstance(t, torch.Tensor) else None)
+    return values
+
+
+def losses_many(mod, cases, upstream):
+    out = []
+    for logits_values, target in cases:
+        logits = logits_values.clone().requires_grad_(True)
+        try:
+            loss = mod.training_loss(logits, target)
+        except NotImplementedError:
+            raise
+        except Exception as e:
+            out.append({"type": "error", "error": f"{type(e).__name__}: {e}"})
+            continue
+        info = _describe(loss)
+        info["logits_after"] = logits.detach().clone()
+        info["target_after"] = target
+        info["grad"] = None
+        info["grad_error"] = None
+        if info["type"] == "Tensor" and loss.requires_grad and loss.numel() == 1:
+            try:
+                (g,) = torch.autograd.grad(upstream * loss.reshape(()), logits, allow_unused=True)
+                info["grad"] = None if g is None else g.detach().clone()
+            except Exception as e:
+                info["grad_error"] = f"{type(e).__name__}: {e}"
+        out.append(info)
+    return out

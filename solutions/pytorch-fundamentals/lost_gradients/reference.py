@@ -11,7 +11,7 @@ def make_leaf(shape, device="cpu", dtype=torch.float32):
 def intermediate_grad(w):
     w2 = w * 2
     w2.retain_grad()
-    loss = (w2 ** 2).sum()
+    loss = (w2**2).sum()
     loss.backward()
     return w2.grad
 

@@ -1,4 +1,5 @@
 """Sandbox-side harness for `mlp_backward` (no expected values here)."""
+
 import torch
 
 
@@ -20,8 +21,10 @@ def backward_no_grad(mod, X, y, W1, b1, W2, b2):
     except Exception as e:  # reported to the student by the judge
         return {"type": "error", "error": f"{type(e).__name__}: {e}"}
     if isinstance(g, dict):
-        return {"type": "dict", "value": {str(k): _plain(v) if isinstance(v, torch.Tensor)
-                                          else type(v).__name__ for k, v in g.items()}}
+        return {
+            "type": "dict",
+            "value": {str(k): _plain(v) if isinstance(v, torch.Tensor) else type(v).__name__ for k, v in g.items()},
+        }
     return {"type": type(g).__name__}
 
 
@@ -47,8 +50,15 @@ def loss_and_grads(mod, X, y, W1, b1, W2, b2, upstream):
     if not isinstance(loss, torch.Tensor):
         return {"type": type(loss).__name__}
     names, custom = _graph_nodes(loss.grad_fn)
-    info = {"type": "Tensor", "value": loss.detach().clone(), "requires_grad": loss.requires_grad,
-            "nodes": names[:20], "custom_function": custom, "grads": None, "grad_error": None}
+    info = {
+        "type": "Tensor",
+        "value": loss.detach().clone(),
+        "requires_grad": loss.requires_grad,
+        "nodes": names[:20],
+        "custom_function": custom,
+        "grads": None,
+        "grad_error": None,
+    }
     if loss.requires_grad and loss.numel() == 1:
         try:
             grads = torch.autograd.grad(upstream * loss.reshape(()), ws, allow_unused=True)
@@ -56,3 +66,7 @@ def loss_and_grads(mod, X, y, W1, b1, W2, b2, upstream):
         except Exception as e:
             info["grad_error"] = f"{type(e).__name__}: {e}"
     return info
+
+
+def backward_many(mod, problems):
+    return [backward_no_grad(mod, *p) for p in problems]

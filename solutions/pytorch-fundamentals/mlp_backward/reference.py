@@ -12,7 +12,7 @@ def _forward_backward(X, y, W1, b1, W2, b2):
     A = X @ W1 + b1
     H = torch.relu(A)
     Z = H @ W2 + b2
-    Zs = Z - Z.max(dim=1, keepdim=True).values          # stable softmax
+    Zs = Z - Z.max(dim=1, keepdim=True).values  # stable softmax
     logsumexp = torch.log(torch.exp(Zs).sum(dim=1, keepdim=True))
     logP = Zs - logsumexp
     loss = -logP[torch.arange(n), y].mean()

@@ -1,4 +1,3 @@
-"""Trusted sandbox-side harness for `noisy_digits` (no expected answers here)."""
 import random
 
 import numpy as np
@@ -7,8 +6,6 @@ from torch.utils.data import DataLoader
 
 
 def reseeded_reads(mod, X, y, sigma, i, plan):
-    """Build the dataset, then for each (torch_seed, other_seed) in `plan` seed torch with
-    the first and NumPy/random with the second and read ds[i]; return the images."""
     ds = mod.NoisyDigits(X, y, sigma)
     images = []
     for torch_seed, other_seed in plan:
@@ -20,7 +17,6 @@ def reseeded_reads(mod, X, y, sigma, i, plan):
 
 
 def loader_reads(mod, X, y, sigma, i, n_reads, num_workers, seed):
-    """Read index i n_reads times through a DataLoader with worker processes."""
     ds = mod.NoisyDigits(X, y, sigma)
     torch.manual_seed(seed)
     loader = DataLoader(ds, batch_size=1, sampler=[i] * n_reads, num_workers=num_workers)
@@ -28,9 +24,32 @@ def loader_reads(mod, X, y, sigma, i, n_reads, num_workers, seed):
 
 
 def arrays_after_use(mod, X, y, sigma, idxs):
-    """Construct the dataset, read some items, and hand back the caller's arrays as they are now."""
     ds = mod.NoisyDigits(X, y, sigma)
     for i in idxs:
         ds[i]
     len(ds)
     return X, y
+
+
+def _layout(a, layout):
+    if layout == "fortran":
+        return np.asfortranarray(a)
+    if layout == "strided":
+        return np.repeat(a, 2, axis=0)[::2]
+    return a
+
+
+def items_many(mod, specs):
+    out = []
+    for X, y, sigma, layout in specs:
+        X, y = _layout(X, layout), (_layout(y[:, None], layout)[:, 0] if layout == "strided" else y)
+        try:
+            ds = mod.NoisyDigits(X, y, sigma)
+            n = len(ds)
+            items = [ds[i] for i in range(len(X))]
+            out.append({"len": n, "items": items, "X": X, "y": y})
+        except NotImplementedError:
+            raise
+        except Exception as e:
+            out.append({"error": f"{type(e).__name__}: {e}"})
+    return out

@@ -15,5 +15,5 @@ class NoisyDigits(Dataset):
 
     def __getitem__(self, i):
         clean = self.images[i]
-        noise = torch.randn(clean.shape)          # torch's global generator, fresh per access
+        noise = torch.randn(clean.shape)  # torch's global generator, fresh per access
         return (clean + self.sigma * noise).clamp(0.0, 1.0), self.labels[i]

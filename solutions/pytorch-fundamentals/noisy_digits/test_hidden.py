@@ -4,31 +4,53 @@ The contract fixes the distribution of the noise (standard normal per pixel,
 from torch's global generator, fresh per access) but not the exact sequence of
 draws (shape, dtype, order), so exact values are checked with sigma = 0 and the
 noise itself statistically and through reproducibility and freshness.
+
+The data avoid coincidences: the clean-value datasets have no pixel equal to 16
+(and rows with different maxima), so dividing by X.max() or by a row's maximum
+differs from dividing by 16, which the contract fixes whatever X holds.
 """
+
 import numpy as np
 import pytest
 import torch
+from hypothesis import strategies as st
 
-from autograder.judge import assert_close, check, describe, fail
+from autograder.judge import Failure, assert_close, check, describe, fail
+from autograder.judge.generated import draw
 
-RANDOM = range(0, 16)     # rows of random pixels 0..16
-MID = range(16, 40)       # rows with every pixel 8: 8 / 16 = 0.5, noise is never clamped
-STRIPES = range(40, 64)   # alternating 0 and 16: about half of the noise gets clamped
+RANDOM = range(0, 16)  # rows of random pixels 0..16
+MID = range(16, 40)  # rows with every pixel 8: 8 / 16 = 0.5, noise is never clamped
+STRIPES = range(40, 64)  # alternating 0 and 16: about half of the noise gets clamped
 
 
 def _data(dtype=np.float64, label_dtype=np.int64, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.integers(0, 17, size=(64, 64)).astype(dtype)
-    X[MID.start:MID.stop] = 8
-    X[STRIPES.start:STRIPES.stop] = np.tile([0, 16], 32)
+    X[MID.start : MID.stop] = 8
+    X[STRIPES.start : STRIPES.stop] = np.tile([0, 16], 32)
     y = rng.integers(0, 10, size=64).astype(label_dtype)
+    return X, y
+
+
+def _dim_data(seed, top=12, n=12):
+    """Digits with no pixel above `top` (< 16), each row with its own maximum (some rows all zero)."""
+    rng = np.random.default_rng(seed)
+    X = np.zeros((n, 64))
+    for i in range(n):
+        row_max = rng.integers(1, top + 1) if i % 5 else 0
+        X[i] = rng.integers(0, row_max + 1, size=64)
+        X[i, rng.integers(0, 64)] = row_max
+    X[1, :] = np.arange(64) % (top + 1)  # row 1 reaches `top`, so X.max() == top exactly
+    y = rng.integers(0, 10, size=n)
     return X, y
 
 
 def _item(ds, i, what):
     item = ds[i]
-    check(isinstance(item, tuple) and len(item) == 2,
-          f"{what} must return a tuple (image, label), got {describe(item)}.")
+    check(
+        isinstance(item, tuple | list) and len(item) == 2,
+        f"{what} must return a tuple (image, label), got {describe(item)}.",
+    )
     return item
 
 
@@ -40,9 +62,10 @@ def _image(ds, i, what):
 
 
 def _as_pixels(image, what):
-    check(isinstance(image, torch.Tensor) and image.is_floating_point() and image.numel() == 64,
-          f"The image of {what} must be a float32 tensor of shape (1, 8, 8), got "
-          f"{describe(image)}.")
+    check(
+        isinstance(image, torch.Tensor) and image.is_floating_point() and image.numel() == 64,
+        f"The image of {what} must be a float32 tensor of shape (1, 8, 8), got {describe(image)}.",
+    )
     return image.detach().reshape(1, 8, 8).to(torch.float64)
 
 
@@ -52,9 +75,10 @@ def test_is_a_dataset_with_len(student):
     X, y = _data()
     X, y = X[:13].copy(), y[:13].copy()
     ds = student.NoisyDigits(X, y, 0.1)
-    check("torch.utils.data.dataset.Dataset" in ds.remote_mro,
-          f"NoisyDigits must subclass torch.utils.data.Dataset; its classes are "
-          f"{list(ds.remote_mro)}.")
+    check(
+        "torch.utils.data.dataset.Dataset" in ds.remote_mro,
+        f"NoisyDigits must subclass torch.utils.data.Dataset; its classes are {list(ds.remote_mro)}.",
+    )
     n = len(ds)
     check(n == 13, f"len(NoisyDigits(X, y)) returned {n} for an X with 13 rows.")
 
@@ -65,72 +89,145 @@ def _raw_images(student, seed):
         ds = student.NoisyDigits(X, y, 0.1)
         for i in (0, MID.start):
             image, _ = _item(ds, i, f"ds[{i}]")
-            check(isinstance(image, torch.Tensor),
-                  f"The image of ds[{i}] with {label} must be a torch.Tensor, got "
-                  f"{describe(image)}.")
+            check(
+                isinstance(image, torch.Tensor),
+                f"The image of ds[{i}] with {label} must be a torch.Tensor, got {describe(image)}.",
+            )
             yield f"ds[{i}] with {label}", image
 
 
-@pytest.mark.points(0.75)
+@pytest.mark.points(0.5)
 def test_image_shape(student):
     """Images have shape (1, 8, 8)"""
     for what, image in _raw_images(student, seed=1):
-        check(image.shape == (1, 8, 8),
-              f"The image of {what} has shape {tuple(image.shape)}; it must be (1, 8, 8): one "
-              f"channel of 8x8 pixels, the layout a Conv2d expects.")
+        _check_shape(what, image)
 
 
-@pytest.mark.points(0.75)
+def _check_shape(what, image):
+    if tuple(image.shape) == (64,):
+        fail(
+            f"The image of {what} is flat, shape (64,); it must be (1, 8, 8): one channel of 8x8 pixels, the "
+            f"layout a Conv2d expects. Reshape the 64 values.",
+            misconception="flat_image",
+        )
+    if tuple(image.shape) == (8, 8):
+        fail(
+            f"The image of {what} has shape (8, 8), without the channel dimension; it must be (1, 8, 8), the "
+            f"layout a Conv2d expects (add the channel with reshape(1, 8, 8) or unsqueeze(0)).",
+            misconception="no_channel",
+        )
+    check(
+        image.shape == (1, 8, 8),
+        f"The image of {what} has shape {tuple(image.shape)}; it must be (1, 8, 8): one channel of 8x8 pixels.",
+    )
+
+
+@pytest.mark.points(0.5)
 def test_image_dtype(student):
     """Images are float32, for float64 and integer X"""
     for what, image in _raw_images(student, seed=10):
-        check(image.dtype == torch.float32,
-              f"The image of {what} is {str(image.dtype).removeprefix('torch.')}; it must be "
-              f"float32 (load_digits data is float64, and arithmetic with it stays float64: "
-              f"convert it).")
+        check(
+            image.dtype == torch.float32,
+            f"The image of {what} is {str(image.dtype).removeprefix('torch.')}; it must be float32 "
+            f"(load_digits data is float64, and arithmetic with it stays float64: convert it).",
+            misconception="float64_image" if image.dtype == torch.float64 else "",
+        )
+
+
+def _clean_misconceptions(X, i, expected):
+    """Images a known-wrong formula gives for row i with sigma = 0."""
+    row = torch.from_numpy(np.asarray(X[i], dtype=np.float64)).reshape(1, 8, 8)
+    out = {
+        "no_divide": (
+            "The pixels were not divided by 16: X holds values 0..16 and the image must lie in [0, 1].",
+            row.clamp(0, 1),
+        ),
+        "divides_by_max": (
+            "The pixels were divided by the largest value in X instead of by 16. The contract fixes the scale: "
+            "X[i] / 16, whatever the largest value in X is (a dataset may contain no 16 at all).",
+            row / float(np.max(X)) if np.max(X) > 0 else row,
+        ),
+        "divides_by_row_max": (
+            "Each image was divided by its own largest pixel instead of by 16. The contract fixes the scale: "
+            "X[i] / 16, so a faint digit stays faint.",
+            row / row.max() if row.max() > 0 else row,
+        ),
+        "transposed": (
+            "The pixels look transposed: reshape the 64 values row by row into 8x8 without transposing.",
+            expected.transpose(1, 2),
+        ),
+    }
+    candidates = list(out.items())
+    clash = {a for a, (_, va) in candidates for b, (_, vb) in candidates if a != b and torch.allclose(va, vb)}
+    return {k: v for k, v in out.items() if k not in clash and not torch.allclose(v[1], expected)}
+
+
+def _check_clean(image, X, i, what):
+    expected = torch.from_numpy(np.asarray(X[i], dtype=np.float64)).reshape(1, 8, 8) / 16
+    resid = (image - expected).flatten()
+    if resid.abs().max() > 1e-3 and 0.05 < resid.std().item() < 0.2 and abs(resid.mean().item()) < 0.05:
+        fail(
+            f"The image of {what} with sigma = 0 carries noise of standard deviation about "
+            f"{resid.std().item():.2g}: the sigma argument is ignored (the noise must be sigma times standard "
+            f"normal noise, so sigma = 0 gives exactly X[i] / 16).",
+            misconception="ignores_sigma",
+        )
+    assert_close(
+        image,
+        expected,
+        rtol=0,
+        atol=1e-7,
+        name=f"the image of {what} with sigma = 0",
+        misconceptions=_clean_misconceptions(X, i, expected),
+        hint="With sigma = 0 the image must be X[i] / 16 reshaped to (1, 8, 8).",
+    )
 
 
 @pytest.mark.points(1)
 def test_values_without_noise(student):
-    """With sigma = 0 the image is exactly X[i] / 16"""
+    """With sigma = 0 the image is exactly X[i] / 16 (also when no pixel of X reaches 16)"""
+    X, y = _dim_data(seed=12)
+    ds = student.NoisyDigits(X, y, 0.0)
+    for i in (2, 3, 7, 5, 1):  # rows below the dataset's maximum first: they tell every wrong scale apart
+        what = f"ds[{i}] of a dataset whose largest pixel is {int(X.max())} (row {i}'s largest is {int(X[i].max())})"
+        _check_clean(_image(ds, i, what + " (sigma = 0)"), X, i, what)
     X, y = _data(seed=2)
     ds = student.NoisyDigits(X, y, 0.0)
-    for i in (0, 3, 11, MID.start, STRIPES.start):
-        image = _image(ds, i, f"ds[{i}] (sigma = 0)")
-        expected = torch.from_numpy(X[i]).reshape(1, 8, 8).to(torch.float64) / 16
-        undivided = torch.from_numpy(X[i]).reshape(1, 8, 8).double().clamp(0, 1)
-        assert_close(image, expected, rtol=0, atol=1e-7,
-                     name=f"the image of ds[{i}] with sigma = 0",
-                     misconceptions={
-                         "The pixels were not divided by 16: X holds values 0..16 and the image "
-                         "must lie in [0, 1].": undivided,
-                         "The pixels look transposed: reshape the 64 values row by row into 8x8 "
-                         "without transposing.": expected.transpose(1, 2),
-                     },
-                     hint="With sigma = 0 the image must be X[i] / 16 reshaped to (1, 8, 8).")
+    for i in (0, 3, MID.start, STRIPES.start):
+        _check_clean(_image(ds, i, f"ds[{i}] (sigma = 0)"), X, i, f"ds[{i}]")
 
 
 @pytest.mark.points(1)
 def test_label(student):
     """Labels are 0-d int64 tensors equal to y[i], whatever y's integer dtype"""
-    for label_dtype in (np.int64, np.int32):
+    for label_dtype in (np.int64, np.int32, np.uint8):
         X, y = _data(label_dtype=label_dtype, seed=3)
         ds = student.NoisyDigits(X, y, 0.1)
         for i in (0, 4, 7):
             _, lab = _item(ds, i, f"ds[{i}]")
-            check(isinstance(lab, torch.Tensor),
-                  f"The label of ds[{i}] must be a 0-d int64 tensor, got {describe(lab)}. "
-                  f"Wrap it, e.g. with torch.tensor(..., dtype=torch.int64).")
-            check(lab.dim() == 0,
-                  f"The label of ds[{i}] has shape {tuple(lab.shape)}; it must be 0-d (a "
-                  f"scalar tensor) so that a DataLoader batches labels into shape (batch,).")
-            check(lab.dtype == torch.int64,
-                  f"The label of ds[{i}] is {str(lab.dtype).removeprefix('torch.')} when y is a "
-                  f"NumPy {np.dtype(label_dtype).name} array; it must be int64 (cross_entropy "
-                  f"needs int64 targets). Converting with from_numpy/as_tensor keeps the "
-                  f"array's dtype.")
-            check(int(lab) == int(y[i]),
-                  f"The label of ds[{i}] is {int(lab)}, but y[{i}] is {int(y[i])}.")
+            _check_label(lab, y, i, label_dtype)
+
+
+def _check_label(lab, y, i, label_dtype):
+    check(
+        isinstance(lab, torch.Tensor),
+        f"The label of ds[{i}] must be a 0-d int64 tensor, got {describe(lab)}. Wrap it, e.g. with "
+        f"torch.tensor(int(y[i]), dtype=torch.int64).",
+        misconception="numpy_label" if isinstance(lab, int | np.integer) and not isinstance(lab, bool) else "",
+    )
+    check(
+        lab.dim() == 0,
+        f"The label of ds[{i}] has shape {tuple(lab.shape)}; it must be 0-d (a scalar tensor) so that a "
+        f"DataLoader batches labels into shape (batch,).",
+    )
+    check(
+        lab.dtype == torch.int64,
+        f"The label of ds[{i}] is {str(lab.dtype).removeprefix('torch.')} when y is a NumPy "
+        f"{np.dtype(label_dtype).name} array; it must be int64 (cross_entropy needs int64 targets). Converting "
+        f"with from_numpy/as_tensor keeps the array's dtype.",
+        misconception="label_dtype",
+    )
+    check(int(lab) == int(y[i]), f"The label of ds[{i}] is {int(lab)}, but y[{i}] is {int(y[i])}.")
 
 
 @pytest.mark.points(1)
@@ -140,50 +237,83 @@ def test_clamped_to_unit_interval(student):
     ds = student.NoisyDigits(X, y, 0.5)
     imgs = torch.stack([_image(ds, i, f"ds[{i}] (sigma = 0.5)") for i in STRIPES])
     lo, hi = imgs.min().item(), imgs.max().item()
-    check(lo >= 0.0 and hi <= 1.0,
-          f"With sigma = 0.5, pixel values ranged from {lo:.3g} to {hi:.3g}; the image must be "
-          f"clamped to [0, 1] after adding the noise.")
-    black = torch.from_numpy(X[STRIPES.start:STRIPES.stop] == 0).reshape(imgs.shape)
-    white = torch.from_numpy(X[STRIPES.start:STRIPES.stop] == 16).reshape(imgs.shape)
+    check(
+        lo >= 0.0 and hi <= 1.0,
+        f"With sigma = 0.5, pixel values ranged from {lo:.3g} to {hi:.3g}; the image must be clamped to [0, 1] "
+        f"after adding the noise.",
+        misconception="no_clamp",
+    )
+    black = torch.from_numpy(X[STRIPES.start : STRIPES.stop] == 0).reshape(imgs.shape)
+    white = torch.from_numpy(X[STRIPES.start : STRIPES.stop] == 16).reshape(imgs.shape)
     at_zero = (imgs[black] == 0).float().mean().item()
     at_one = (imgs[white] == 1).float().mean().item()
-    check(0.3 <= at_zero <= 0.7 and 0.3 <= at_one <= 0.7,
-          f"With sigma = 0.5, about half of the black pixels should be clamped to exactly 0 "
-          f"(got {at_zero:.0%}) and about half of the white pixels to exactly 1 (got "
-          f"{at_one:.0%}). The image must be clamp(X[i] / 16 + sigma * noise, 0, 1), with the "
-          f"noise added before clamping and no other rescaling.")
+    check(
+        0.3 <= at_zero <= 0.7 and 0.3 <= at_one <= 0.7,
+        f"With sigma = 0.5, about half of the black pixels should be clamped to exactly 0 (got {at_zero:.0%}) "
+        f"and about half of the white pixels to exactly 1 (got {at_one:.0%}). The image must be "
+        f"clamp(X[i] / 16 + sigma * noise, 0, 1), with the noise added before clamping and no other rescaling.",
+    )
 
 
 def _residuals(ds, sigma, label):
     imgs = torch.stack([_image(ds, i, f"ds[{i}] ({label})") for i in MID]).double()
     if imgs.std().item() < 1e-3 * sigma:
-        fail(f"With {label}, the images of digits whose pixels are all 8 came back constant "
-             f"(every pixel {imgs.flatten()[0].item():.3g}): expected 8 / 16 plus fresh noise "
-             f"on every pixel.")
-    return (imgs - 0.5) / sigma   # rows of MID are 8 everywhere: 0.5, far from the clamps
+        fail(
+            f"With {label}, the images of digits whose pixels are all 8 came back constant (every pixel "
+            f"{imgs.flatten()[0].item():.3g}): expected 8 / 16 plus fresh noise on every pixel."
+        )
+    return (imgs - 0.5) / sigma  # rows of MID are 8 everywhere: 0.5, far from the clamps
 
 
-@pytest.mark.points(1.5)
+@pytest.mark.points(1)
 def test_noise_is_standard_normal_per_pixel(student):
     """The noise is sigma times standard normal, independent per pixel (default sigma 0.1)"""
     X, y = _data(seed=5)
-    for label, ds, sigma in [("sigma = 0.05", student.NoisyDigits(X, y, 0.05), 0.05),
-                             ("the default sigma", student.NoisyDigits(X, y), 0.1)]:
-        z = _residuals(ds, sigma, label)   # 24 images * 64 pixels = 1536 noise values
+    for label, ds, sigma in [
+        ("sigma = 0.05", student.NoisyDigits(X, y, 0.05), 0.05),
+        ("the default sigma", student.NoisyDigits(X, y), 0.1),
+    ]:
+        z = _residuals(ds, sigma, label)  # 24 images * 64 pixels = 1536 noise values
         mean, std = z.mean().item(), z.std().item()
         per_image_std = z.flatten(1).std(dim=1).min().item()
-        check(per_image_std > 0.1,
-              f"With {label}, some image had (almost) the same noise on every pixel (spread "
-              f"across its pixels {per_image_std * sigma:.3g}). Each pixel needs its own "
-              f"standard normal value: draw noise with the image's shape.")
-        check(abs(mean) < 0.2,
-              f"With {label}, the noise added to the pixels has mean {mean * sigma:.3g} instead "
-              f"of about 0: it must be sigma times standard normal noise (torch.randn), which is "
-              f"centred on 0.")
-        check(0.85 < std < 1.15,
-              f"With {label}, the noise added to the pixels has standard deviation "
-              f"{std * sigma:.3g} instead of about {sigma}: it must be sigma times standard "
-              f"normal noise" + (" (and sigma must default to 0.1)." if sigma == 0.1 else "."))
+        check(
+            per_image_std > 0.1 or per_image_std > 0.2 * std,
+            f"With {label}, some image had (almost) the same noise on every pixel (spread across its pixels "
+            f"{per_image_std * sigma:.3g}). Each pixel needs its own standard normal value: draw noise with the "
+            f"image's shape.",
+            misconception="one_noise_value",
+        )
+        uniform = 0.4 < mean < 0.6 and 0.25 < std < 0.33 and z.min().item() > -0.05
+        check(
+            not uniform,
+            f"With {label}, the noise lies in [0, sigma) with mean {mean * sigma:.3g}: that is uniform noise "
+            f"(torch.rand), not standard normal noise (torch.randn), which is centred on 0 with standard "
+            f"deviation 1.",
+            misconception="uniform_noise",
+        )
+        check(
+            abs(mean) < 0.2,
+            f"With {label}, the noise added to the pixels has mean {mean * sigma:.3g} instead of about 0: it must "
+            f"be sigma times standard normal noise (torch.randn), which is centred on 0.",
+        )
+        if not 0.85 < std < 1.15:
+            if 1.7 < std < 2.3 and sigma == 0.05:
+                fail(
+                    f"With {label}, the noise has standard deviation {std * sigma:.3g}, about 0.1: the sigma "
+                    f"argument is ignored.",
+                    misconception="ignores_sigma",
+                )
+            if 0.05 < std < 0.08:
+                fail(
+                    f"With {label}, the noise has standard deviation {std * sigma:.3g}, sigma / 16: the noise "
+                    f"was divided by 16 along with the pixels. Add sigma * noise after scaling X[i] to [0, 1].",
+                    misconception="noise_divided",
+                )
+            fail(
+                f"With {label}, the noise added to the pixels has standard deviation {std * sigma:.3g} instead of "
+                f"about {sigma}: it must be sigma times standard normal noise"
+                + (" (and sigma must default to 0.1)." if sigma == 0.1 else ".")
+            )
 
 
 @pytest.mark.points(1)
@@ -195,10 +325,13 @@ def test_fresh_noise_every_access(student):
     b = _image(ds, 4, "ds[4] read a second time")
     c = _image(ds, MID.start, f"ds[{MID.start}]")
     d = _image(ds, MID.start, f"ds[{MID.start}] read a second time")
-    check(not torch.equal(a, b) or not torch.equal(c, d),
-          "Reading the same index twice returned the same noisy image. The noise must be drawn "
-          "afresh in __getitem__ at every access; noise drawn once (in __init__) is the same "
-          "every epoch, so the model sees no augmentation.")
+    check(
+        not torch.equal(a, b) or not torch.equal(c, d),
+        "Reading the same index twice returned the same noisy image. The noise must be drawn afresh in "
+        "__getitem__ at every access; noise drawn once (in __init__) is the same every epoch, so the model "
+        "sees no augmentation.",
+        misconception="noise_in_init",
+    )
 
 
 @pytest.mark.points(1)
@@ -206,18 +339,41 @@ def test_reproducible_with_torch_manual_seed(sandbox):
     """torch.manual_seed alone makes an access reproducible (and changes the noise)"""
     X, y = _data(seed=7)
     # (torch seed, NumPy/random seed) before each read of ds[5]
-    plan = [[123, 1], [123, 2], [124, 1]]
+    plan = [[123, 1], [123, 2], [124, 1], [123, 1]]
     images = sandbox.probe("reseeded_reads", X, y, 0.2, 5, plan)
-    first, same_torch_seed, other_torch_seed = [_as_pixels(img, "ds[5]") for img in images]
-    check(torch.equal(first, same_torch_seed),
-          "After torch.manual_seed(123), ds[5] gave a different image depending on NumPy's and "
-          "Python's random state (or on how often it was read before). The noise must come "
-          "from torch's global generator (torch.randn and friends, no generator= argument, "
-          "no NumPy), so that torch.manual_seed alone makes it reproducible.")
-    check(not torch.equal(first, other_torch_seed),
-          "ds[5] gave the same image after torch.manual_seed(123) and torch.manual_seed(124): "
-          "the noise does not depend on torch's global generator. Draw it at each access with "
-          "torch's random functions.")
+    first, same_torch_seed, other_torch_seed, again = [_as_pixels(img, "ds[5]") for img in images]
+    if torch.equal(first, same_torch_seed) and torch.equal(first, other_torch_seed):
+        fail(
+            "ds[5] gave the same noisy image after torch.manual_seed(123) and torch.manual_seed(124), whatever "
+            "the seeds: the noise does not change at all between accesses, as if drawn once in __init__. Draw "
+            "it in __getitem__, at each access, with torch's random functions.",
+            misconception="noise_in_init",
+        )
+    if torch.equal(first, other_torch_seed) and torch.equal(first, again) and not torch.equal(first, same_torch_seed):
+        fail(
+            "ds[5]'s noise followed NumPy's (or Python's) random seed and ignored torch.manual_seed: the same "
+            "NumPy seed gave the same image under different torch seeds. Draw the noise with torch (torch.randn "
+            "and friends), so that torch.manual_seed alone makes it reproducible.",
+            misconception="numpy_noise",
+        )
+    if not torch.equal(first, same_torch_seed) and not torch.equal(first, again):
+        fail(
+            "After torch.manual_seed(123), ds[5] gave a different image every time, whatever the seeds: the "
+            "noise does not come from torch's global generator (a private torch.Generator, for instance, is not "
+            "reset by torch.manual_seed). Draw it with torch's random functions without a generator= argument.",
+            misconception="private_generator",
+        )
+    check(
+        torch.equal(first, same_torch_seed),
+        "After torch.manual_seed(123), ds[5] gave a different image depending on NumPy's and Python's random "
+        "state. The noise must come from torch's global generator alone (torch.randn and friends, no "
+        "generator= argument, no NumPy).",
+    )
+    check(
+        not torch.equal(first, other_torch_seed),
+        "ds[5] gave the same image after torch.manual_seed(123) and torch.manual_seed(124): the noise does not "
+        "depend on torch's global generator. Draw it at each access with torch's random functions.",
+    )
 
 
 @pytest.mark.points(1)
@@ -226,20 +382,29 @@ def test_dataloader_workers_differ(sandbox):
     """A DataLoader with 2 workers gets different noise in each worker"""
     X, y = _data(seed=8)
     images = sandbox.probe("loader_reads", X, y, 0.2, 6, 8, 2, 99)
-    check(len(images) == 8, f"Reading ds[6] 8 times through a DataLoader(num_workers=2) gave "
-                            f"{len(images)} images.")
+    check(len(images) == 8, f"Reading ds[6] 8 times through a DataLoader(num_workers=2) gave {len(images)} images.")
     images = [_as_pixels(t, "ds[6] read through a DataLoader") for t in images]
     worker0, worker1 = images[0::2], images[1::2]
     repeats = sum(torch.equal(images[a], images[b]) for a in range(8) for b in range(a + 1, 8))
     same_across = all(torch.equal(p, q) for p, q in zip(worker0, worker1, strict=True))
-    check(not same_across,
-          "Read through a DataLoader with num_workers=2, both worker processes produced exactly "
-          "the same noisy images. Each worker is seeded differently through torch's global "
-          "generator; noise drawn in __init__ or from a generator stored in the dataset is "
-          "copied into every worker unchanged.")
-    check(repeats == 0,
-          f"Read 8 times through a DataLoader with num_workers=2, ds[6] repeated an identical "
-          f"noisy image {repeats} time(s): every access must draw fresh noise.")
+    check(
+        repeats < 28,
+        "Read 8 times through a DataLoader with num_workers=2, ds[6] was the same noisy image every time: the "
+        "noise is drawn once (in __init__), not at each access.",
+        misconception="noise_in_init",
+    )
+    check(
+        not same_across,
+        "Read through a DataLoader with num_workers=2, both worker processes produced exactly the same sequence "
+        "of noisy images. Each worker is seeded differently through torch's global generator; a generator "
+        "stored in the dataset is copied into every worker unchanged.",
+        misconception="private_generator",
+    )
+    check(
+        repeats == 0,
+        f"Read 8 times through a DataLoader with num_workers=2, ds[6] repeated an identical noisy image "
+        f"{repeats} time(s): every access must draw fresh noise.",
+    )
 
 
 @pytest.mark.points(0.5)
@@ -248,11 +413,75 @@ def test_inputs_unchanged(sandbox):
     X, y = _data(seed=9)
     reads = [0, MID.start, STRIPES.start, 0]
     X_after, y_after = sandbox.probe("arrays_after_use", X, y, 0.3, reads)
-    check(isinstance(X_after, np.ndarray) and X_after.dtype == X.dtype
-          and np.array_equal(X_after, X),
-          "After constructing NoisyDigits(X, y) and reading a few items, the caller's X had "
-          "changed. Never modify X in place (e.g. X /= 16): work on a converted copy.")
-    check(isinstance(y_after, np.ndarray) and y_after.dtype == y.dtype
-          and np.array_equal(y_after, y),
-          "After constructing NoisyDigits(X, y) and reading a few items, the caller's y had "
-          "changed.")
+    check(
+        isinstance(X_after, np.ndarray) and X_after.dtype == X.dtype and np.array_equal(X_after, X),
+        "After constructing NoisyDigits(X, y) and reading a few items, the caller's X had changed. Never modify "
+        "X in place (e.g. X /= 16): work on a converted copy.",
+        misconception="modifies_input",
+    )
+    check(
+        isinstance(y_after, np.ndarray) and y_after.dtype == y.dtype and np.array_equal(y_after, y),
+        "After constructing NoisyDigits(X, y) and reading a few items, the caller's y had changed.",
+        misconception="modifies_input",
+    )
+
+
+GENERATED = st.tuples(
+    st.integers(1, 9),  # n
+    st.integers(1, 16),  # the largest pixel value in X (often below 16)
+    st.sampled_from([np.float64, np.int64, np.float32, np.uint8, np.int32]),
+    st.sampled_from([np.int64, np.int32, np.uint8, np.int16]),
+    st.sampled_from(["c", "fortran", "strided"]),
+    st.integers(0, 2**32 - 1),
+)
+
+
+@pytest.mark.points(1)
+def test_generated_clean_images(sandbox):
+    """sigma = 0: every item equals X[i] / 16 and y[i] on generated data (maxima, dtypes, memory layouts)"""
+    specs, labels = [], []
+    for n, top, xdt, ydt, layout, seed in draw(GENERATED, 20, "noisy_digits/generated v1"):
+        rng = np.random.default_rng(seed)
+        X = rng.integers(0, top + 1, size=(n, 64)).astype(xdt)
+        y = rng.integers(0, 10, size=n).astype(ydt)
+        specs.append([X, y, 0.0, layout])
+        labels.append(
+            f"NoisyDigits(X, y, sigma=0) with {n} row(s) of {np.dtype(xdt).name} pixels at most {top}, "
+            f"{np.dtype(ydt).name} labels, X in {layout} memory order"
+        )
+    replies = sandbox.probe("items_many", specs)
+    check(isinstance(replies, list) and len(replies) == len(specs), "grader bug: items_many replied badly")
+    failures = []
+    for (X, y, _, _), label, r in zip(specs, labels, replies, strict=True):
+        try:
+            _judge_items(X, y, label, r)
+        except Failure as e:
+            failures.append(e)
+    if failures:  # the first one that names its cause, else the first
+        raise next((e for e in failures if e.misconception), failures[0])
+
+
+def _judge_items(X, y, label, r):
+    if "error" in r:
+        fail(f"{label} raised {r['error']}.")
+    check(r["len"] == len(X), f"len(ds) returned {r['len']} for {label}; expected {len(X)}.")
+    check(
+        np.array_equal(r["X"], X) and np.array_equal(r["y"], y),
+        f"{label} changed the caller's X or y.",
+        misconception="modifies_input",
+    )
+    for i, item in enumerate(r["items"]):
+        check(
+            isinstance(item, tuple | list) and len(item) == 2,
+            f"ds[{i}] of {label} must be a tuple (image, label), got {describe(item)}.",
+        )
+        image, lab = item
+        check(isinstance(image, torch.Tensor), f"The image of ds[{i}] of {label} is {describe(image)}.")
+        _check_shape(f"ds[{i}] of {label}", image)
+        check(
+            image.dtype == torch.float32,
+            f"The image of ds[{i}] of {label} is {str(image.dtype).removeprefix('torch.')}; it must be float32.",
+            misconception="float64_image" if image.dtype == torch.float64 else "",
+        )
+        _check_clean(image.double(), X, i, f"ds[{i}] of {label}")
+        _check_label(lab, y, i, y.dtype)

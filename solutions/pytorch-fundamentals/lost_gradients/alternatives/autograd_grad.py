@@ -1,5 +1,6 @@
 """Correct: torch.autograd.grad for the intermediate, dtype-then-device construction,
 log_softmax + nll_loss for the loss."""
+
 import torch
 import torch.nn.functional as F
 
@@ -11,7 +12,7 @@ def make_leaf(shape, device="cpu", dtype=torch.float32):
 
 def intermediate_grad(w):
     w2 = w * 2
-    loss = (w2 ** 2).sum()
+    loss = (w2**2).sum()
     (g,) = torch.autograd.grad(loss, w2)
     return g
 

@@ -1,5 +1,6 @@
 """Correct: build in float32 then convert and re-leaf with detach(); capture the
 intermediate gradient with a tensor hook; cross-entropy written out with logsumexp."""
+
 import torch
 
 
@@ -14,7 +15,7 @@ def intermediate_grad(w):
     seen = []
     w2 = w * 2
     w2.register_hook(lambda g: seen.append(g.clone()))
-    loss = (w2 ** 2).sum()
+    loss = (w2**2).sum()
     loss.backward()
     return seen[0]
 

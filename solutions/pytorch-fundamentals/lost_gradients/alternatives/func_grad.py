@@ -1,5 +1,6 @@
 """Correct: torch.normal for the values, torch.func.grad of the loss as a function of w2,
 cross-entropy from log_softmax picked with one-hot weights."""
+
 import torch
 import torch.nn.functional as F
 
@@ -12,7 +13,7 @@ def make_leaf(shape, device="cpu", dtype=torch.float32):
 
 def intermediate_grad(w):
     w2 = w * 2
-    return torch.func.grad(lambda v: (v ** 2).sum())(w2.detach())
+    return torch.func.grad(lambda v: (v**2).sum())(w2.detach())
 
 
 def diagnose():

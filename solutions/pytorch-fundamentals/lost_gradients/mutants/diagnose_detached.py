@@ -1,25 +1,7 @@
-# misconception: none
+# misconception: diagnose_detached
 """Misconception: thinks .to(device) detaches the tensor and that argmax merely detaches the
 graph (instead of being non-differentiable)."""
-import torch
-import torch.nn.functional as F
-
-
-def make_leaf(shape, device="cpu", dtype=torch.float32):
-    return torch.randn(shape, device=device, dtype=dtype, requires_grad=True)
-
-
-def intermediate_grad(w):
-    w2 = w * 2
-    w2.retain_grad()
-    loss = (w2 ** 2).sum()
-    loss.backward()
-    return w2.grad
 
 
 def diagnose():
     return {1: "detached", 2: "not_retained", 3: "detached"}
-
-
-def training_loss(logits, target):
-    return F.cross_entropy(logits, target)

@@ -1,23 +1,7 @@
-# misconception: none
+# misconception: sum_reduction
 """Misconception: sums the per-example cross-entropy instead of averaging it."""
-import torch
+
 import torch.nn.functional as F
-
-
-def make_leaf(shape, device="cpu", dtype=torch.float32):
-    return torch.randn(shape, device=device, dtype=dtype, requires_grad=True)
-
-
-def intermediate_grad(w):
-    w2 = w * 2
-    w2.retain_grad()
-    loss = (w2 ** 2).sum()
-    loss.backward()
-    return w2.grad
-
-
-def diagnose():
-    return {1: "non_leaf", 2: "not_retained", 3: "not_differentiable"}
 
 
 def training_loss(logits, target):

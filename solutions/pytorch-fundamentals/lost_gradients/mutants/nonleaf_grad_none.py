@@ -1,24 +1,10 @@
-# misconception: none
+# misconception: not_retained
 """Misconception: reads .grad of the non-leaf w2 without retain_grad(): autograd does not
 keep it, so None comes back."""
-import torch
-import torch.nn.functional as F
-
-
-def make_leaf(shape, device="cpu", dtype=torch.float32):
-    return torch.randn(shape, device=device, dtype=dtype, requires_grad=True)
 
 
 def intermediate_grad(w):
     w2 = w * 2
-    loss = (w2 ** 2).sum()
+    loss = (w2**2).sum()
     loss.backward()
     return w2.grad
-
-
-def diagnose():
-    return {1: "non_leaf", 2: "not_retained", 3: "not_differentiable"}
-
-
-def training_loss(logits, target):
-    return F.cross_entropy(logits, target)

@@ -1,24 +1,8 @@
-# misconception: none
+# misconception: uniform_values
 """Misconception: torch.rand (uniform on [0, 1)) used where a standard normal tensor is required."""
+
 import torch
-import torch.nn.functional as F
 
 
 def make_leaf(shape, device="cpu", dtype=torch.float32):
     return torch.rand(shape, device=device, dtype=dtype, requires_grad=True)
-
-
-def intermediate_grad(w):
-    w2 = w * 2
-    w2.retain_grad()
-    loss = (w2 ** 2).sum()
-    loss.backward()
-    return w2.grad
-
-
-def diagnose():
-    return {1: "non_leaf", 2: "not_retained", 3: "not_differentiable"}
-
-
-def training_loss(logits, target):
-    return F.cross_entropy(logits, target)

@@ -1,5 +1,6 @@
 """Correct: softmax minus one-hot, einsum for the weight gradients, mask taken on H,
 custom Function that saves the inputs and recomputes in backward."""
+
 import torch
 import torch.nn.functional as F
 

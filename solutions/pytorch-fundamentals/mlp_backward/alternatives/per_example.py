@@ -1,5 +1,6 @@
 """Correct: per-example gradients accumulated as outer products, then averaged; log-softmax
 through logsumexp; the Function uses ctx attributes and the newer setup_context style."""
+
 import torch
 
 

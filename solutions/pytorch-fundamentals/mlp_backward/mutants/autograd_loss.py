@@ -1,14 +1,9 @@
-# misconception: none
+# misconception: not_custom_function
 """Misconception: mlp_loss returns plain F.cross_entropy(mlp_forward(...)) and lets autograd do
 the work, instead of a custom torch.autograd.Function with the hand-derived backward."""
+
 import torch
 import torch.nn.functional as F
-
-
-def mlp_forward(X, W1, b1, W2, b2):
-    A = X @ W1 + b1
-    H = torch.relu(A)
-    return H @ W2 + b2
 
 
 def mlp_backward(X, y, W1, b1, W2, b2):

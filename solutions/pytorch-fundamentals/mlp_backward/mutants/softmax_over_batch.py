@@ -1,13 +1,8 @@
-# misconception: none
+# misconception: softmax_wrong_dim
 """Misconception: the softmax normalises over the batch dimension (dim=0) instead of over
 the classes of each example (dim=1)."""
+
 import torch
-
-
-def mlp_forward(X, W1, b1, W2, b2):
-    A = X @ W1 + b1
-    H = torch.relu(A)
-    return H @ W2 + b2
 
 
 def _forward_backward(X, y, W1, b1, W2, b2):
@@ -31,26 +26,3 @@ def _forward_backward(X, y, W1, b1, W2, b2):
     grads["W1"] = X.T @ dA
     grads["b1"] = dA.sum(dim=0)
     return loss, grads
-
-
-def mlp_backward(X, y, W1, b1, W2, b2):
-    with torch.no_grad():
-        _, grads = _forward_backward(X, y, W1, b1, W2, b2)
-    return {k: grads[k] for k in ("W1", "b1", "W2", "b2")}
-
-
-class _MLPLoss(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, X, y, W1, b1, W2, b2):
-        loss, grads = _forward_backward(X, y, W1, b1, W2, b2)
-        ctx.save_for_backward(grads["W1"], grads["b1"], grads["W2"], grads["b2"])
-        return loss
-
-    @staticmethod
-    def backward(ctx, grad_loss):
-        gW1, gb1, gW2, gb2 = ctx.saved_tensors
-        return None, None, grad_loss * gW1, grad_loss * gb1, grad_loss * gW2, grad_loss * gb2
-
-
-def mlp_loss(X, y, W1, b1, W2, b2):
-    return _MLPLoss.apply(X, y, W1, b1, W2, b2)

@@ -1,6 +1,7 @@
-# misconception: none
+# misconception: uses_autograd
 """Misconception: mlp_backward calls autograd (requires_grad_ + backward) instead of the hand
 derivation; it breaks when gradient recording is off."""
+
 import torch
 import torch.nn.functional as F
 

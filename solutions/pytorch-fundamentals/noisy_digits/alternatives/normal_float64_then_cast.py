@@ -1,6 +1,7 @@
 """Works in float64 with torch.normal(0, sigma) of shape (64,), clips with minimum/maximum,
 reshapes and casts to float32 at the end; stores the data lazily (keeps references,
 never writes to them)."""
+
 import numpy as np
 import torch
 from torch.utils.data import Dataset

@@ -1,5 +1,6 @@
 """Keeps a float32 NumPy copy, converts per access with from_numpy, draws randn_like,
 clamps with torch.clamp; the label is built from a Python int."""
+
 import numpy as np
 import torch
 from torch.utils.data import Dataset

@@ -1,7 +1,7 @@
-# misconception: none
+# misconception: flat_image
 """Returns the image flat, with shape (64,), instead of (1, 8, 8) (no channel dimension for
 Conv2d)."""
-import numpy as np
+
 import torch
 from torch.utils.data import Dataset
 

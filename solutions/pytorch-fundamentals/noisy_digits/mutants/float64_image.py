@@ -1,6 +1,7 @@
-# misconception: none
+# misconception: float64_image
 """Builds the image from the float64 NumPy data and never casts: the image is float64
 instead of float32."""
+
 import numpy as np
 import torch
 from torch.utils.data import Dataset

@@ -1,6 +1,7 @@
-# misconception: none
+# misconception: label_dtype
 """Converts the label with torch.from_numpy / as_tensor, which keeps the array's integer
 dtype (int32 labels stay int32 instead of int64)."""
+
 import numpy as np
 import torch
 from torch.utils.data import Dataset

@@ -1,6 +1,6 @@
-# misconception: none
+# misconception: no_channel
 """Returns an (8, 8) image, forgetting the channel dimension (1, 8, 8)."""
-import numpy as np
+
 import torch
 from torch.utils.data import Dataset
 

@@ -1,6 +1,6 @@
-# misconception: none
+# misconception: no_clamp
 """Forgets to clamp: noisy pixels leave the [0, 1] range."""
-import numpy as np
+
 import torch
 from torch.utils.data import Dataset
 

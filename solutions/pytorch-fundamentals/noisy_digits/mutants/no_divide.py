@@ -1,7 +1,7 @@
-# misconception: none
+# misconception: no_divide
 """Forgets to divide the 0..16 pixel values by 16 (then clamps, so most of the digit
 saturates at 1)."""
-import numpy as np
+
 import torch
 from torch.utils.data import Dataset
 

@@ -1,7 +1,7 @@
-# misconception: none
+# misconception: noise_in_init
 """Draws the noise once in __init__ (a fixed noisy copy of the data): every access to ds[i]
 returns the same image, and DataLoader workers all see identical noise."""
-import numpy as np
+
 import torch
 from torch.utils.data import Dataset
 

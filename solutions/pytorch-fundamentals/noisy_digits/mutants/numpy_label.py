@@ -1,7 +1,7 @@
-# misconception: none
+# misconception: numpy_label
 """Returns the label as it comes from the NumPy array (a NumPy integer), not as a 0-d int64
 tensor."""
-import numpy as np
+
 import torch
 from torch.utils.data import Dataset
 

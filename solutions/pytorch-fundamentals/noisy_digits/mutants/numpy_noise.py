@@ -1,6 +1,7 @@
-# misconception: none
+# misconception: numpy_noise
 """Draws the noise with NumPy (np.random.normal) instead of torch's global generator:
 torch.manual_seed does not make it reproducible."""
+
 import numpy as np
 import torch
 from torch.utils.data import Dataset

@@ -1,7 +1,7 @@
-# misconception: none
+# misconception: one_noise_value
 """Draws one noise value per image (torch.randn(1)) and adds it to every pixel, instead of
 independent noise per pixel."""
-import numpy as np
+
 import torch
 from torch.utils.data import Dataset
 

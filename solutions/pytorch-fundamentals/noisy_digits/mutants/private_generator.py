@@ -1,7 +1,7 @@
-# misconception: none
+# misconception: private_generator
 """Uses a private torch.Generator created in __init__: torch.manual_seed does not reproduce
 it, and forked DataLoader workers inherit identical generator states (identical noise)."""
-import numpy as np
+
 import torch
 from torch.utils.data import Dataset
 

@@ -1,7 +1,7 @@
-# misconception: none
+# misconception: modifies_input
 """Normalises the caller's array in place (X /= 16) and keeps a reference to it: the
 caller's X is modified."""
-import numpy as np
+
 import torch
 from torch.utils.data import Dataset
 

@@ -1,7 +1,7 @@
-# misconception: none
+# misconception: uniform_noise
 """Uses torch.rand (uniform on [0, 1)) instead of torch.randn (standard normal): the noise
 is not centred and has the wrong spread."""
-import numpy as np
+
 import torch
 from torch.utils.data import Dataset
 
