@@ -82,10 +82,8 @@ def run_train_epoch(mod, spec):
     result = mod.train_epoch(model, loader, optimizer, scheduler, scaler, device=device,
                              accum_steps=spec["accum_steps"], amp_dtype=amp_dtype,
                              max_grad_norm=spec["max_grad_norm"])
-    is_float = isinstance(result, float) and not isinstance(result, bool)
     return {
-        "result_type": type(result).__name__,
-        "result": float(result) if is_float else None,
+        "result": result,
         "params": [p.detach().to("cpu", copy=True) for p in params],
         "lr": float(optimizer.param_groups[0]["lr"]),
         "last_epoch": int(scheduler.last_epoch),

@@ -22,9 +22,14 @@ forward call, whether autocast was enabled with which dtype.
 import pytest
 import torch
 import torch.nn as nn
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
 from torch.utils.data import DataLoader, TensorDataset
 
-from autograder.judge import check, fail
+from autograder.judge import check, describe, fail
+
+GENERATED = settings(derandomize=True, max_examples=5, deadline=None, database=None,
+                     phases=[Phase.explicit, Phase.generate], print_blob=False)
 
 UPDATE_TOL = 0.03      # relative L1 distance between update vectors
 INIT_SCALE = 1024.0
@@ -90,7 +95,8 @@ def _make_spec(sandbox, *, seed, n, batch_size, accum_steps, optimizer, schedule
 # ---------------------------------------------------------------- reference
 
 def _reference_epoch(spec, *, divide="window", clip_first=False, final_window=True,
-                     skip_aware=True, use_scaler=True):
+                     skip_aware=True, use_scaler=True, sched_per_batch=False, zero_each_batch=False,
+                     clip="norm"):
     """The trusted loop (the defaults); the keyword switches reproduce known
     mistakes, used only to name a misconception in the feedback."""
     device = torch.device(spec["device"])
@@ -119,9 +125,14 @@ def _reference_epoch(spec, *, divide="window", clip_first=False, final_window=Tr
     window = 0
     for i, (x, y) in enumerate(loader):
         x, y = x.to(device), y.to(device)
+        if zero_each_batch:
+            optimizer.zero_grad(set_to_none=True)
         with torch.autocast(device.type, dtype=amp_dtype):
             loss = loss_fn(model(x), y)
-        (scaler.scale(loss) if use_scaler else loss).backward()
+        backprop = loss / len(y) if divide == "batch" else loss
+        (scaler.scale(backprop) if use_scaler else backprop).backward()
+        if sched_per_batch:
+            scheduler.step()
         batch_sums.append(loss.item())
         batch_sizes.append(len(y))
         window += len(y)
@@ -129,15 +140,18 @@ def _reference_epoch(spec, *, divide="window", clip_first=False, final_window=Tr
             if use_scaler and not clip_first:
                 scaler.unscale_(optimizer)
             for p in params:
-                p.grad.div_(window if divide == "window" else accum)
-            torch.nn.utils.clip_grad_norm_(params, spec["max_grad_norm"])
+                p.grad.div_({"window": window, "accum": accum, "batch": 1}[divide])
+            if clip == "norm":
+                torch.nn.utils.clip_grad_norm_(params, spec["max_grad_norm"])
+            else:
+                torch.nn.utils.clip_grad_value_(params, spec["max_grad_norm"])
             before = scaler.get_scale()
             if use_scaler:
                 scaler.step(optimizer)
                 scaler.update()
             else:
                 optimizer.step()
-            if scaler.get_scale() >= before or not skip_aware:
+            if (scaler.get_scale() >= before or not skip_aware) and not sched_per_batch:
                 scheduler.step()
             optimizer.zero_grad(set_to_none=True)
             window = 0
@@ -157,20 +171,36 @@ def _run(sandbox, spec):
     return out
 
 
-_COMMON_VARIANTS = {
-    "They match a loop that divides each window's summed loss by accum_steps: "
-    "with reduction='sum' the loss of a window is a sum over all its samples, so "
-    "it must be divided by the number of samples in the window.": {"divide": "accum"},
-    "They match a loop that never steps on the short final window (the last "
-    "batches when len(loader) is not a multiple of accum_steps): those gradients "
-    "must be used too.": {"final_window": False},
-    "They match clipping the gradients while they are still multiplied by the "
-    "loss scale: call scaler.unscale_(optimizer) before clip_grad_norm_, otherwise "
-    "the threshold is compared with scaled gradients.": {"clip_first": True},
+# Known mistakes, each reproduced by a switch of the trusted loop. A diagnosis is given only when the
+# student's updates match exactly one of them (on some setups two mistakes give the same updates).
+VARIANTS = {
+    "divide_by_accum": ({"divide": "accum"},
+                        "They match a loop that divides each window's summed loss by accum_steps: with "
+                        "reduction='sum' the loss of a window is a sum over all its samples, so it must be divided "
+                        "by the number of samples in the window."),
+    "divide_by_batch_size": ({"divide": "batch"},
+                             "They match a loop that divides each batch's loss by its own batch size: the window's "
+                             "gradient is then a sum of batch means, not the mean over the window's samples."),
+    "no_final_window": ({"final_window": False},
+                        "They match a loop that never steps on the short final window (the last batches when "
+                        "len(loader) is not a multiple of accum_steps): those gradients must be used too."),
+    "clip_before_unscale": ({"clip_first": True},
+                            "They match clipping the gradients while they are still multiplied by the loss scale: "
+                            "call scaler.unscale_(optimizer) before clip_grad_norm_, otherwise the threshold is "
+                            "compared with scaled gradients."),
+    "clip_by_value": ({"clip": "value"},
+                      "They match clipping each gradient entry (clip_grad_value_) instead of the total norm of all "
+                      "gradients (clip_grad_norm_)."),
+    "scheduler_per_batch": ({"sched_per_batch": True},
+                            "They match a loop that steps the scheduler after every batch: step it once per "
+                            "optimizer step."),
+    "zero_inside_window": ({"zero_each_batch": True},
+                           "They match a loop that zeroes the gradients before every batch, so only the last batch "
+                           "of each window counts: zero them only after each optimizer step."),
 }
 
 
-def _check_params(got, spec, ref, setting, variants, hint):
+def _check_params(got, spec, ref, setting, hint):
     params = got["params"]
     check(all(bool(torch.isfinite(p).all()) for p in params),
           f"After one epoch ({setting}) your model's parameters contain inf or nan.")
@@ -180,16 +210,21 @@ def _check_params(got, spec, ref, setting, variants, hint):
     msg = (f"After one epoch ({setting}) the parameter updates your train_epoch made "
            f"differ from the expected ones by {dist:.0%} (relative L1 distance of the "
            f"updates; up to {UPDATE_TOL:.0%} is allowed for mixed-precision rounding).")
-    for diagnosis, kwargs in {**variants, **_COMMON_VARIANTS}.items():
+    fits = []
+    for key, (kwargs, diagnosis) in VARIANTS.items():
         wrong = _reference_epoch(spec, **kwargs)
+        if _update_distance(wrong["params"], ref["params"], spec["weights"]) <= UPDATE_TOL:
+            continue  # this setup cannot tell that mistake from the right loop
         if _update_distance(params, wrong["params"], spec["weights"]) <= UPDATE_TOL:
-            fail(msg + " " + diagnosis)
+            fits.append((key, diagnosis))
+    if len(fits) == 1:
+        fail(msg + " " + fits[0][1], misconception=fits[0][0])
     fail(msg + " " + hint)
 
 
 # ---------------------------------------------------------------- tests
 
-@pytest.mark.points(2.5)
+@pytest.mark.points(2)
 @pytest.mark.timeout(60)
 def test_accumulation_windows(sandbox):
     """Gradients accumulated over windows and divided by the window's sample count"""
@@ -201,7 +236,7 @@ def test_accumulation_windows(sandbox):
     ref = _reference_epoch(spec)
     setting = ("18 samples in batches of 4, accum_steps=2, plain SGD, a clipping "
                "threshold too large to bind")
-    _check_params(got, spec, ref, setting, {},
+    _check_params(got, spec, ref, setting,
                   "Each optimizer step should use the summed loss of its window divided by the "
                   "number of samples in that window, and the last, shorter window also gets a step.")
     check(got["last_epoch"] == ref["last_epoch"],
@@ -222,7 +257,7 @@ def test_clipping_after_unscale(sandbox):
     got = _run(sandbox, spec)
     ref = _reference_epoch(spec)
     _check_params(got, spec, ref, "SGD with momentum, max_grad_norm=0.05 so that clipping binds",
-                  {}, "Unscale (scaler.unscale_) before clip_grad_norm_, then let scaler.step do the update.")
+                  "Unscale (scaler.unscale_) before clip_grad_norm_, then let scaler.step do the update.")
 
 
 @pytest.mark.points(2)
@@ -237,14 +272,20 @@ def test_overflow_skips_step_and_scheduler(sandbox):
     ref = _reference_epoch(spec)
     setting = "3 windows of 2 batches; the first batch of the second window has an inf gradient"
     check(all(bool(torch.isfinite(p).all()) for p in got["params"]),
-          f"After an epoch ({setting}) your weights contain inf/nan: the overflowing "
-          f"update was applied. Backpropagate scaler.scale(loss) and update with "
+          f"After an epoch ({setting}) your weights contain inf/nan: the update computed from the "
+          f"infinite gradient was applied. Backpropagate scaler.scale(loss) and update with "
           f"scaler.step(optimizer) + scaler.update(), which skip a step whose gradients "
-          f"are not finite.")
+          f"are not finite.", misconception="ignores_scaler")
     check(got["scale"] == ref["scale"],
           f"After an epoch with one overflowing window the GradScaler's scale is "
           f"{got['scale']:g} (it started at {INIT_SCALE:g}); it should have been backed "
           f"off once. Call scaler.update() after every scaler.step(optimizer).")
+    always = _reference_epoch(spec, skip_aware=False)
+    if got["last_epoch"] == always["last_epoch"] != ref["last_epoch"]:
+        fail(f"In an epoch of 3 windows where the scaler skipped one optimizer step because of an inf gradient, "
+             f"your scheduler stepped {got['last_epoch']} times, once per window: it must step only when the "
+             f"optimizer step really happened (compare scaler.get_scale() before and after scaler.update(), for "
+             f"example).", misconception="scheduler_steps_on_skip")
     check(got["last_epoch"] == ref["last_epoch"],
           f"In an epoch of 3 windows where the scaler skipped one optimizer step "
           f"because of an inf gradient, your scheduler stepped {got['last_epoch']} "
@@ -254,7 +295,7 @@ def test_overflow_skips_step_and_scheduler(sandbox):
     check(abs(got["lr"] - ref["lr"]) <= 1e-12 * abs(ref["lr"]),
           f"The learning rate at the end of the epoch is {got['lr']:g}, which does not "
           f"follow the StepLR schedule for the optimizer steps that really happened.")
-    _check_params(got, spec, ref, setting, {},
+    _check_params(got, spec, ref, setting,
                   "The skipped window must leave the weights untouched and its gradients must "
                   "not leak into the next window.")
 
@@ -279,14 +320,15 @@ def test_grads_set_to_none(sandbox):
             fail(f"When batch {i} (the first of a new window) was backpropagated, the "
                  f"weights' .grad still held a tensor. Zero the gradients with "
                  f"optimizer.zero_grad(set_to_none=True) so they are released (None), "
-                 f"not filled with zeros.")
+                 f"not filled with zeros.", misconception="zero_grad_not_none")
         if not starts_window and was_none:
             fail(f"When batch {i} (in the middle of a window of {accum} batches) was "
                  f"backpropagated, .grad was None: the gradients were reset inside the "
-                 f"window, so accumulation is lost. Zero only after each optimizer step.")
+                 f"window, so accumulation is lost. Zero only after each optimizer step.",
+                 misconception="zero_inside_window")
 
 
-@pytest.mark.points(1.5)
+@pytest.mark.points(1)
 @pytest.mark.timeout(60)
 def test_returned_mean_loss_per_sample(sandbox):
     """Returns the mean loss per sample, as a Python float"""
@@ -295,9 +337,9 @@ def test_returned_mean_loss_per_sample(sandbox):
                       scheduler={"kind": "step", "step_size": 1, "gamma": 0.9},
                       max_grad_norm=1.0, hard_last=True)
     got = _run(sandbox, spec)
-    check(got["result_type"] != "NoneType" and got["result"] is not None,
-          f"train_epoch returned a {got['result_type']}, expected a Python float "
-          f"(for example total.item() / n, or float(...)).")
+    check(type(got["result"]) is float,
+          f"train_epoch returned {describe(got['result'])}, expected a Python float "
+          f"(for example total.item() / n, or float(...)).", misconception="not_python_float")
     ref = _reference_epoch(spec)
     sums, sizes = ref["batch_sums"], ref["batch_sizes"]
     expected = sum(sums) / sum(sizes)
@@ -308,18 +350,18 @@ def test_returned_mean_loss_per_sample(sandbox):
            f"over the epoch (17 samples in batches of 4, the last batch holds a single "
            f"sample with a large loss).")
     wrong = {
-        "It looks like the mean of the per-batch mean losses, which weighs the "
-        "one-sample final batch like a full batch; divide the summed loss by the "
-        "number of samples instead.": sum(s / n for s, n in zip(sums, sizes)) / len(sums),
-        "It looks like the summed loss divided by the number of batches, not by "
-        "the number of samples.": sum(sums) / len(sums),
-        "It looks like the summed loss of the whole epoch, not divided by the number "
-        "of samples.": sum(sums),
-        "It looks like the loss of the last batch only.": sums[-1] / sizes[-1],
+        "mean_of_batch_means": ("It looks like the mean of the per-batch mean losses, which weighs the "
+                                "one-sample final batch like a full batch; divide the summed loss by the "
+                                "number of samples instead.", sum(s / n for s, n in zip(sums, sizes)) / len(sums)),
+        "divide_by_batches": ("It looks like the summed loss divided by the number of batches, not by "
+                              "the number of samples.", sum(sums) / len(sums)),
+        "loss_not_divided": ("It looks like the summed loss of the whole epoch, not divided by the number "
+                             "of samples.", sum(sums)),
+        "last_batch_only": ("It looks like the loss of the last batch only.", sums[-1] / sizes[-1]),
     }
-    for diagnosis, v in wrong.items():
-        if abs(value - v) <= 1e-2 * abs(v):
-            fail(msg + " " + diagnosis)
+    fits = [(key, why) for key, (why, v) in wrong.items() if abs(value - v) <= 1e-2 * abs(v)]
+    if len(fits) == 1:
+        fail(msg + " " + fits[0][1], misconception=fits[0][0])
     fail(msg + " Accumulate each batch's summed loss (as a float) and divide by the "
                "number of samples seen.")
 
@@ -342,7 +384,7 @@ def test_adamw_lambda_schedule(sandbox):
           f"The learning rate after the epoch is {got['lr']:g}, which does not follow "
           f"the LambdaLR schedule for the number of optimizer steps taken.")
     _check_params(got, spec, ref, "AdamW, 30 samples in batches of 4, accum_steps=3",
-                  {}, "Check the order: scale + backward per batch; then per window unscale_, divide "
+                  "Check the order: scale + backward per batch; then per window unscale_, divide "
        "by the window's samples, clip, scaler.step, scaler.update, scheduler, zero_grad.")
 
 
@@ -359,11 +401,46 @@ def test_autocast_forward_only(sandbox):
     fwd = got["log"]["autocast_in_forward"]
     check(len(fwd) > 0 and all(on for on, _ in fwd),
           "The model's forward ran with autocast disabled: wrap the forward pass in "
-          "torch.autocast(device.type, dtype=amp_dtype).")
+          "torch.autocast(device.type, dtype=amp_dtype).", misconception="no_autocast")
     check(all(dt == expected_dtype for _, dt in fwd),
           f"The forward ran under autocast with dtype {fwd[0][1]}; use the amp_dtype "
-          f"argument ({expected_dtype} in this run).")
+          f"argument ({expected_dtype} in this run).", misconception="autocast_dtype")
     check(not any(got["log"]["autocast_in_backward"]),
           "Backward ran while autocast was still enabled. Autocast should wrap only the "
           "forward pass (and the loss); leave the `with torch.autocast(...)` block "
-          "before calling backward.")
+          "before calling backward.", misconception="autocast_backward")
+
+
+@pytest.mark.points(1)
+@pytest.mark.timeout(120)
+def test_generated_setups(sandbox):
+    """Generated setups: dataset sizes, batch sizes, windows, clipping thresholds and optimizers"""
+
+    @GENERATED
+    @given(st.integers(5, 23), st.integers(1, 6), st.integers(1, 4), st.sampled_from([0.05, 1.0, 1e4]),
+           st.sampled_from(["sgd", "adamw"]), st.integers(0, 2 ** 16))
+    def run(n, batch_size, accum_steps, max_grad_norm, opt, seed):
+        optimizer = ({"kind": "sgd", "lr": 0.2, "momentum": 0.5} if opt == "sgd"
+                     else {"kind": "adamw", "lr": 0.01, "weight_decay": 0.05})
+        spec = _make_spec(sandbox, seed=seed, n=n, batch_size=batch_size, accum_steps=accum_steps,
+                          optimizer=optimizer, scheduler={"kind": "step", "step_size": 1, "gamma": 0.8},
+                          max_grad_norm=max_grad_norm)
+        got = _run(sandbox, spec)
+        ref = _reference_epoch(spec)
+        setting = (f"{n} samples in batches of {batch_size}, accum_steps={accum_steps}, "
+                   f"max_grad_norm={max_grad_norm:g}, {opt}")
+        check(got["last_epoch"] == ref["last_epoch"],
+              f"With {setting}, the epoch has {ref['last_epoch']} optimizer steps, but your scheduler stepped "
+              f"{got['last_epoch']} times.")
+        params = got["params"]
+        check(all(bool(torch.isfinite(p).all()) for p in params),
+              f"After one epoch ({setting}) your model's parameters contain inf or nan.")
+        dist = _update_distance(params, ref["params"], spec["weights"])
+        check(dist <= UPDATE_TOL, f"After one epoch ({setting}) your parameter updates differ from the expected "
+                                  f"ones by {dist:.0%} (up to {UPDATE_TOL:.0%} is allowed).")
+        expected = sum(ref["batch_sums"]) / sum(ref["batch_sizes"])
+        check(type(got["result"]) is float and abs(got["result"] - expected) <= 1e-2 * abs(expected),
+              f"With {setting}, train_epoch returned {describe(got['result'])}; the mean loss per sample "
+              f"is {expected:.5g}.")
+
+    run()

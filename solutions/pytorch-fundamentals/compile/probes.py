@@ -90,22 +90,14 @@ def _tampered():
 
 
 def _load_weights(model, sd):
-    """Load ChattyMLP-layout weights: by name, else by parameter order and shape."""
+    """Load ChattyMLP's state_dict strictly, as the statement requires; None when it loaded."""
     try:
         model.load_state_dict(sd)
         return None
-    except Exception as exc:  # noqa: BLE001 - fall back to positional loading
-        by_name_error = str(exc).splitlines()[0]
-    params = list(model.parameters()) if isinstance(model, nn.Module) else []
-    values = [sd["fc1.weight"], sd["fc1.bias"], sd["fc2.weight"], sd["fc2.bias"]]
-    if len(params) == len(values) and all(p.shape == v.shape for p, v in zip(params, values)):
-        with torch.no_grad():
-            for p, v in zip(params, values):
-                p.copy_(v)
-        return None
-    shapes = [tuple(p.shape) for p in params]
-    return (f"could not load ChattyMLP weights ({by_name_error}); the model's parameters "
-            f"have shapes {shapes}")
+    except Exception as exc:  # noqa: BLE001 - reported to the judge
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    keys = list(model.state_dict().keys()) if isinstance(model, nn.Module) else []
+    return {"message": message[:300], "keys": keys}
 
 
 def _user_code_line(lines):

@@ -22,8 +22,14 @@ the probe's backend received and ran.
 import pytest
 import torch
 import torch.nn.functional as F
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
 
 from autograder.judge import check, fail
+
+GENERATED = settings(derandomize=True, max_examples=8, deadline=None, database=None,
+                     phases=[Phase.explicit, Phase.generate], print_blob=False)
+CHATTY_KEYS = ("fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias")
 
 DIMS = (5, 12, 3)
 RTOL, ATOL = 1e-4, 1e-4
@@ -79,7 +85,12 @@ def _compare(outs, xs, sd, what):
             fail(f"{what}: on a batch where some hidden activations exceed 6 your output "
                  f"differs from ChattyMLP's (max abs error {err:.3g}). It matches an MLP "
                  f"without the clamp: the `if` block in ChattyMLP is not just logging, it "
-                 f"changes the activations, and that effect must be kept without the branch.")
+                 f"changes the activations, and that effect must be kept without the branch.",
+                 misconception="dropped_clamp")
+        if torch.allclose(out.double(), unclamped.clamp(max=6.0), rtol=RTOL, atol=ATOL):
+            fail(f"{what}: your output differs from ChattyMLP's (max abs error {err:.3g}); it matches "
+                 f"clamping the output at 6. ChattyMLP caps the hidden activations (after fc1 and the ReLU), "
+                 f"not the logits.", misconception="clamp_output")
         fail(f"{what}: the output differs from ChattyMLP's with the same weights "
              f"(max abs error {err:.3g} on input batch {i}).")
 
@@ -104,13 +115,23 @@ def _check_status(res, what):
     if res["status"] == "tampered":
         fail(f"{what}: your notebook replaced {', '.join(res['names'])}; the grader needs "
              f"PyTorch's own functions. Do not rebind torch.compile or torch._dynamo "
-             f"functions in your code.")
+             f"functions in your code.", misconception="tampers_compile")
     if res["status"] == "layout":
-        fail(f"{what}: {res['detail']}. Keep ChattyMLP's layers (fc1 then fc2, two "
-             f"nn.Linear) so that a ChattyMLP state_dict loads into CompileFriendlyMLP.")
+        detail = res["detail"]
+        keys = detail["keys"] if isinstance(detail, dict) else []
+        message = detail["message"] if isinstance(detail, dict) else str(detail)
+        extra = sorted(set(keys) - set(CHATTY_KEYS))
+        renamed = not set(CHATTY_KEYS) <= set(keys)
+        fail(f"{what}: `load_state_dict(chatty.state_dict())` (strict) failed: {message}. Its state_dict has "
+             f"the keys {keys}, ChattyMLP's has {list(CHATTY_KEYS)}. "
+             + ("Keep ChattyMLP's layer names (fc1 then fc2, two nn.Linear) so that its weights load by name."
+                if renamed else
+                f"It holds extra state ({', '.join(extra)}) that ChattyMLP's state_dict cannot fill: keep a "
+                f"constant as a Python number (or a non-persistent buffer)."),
+             misconception="renamed_layers" if renamed else "extra_state")
 
 
-@pytest.mark.points(2.5)
+@pytest.mark.points(2)
 def test_same_function_as_chatty(sandbox):
     """CompileFriendlyMLP computes the same function as ChattyMLP"""
     sd, xs = _weights(), _inputs()
@@ -130,18 +151,23 @@ def test_fullgraph_capture(sandbox):
         where = f" at this line of your code: `{code}`" if code else ""
         reason = f"{res['type']}: {res['message']}"
         text = (code + " " + res["message"]).lower()
-        if "print" in text:
-            why = ("print cannot be traced: it is a graph break. Leave logging out of "
-                   "forward.")
-        elif "data-dependent" in text or "data dependent" in text:
-            why = ("A Python `if` whose condition depends on tensor values (a tensor "
-                   "comparison, or a number read with .item()) cannot be traced. Make the "
-                   "computation branchless with tensor operations.")
+        key = ""
+        if "print" in code.lower() or "print" in res["message"].lower():
+            key, why = "print_in_forward", ("print cannot be traced: it is a graph break. Leave logging out of "
+                                            "forward.")
+        elif "data-dependent branching" in text:
+            key, why = "tensor_branch", ("A Python `if` whose condition depends on tensor values cannot be "
+                                         "traced. Make the computation branchless with tensor operations "
+                                         "(clamp, torch.where).")
+        elif ".item()" in code or "item" in res["message"].lower() or "could not guard on data-dependent" in text:
+            key, why = "item_branch", ("Reading a number out of a tensor with .item() (and branching on it in "
+                                       "Python) cannot be traced. Make the computation branchless with tensor "
+                                       "operations.")
         else:
             why = ("With fullgraph=True any graph break is an error; express the forward "
                    "with tensor operations only.")
         fail(f"torch.compile(model, fullgraph=True) failed on CompileFriendlyMLP{where} "
-             f"({reason[:200]}). {why}")
+             f"({reason[:200]}). {why}", misconception=key)
     check(res["graphs"] == 1,
           f"The compiler backend received {res['graphs']} graphs for two calls with the "
           f"same input shape; expected exactly one graph.")
@@ -173,12 +199,13 @@ def test_dynamic_no_recompile(sandbox):
     _check_status(res, "compile_dynamic")
     check(res["traces"] >= 1,
           "compile_dynamic(model) returned something that never compiled the model: "
-          "dynamo did not trace its forward at all. Return the result of torch.compile.")
+          "dynamo did not trace its forward at all. Return the result of torch.compile.",
+          misconception="not_compiled")
     check(res["recompiled_at"] is None,
           f"The callable returned by compile_dynamic recompiled when the batch size went "
           f"from 8 to {res['recompiled_at']} (torch.compiler.set_stance(\"fail_on_recompile\") "
           f"raised: {res['message']}). By default torch.compile specializes on the first "
-          f"input's shapes; ask for a dynamic batch dimension.")
+          f"input's shapes; ask for a dynamic batch dimension.", misconception="recompiles")
 
 
 @pytest.mark.points(1.5)
@@ -205,3 +232,24 @@ def test_dynamic_single_trace_and_values(sandbox):
               f"For a batch of {x.shape[0]} the compiled model's output differs from the "
               f"model's own output (max abs error "
               f"{(out.double() - expected).abs().max().item():.3g}).")
+
+
+@pytest.mark.points(0.5)
+@pytest.mark.timeout(60)
+def test_same_function_generated(sandbox):
+    """CompileFriendlyMLP equals ChattyMLP on generated sizes, weights and inputs"""
+
+    @GENERATED
+    @given(st.integers(1, 7), st.integers(1, 9), st.integers(1, 4), st.integers(1, 6),
+           st.sampled_from([0.1, 1.0, 5.0]), st.integers(0, 2 ** 16))
+    def run(d_in, d_h, d_out, n, scale, seed):
+        g = torch.Generator().manual_seed(seed)
+        sd = {"fc1.weight": torch.randn(d_h, d_in, generator=g), "fc1.bias": torch.randn(d_h, generator=g),
+              "fc2.weight": torch.randn(d_out, d_h, generator=g) * 0.5, "fc2.bias": torch.randn(d_out, generator=g)}
+        xs = [torch.randn(n, d_in, generator=g) * scale]
+        res = sandbox.probe("eager_outputs", [d_in, d_h, d_out], sd, xs)
+        _check_status(res, f"CompileFriendlyMLP({d_in}, {d_h}, {d_out})")
+        _compare(res["outs"], xs, sd, f"CompileFriendlyMLP({d_in}, {d_h}, {d_out}) with ChattyMLP's weights, "
+                                      f"a batch of {n}")
+
+    run()

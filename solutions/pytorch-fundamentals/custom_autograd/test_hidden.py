@@ -4,12 +4,33 @@ Every expected value is computed here: rounding and cubes with torch, the
 backward of Cube against 3 x^2 * g and against finite differences of the
 student's own forward values taken in the judge (autograder.judge.gradcheck),
 second derivatives against closed forms. The student's own gradcheck is never
-trusted; the sandbox only runs the student's Functions (probes.py).
+trusted; the sandbox only runs the student's Functions (probes.py). Values for
+finite differences come through the same call path as the gradients (an input
+that requires grad), and are themselves checked against x ** 3, so a Function
+that computes something else when ctx.needs_input_grad is False gains nothing.
 """
 import pytest
 import torch
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
 
-from autograder.judge import assert_close, check, fail, gradcheck
+from autograder.judge import StudentError, assert_close, check, fail, gradcheck
+
+GENERATED = settings(derandomize=True, max_examples=10, deadline=None, database=None,
+                     phases=[Phase.explicit, Phase.generate], print_blob=False)
+
+
+def _rounding_misconceptions(x):
+    return {
+        "truncates": ("This is truncation toward zero (what .long() or .int() does), not rounding to the nearest "
+                      "integer.", torch.trunc(x)),
+        "floor": ("This is floor, not rounding to the nearest integer.", torch.floor(x)),
+        "round_half_up": ("Ties (x.5) went up, as floor(x + 0.5) does; torch.round sends a tie to the even "
+                          "neighbour (0.5 -> 0, 1.5 -> 2, -2.5 -> -2).", torch.floor(x + 0.5)),
+        "round_half_away": ("Ties (x.5) went away from zero (schoolbook rounding); torch.round sends a tie to the "
+                            "even neighbour (0.5 -> 0, 1.5 -> 2, -2.5 -> -2).",
+                            torch.sign(x) * torch.floor(x.abs() + 0.5)),
+    }
 
 
 def _gen(seed):
@@ -32,14 +53,24 @@ def test_ste_forward_rounds(sandbox):
         res = sandbox.probe("apply_with_grad", "StraightThroughRound", x, torch.ones_like(x))
         assert_close(res["y"], torch.round(x), rtol=0, atol=0,
                      name=f"StraightThroughRound.apply(x) for a {dtype} x",
-                     misconceptions={
-                         "This is truncation toward zero (what .long() or .int() does), "
-                         "not rounding to the nearest integer.": torch.trunc(x),
-                         "This is floor, not rounding to the nearest integer.": torch.floor(x),
-                     })
+                     misconceptions=_rounding_misconceptions(x))
 
 
-@pytest.mark.points(2)
+TIES = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.5, -3.5, 4.5, 0.49, -0.51, 7.0]
+
+
+@pytest.mark.points(0.5)
+def test_ste_forward_ties_to_even(sandbox):
+    """StraightThroughRound's forward is torch.round: ties (x.5) go to the even neighbour"""
+    for dtype in (torch.float64, torch.float32):
+        x = torch.tensor(TIES, dtype=dtype)
+        res = sandbox.probe("apply_with_grad", "StraightThroughRound", x, torch.ones_like(x))
+        assert_close(res["y"], torch.round(x), rtol=0, atol=0,
+                     name=f"StraightThroughRound.apply(x) for x = {TIES} ({dtype})",
+                     misconceptions=_rounding_misconceptions(x))
+
+
+@pytest.mark.points(1.5)
 def test_ste_backward_passes_upstream(sandbox):
     """StraightThroughRound's backward passes the upstream gradient through unchanged"""
     x = _off_half(torch.randn(3, 4, generator=_gen(12), dtype=torch.float64) * 2)
@@ -51,10 +82,11 @@ def test_ste_backward_passes_upstream(sandbox):
     assert_close(res["grad"], g, rtol=0, atol=0,
                  name="the gradient through StraightThroughRound (upstream gradient g, not ones)",
                  misconceptions={
-                     "It is all ones: backward must return the upstream gradient it receives "
-                     "(grad_output), not the local derivative 1.": torch.ones_like(g),
-                     "It is all zeros, the true derivative of rounding: the straight-through "
-                     "estimator instead pretends round was the identity.": torch.zeros_like(g),
+                     "ste_ignores_upstream": ("It is all ones: backward must return the upstream gradient it "
+                                              "receives (grad_output), not the local derivative 1.",
+                                              torch.ones_like(g)),
+                     "ste_zero_grad": ("It is all zeros, the true derivative of rounding: the straight-through "
+                                       "estimator instead pretends round was the identity.", torch.zeros_like(g)),
                  })
     x32, g32 = x.float(), g.float()
     res32 = sandbox.probe("apply_with_grad", "StraightThroughRound", x32, g32)
@@ -89,7 +121,7 @@ def test_cube_forward(sandbox):
     assert_close(res32["y"], x32 ** 3, rtol=1e-6, atol=1e-6, name="Cube.apply(x) (float32)")
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1.5)
 def test_cube_backward_values(sandbox):
     """Cube's backward returns 3 x^2 times the upstream gradient"""
     x = torch.randn(2, 5, generator=_gen(22), dtype=torch.float64) * 1.5
@@ -100,18 +132,22 @@ def test_cube_backward_values(sandbox):
           "return a tensor.")
     assert_close(res["grad"], 3 * x ** 2 * g, rtol=1e-10, atol=1e-12,
                  name="the gradient through Cube for upstream gradient g",
-                 misconceptions={
-                     "It equals 3 x^2 alone: backward must multiply the local derivative by "
-                     "the upstream gradient grad_output (chain rule).": 3 * x ** 2,
-                     "It equals 3 y^2 * g with y = x^3: the derivative needs the input x, "
-                     "so save the input (not the output) in forward.": 3 * (x ** 3) ** 2 * g,
-                     "It equals 3 y^2 with y = x^3 and ignores grad_output.": 3 * (x ** 3) ** 2,
-                     "It equals x^3 * g: that is the forward value, not the derivative.": x ** 3 * g,
-                 })
+                 misconceptions=_cube_misconceptions(x, g))
     x32, g32 = x.float(), g.float()
     res32 = sandbox.probe("apply_with_grad", "Cube", x32, g32)
     assert_close(res32["grad"], 3 * x32 ** 2 * g32, rtol=1e-5, atol=1e-5,
                  name="the float32 gradient through Cube")
+
+
+def _cube_misconceptions(x, g):
+    return {
+        "cube_ignores_upstream": ("It equals 3 x^2 alone: backward must multiply the local derivative by the "
+                                  "upstream gradient grad_output (chain rule).", 3 * x ** 2),
+        "cube_uses_output": ("It equals 3 y^2 * g with y = x^3: the derivative needs the input x, so save the "
+                             "input (not the output) in forward.", 3 * (x ** 3) ** 2 * g),
+        "cube_forward_in_backward": ("It equals x^3 * g: that is the forward value, not the derivative.",
+                                     x ** 3 * g),
+    }
 
 
 @pytest.mark.points(1)
@@ -122,6 +158,10 @@ def test_cube_matches_finite_differences(sandbox):
     g = torch.randn(10, generator=_gen(25), dtype=torch.float64)
     res = sandbox.probe("apply_with_grad", "Cube", x, g)
     check(res["grad"] is not None, "Backpropagating through Cube gave no gradient.")
+    # the values differentiated below come from the same call as the gradient (x requires grad);
+    # they must be x ** 3 there too, or the finite differences would check some other function
+    assert_close(sandbox.probe("forward_values", "Cube", x), x ** 3, rtol=1e-12, atol=1e-12,
+                 name="Cube.apply(x) for an x that requires grad")
 
     def loss(xs):
         return (sandbox.probe("forward_values", "Cube", xs) * g).sum()
@@ -163,19 +203,33 @@ def _expected_second(name, x):
     raise KeyError(name)
 
 
+LABELS = [("sin", "torch.sin"), ("exp", "torch.exp"), ("cube", "x ** 3"), ("x_tanh", "x * tanh(x)"),
+          ("log1p_sq", "log(1 + x^2)")]
+
+
 def _expected_first(name, x):
     return {"sin": torch.cos(x), "exp": torch.exp(x), "cube": 3 * x ** 2,
             "x_tanh": torch.tanh(x) + x * (1 - torch.tanh(x) ** 2),
             "log1p_sq": 2 * x / (1 + x ** 2)}[name]
 
 
-@pytest.mark.points(2)
+def _second_of(sandbox, name, x, label):
+    try:
+        return sandbox.probe("second_derivative_of", name, x)
+    except StudentError as e:
+        if "does not require grad" in str(e):
+            fail(f"second_derivative(f, x) for f(x) = {label} raised: {str(e).splitlines()[0]} The first "
+                 "derivative was computed without create_graph=True, so it has no graph to differentiate "
+                 "again.", misconception="no_create_graph")
+        raise
+
+
+@pytest.mark.points(1.5)
 def test_second_derivative_values(sandbox):
     """second_derivative is exact for sin, exp, x^3, x tanh x and log(1 + x^2)"""
     x = torch.randn(3, 4, generator=_gen(31), dtype=torch.float64) * 1.5
-    for name, label in [("sin", "torch.sin"), ("exp", "torch.exp"), ("cube", "x ** 3"),
-                        ("x_tanh", "x * tanh(x)"), ("log1p_sq", "log(1 + x^2)")]:
-        res = sandbox.probe("second_derivative_of", name, x)
+    for name, label in LABELS:
+        res = _second_of(sandbox, name, x, label)
         expected = _expected_second(name, x)
         value = res["value"]
         if (isinstance(value, torch.Tensor) and value.shape == expected.shape
@@ -186,15 +240,15 @@ def test_second_derivative_values(sandbox):
                  f"exact second derivative but not exact (max error {err:.2g}; float64 "
                  f"results must agree to about 1e-10). That is typical of finite "
                  f"differences: differentiate twice with autograd instead "
-                 f"(create_graph=True the first time).")
+                 f"(create_graph=True the first time).", misconception="finite_differences")
         assert_close(value, expected, rtol=1e-10, atol=1e-12,
                      name=f"the result of second_derivative(f, x) for f(x) = {label}",
                      misconceptions={
-                         "It is the first derivative: differentiate the first derivative "
-                         "once more.": _expected_first(name, x),
-                         "It is all zeros: the first derivative was computed without "
-                         "create_graph=True, so it could not be differentiated again.":
-                             torch.zeros_like(x),
+                         "first_derivative": ("It is the first derivative: differentiate the first derivative "
+                                              "once more.", _expected_first(name, x)),
+                         "no_create_graph": ("It is all zeros: the first derivative was computed without "
+                                             "create_graph=True, so it could not be differentiated again.",
+                                             torch.zeros_like(x)),
                      },
                      hint="Differentiate f once with torch.autograd.grad(..., create_graph=True), "
                           "then differentiate that first derivative again.")
@@ -220,8 +274,51 @@ def test_second_derivative_dtype_and_input(sandbox):
 def test_second_derivative_of_linear_function(sandbox):
     """second_derivative of a linear f is zero everywhere"""
     x = torch.randn(5, generator=_gen(33), dtype=torch.float64)
-    res = sandbox.probe("second_derivative_of", "linear", x)
+    try:
+        res = sandbox.probe("second_derivative_of", "linear", x)
+    except StudentError as e:
+        if "does not require grad" not in str(e):
+            raise
+        works = True
+        try:  # the same code on a nonlinear f: when that works, only the linear case is missing
+            sandbox.probe("second_derivative_of", "sin", x)
+        except StudentError:
+            works = False
+        fail(f"second_derivative(f, x) for the linear f(x) = 3x + 1 raised: {str(e).splitlines()[0]}"
+             + (" The first derivative of a linear f is a constant with no graph; its second derivative is zero "
+                "everywhere: return zeros instead of differentiating again." if works else ""),
+             misconception="linear_raises" if works else "")
     assert_close(res["value"], torch.zeros_like(x), rtol=0, atol=1e-12,
                  name="the result of second_derivative(f, x) for f(x) = 3x + 1",
                  hint="The first derivative of a linear f is a constant that does not "
                       "depend on x (it has no grad_fn); the second derivative is then zero.")
+
+
+# ---------------------------------------------------------------- generated inputs
+
+@pytest.mark.points(1)
+def test_generated_inputs(sandbox):
+    """Cube, StraightThroughRound and second_derivative on generated shapes and values, ties included"""
+    values = st.one_of(st.floats(-8, 8, allow_nan=False, width=64), st.integers(-16, 16).map(lambda k: k / 2))
+
+    @GENERATED
+    @given(st.lists(values, min_size=1, max_size=12), st.sampled_from([(-1,), (1, -1), (-1, 1)]),
+           st.sampled_from(LABELS), st.integers(0, 2 ** 16))
+    def run(vals, shape, fn, seed):
+        x = torch.tensor(vals, dtype=torch.float64).reshape(shape)
+        g = torch.randn(x.shape, generator=_gen(seed), dtype=torch.float64) + 0.5
+        cube = sandbox.probe("apply_with_grad", "Cube", x, g)
+        assert_close(cube["y"], x ** 3, rtol=1e-12, atol=1e-12, name=f"Cube.apply(x) for x = {vals}")
+        check(cube["grad"] is not None, "Backpropagating through Cube gave no gradient for its input.")
+        assert_close(cube["grad"], 3 * x ** 2 * g, rtol=1e-10, atol=1e-12,
+                     name=f"the gradient through Cube at x = {vals}")
+        ste = sandbox.probe("apply_with_grad", "StraightThroughRound", x, g)
+        assert_close(ste["y"], torch.round(x), rtol=0, atol=0, name=f"StraightThroughRound.apply(x) for x = {vals}")
+        assert_close(ste["grad"], g, rtol=0, atol=0, name="the gradient through StraightThroughRound")
+        name, label = fn
+        xs = x.clamp(-3, 3)  # exp and x tanh x stay well inside float64
+        res = sandbox.probe("second_derivative_of", name, xs)
+        assert_close(res["value"], _expected_second(name, xs), rtol=1e-9, atol=1e-11,
+                     name=f"second_derivative(f, x) for f(x) = {label} at x = {xs.flatten().tolist()}")
+
+    run()

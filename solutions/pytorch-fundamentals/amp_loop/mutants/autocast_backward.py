@@ -1,6 +1,7 @@
-# misconception: none
 """Misconception: runs backward (and the optimizer logic) inside the autocast
 region too; autocast should wrap the forward pass only."""
+# misconception: autocast_backward
+
 import torch
 import torch.nn as nn
 

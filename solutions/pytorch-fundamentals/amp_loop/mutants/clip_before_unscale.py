@@ -1,7 +1,8 @@
-# misconception: none
 """Misconception: clips the gradients while they are still multiplied by the
 loss scale (unscale_ only afterwards, inside scaler.step), so the clip
 threshold is compared with scaled gradients."""
+# misconception: clip_before_unscale
+
 import torch
 import torch.nn as nn
 

@@ -1,7 +1,8 @@
-# misconception: none
 """Misconception: divides the accumulated (summed) loss by accum_steps, as if
 each batch contributed a batch-mean loss, instead of by the number of samples
 in the window."""
+# misconception: divide_by_accum
+
 import torch
 import torch.nn as nn
 

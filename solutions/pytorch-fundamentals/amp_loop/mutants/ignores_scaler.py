@@ -1,6 +1,7 @@
-# misconception: none
 """Misconception: bypasses the GradScaler (plain backward and optimizer.step),
 so an overflowing step is applied and poisons the weights with inf/nan."""
+# misconception: ignores_scaler
+
 import torch
 import torch.nn as nn
 

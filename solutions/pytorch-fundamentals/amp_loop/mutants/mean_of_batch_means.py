@@ -1,6 +1,7 @@
-# misconception: none
 """Misconception: returns the mean of the per-batch mean losses, which weighs
 the short final batch like a full one, instead of the mean per sample."""
+# misconception: mean_of_batch_means
+
 import torch
 import torch.nn as nn
 

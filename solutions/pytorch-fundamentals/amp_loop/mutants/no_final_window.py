@@ -1,6 +1,7 @@
-# misconception: none
 """Misconception: only steps when a full window of accum_steps batches is
 complete, silently dropping the gradients of a short final window."""
+# misconception: no_final_window
+
 import torch
 import torch.nn as nn
 

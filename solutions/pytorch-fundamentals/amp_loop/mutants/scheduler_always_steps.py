@@ -1,6 +1,7 @@
-# misconception: none
 """Misconception: steps the scheduler after every optimizer step, even when
 the scaler skipped the update because of inf/nan gradients."""
+# misconception: scheduler_steps_on_skip
+
 import torch
 import torch.nn as nn
 

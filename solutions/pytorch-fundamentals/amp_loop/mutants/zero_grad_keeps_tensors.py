@@ -1,6 +1,7 @@
-# misconception: none
 """Misconception: zeroes the gradients in place (set_to_none=False), keeping
 zero-filled .grad tensors around instead of releasing them."""
+# misconception: zero_grad_not_none
+
 import torch
 import torch.nn as nn
 

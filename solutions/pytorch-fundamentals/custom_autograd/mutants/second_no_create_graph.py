@@ -1,29 +1,8 @@
-# misconception: none
 """Misconception: takes the first derivative without create_graph=True, so it
 is not differentiable and the second torch.autograd.grad call fails."""
+# misconception: no_create_graph
+
 import torch
-
-
-class StraightThroughRound(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        return torch.round(x)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return grad_output          # straight through: d(round)/dx treated as 1
-
-
-class Cube(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x ** 3
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (x,) = ctx.saved_tensors
-        return grad_output * 3 * x ** 2
 
 
 def second_derivative(f, x):

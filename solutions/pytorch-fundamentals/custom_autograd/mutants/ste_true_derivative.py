@@ -1,6 +1,7 @@
-# misconception: none
 """Misconception: the backward returns round's true derivative (zero almost
 everywhere), which is exactly what the straight-through estimator avoids."""
+# misconception: ste_zero_grad
+
 import torch
 
 
@@ -12,26 +13,3 @@ class StraightThroughRound(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         return torch.zeros_like(grad_output)
-
-
-class Cube(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x ** 3
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (x,) = ctx.saved_tensors
-        return grad_output * 3 * x ** 2
-
-
-def second_derivative(f, x):
-    x = x.detach().clone().requires_grad_(True)
-    with torch.enable_grad():
-        y = f(x)
-        (d1,) = torch.autograd.grad(y.sum(), x, create_graph=True)
-        if not d1.requires_grad:      # f linear: f' does not depend on x
-            return torch.zeros_like(x).detach()
-        (d2,) = torch.autograd.grad(d1.sum(), x)
-    return d2.detach()

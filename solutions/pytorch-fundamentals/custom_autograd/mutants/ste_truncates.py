@@ -1,6 +1,7 @@
-# misconception: none
 """Misconception: rounds by truncation (x.long(), then back to x's dtype),
 which is not rounding to the nearest integer (1.7 -> 1, -2.6 -> -2)."""
+# misconception: truncates
+
 import torch
 
 
@@ -12,26 +13,3 @@ class StraightThroughRound(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         return grad_output          # straight through: d(round)/dx treated as 1
-
-
-class Cube(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x ** 3
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (x,) = ctx.saved_tensors
-        return grad_output * 3 * x ** 2
-
-
-def second_derivative(f, x):
-    x = x.detach().clone().requires_grad_(True)
-    with torch.enable_grad():
-        y = f(x)
-        (d1,) = torch.autograd.grad(y.sum(), x, create_graph=True)
-        if not d1.requires_grad:      # f linear: f' does not depend on x
-            return torch.zeros_like(x).detach()
-        (d2,) = torch.autograd.grad(d1.sum(), x)
-    return d2.detach()
