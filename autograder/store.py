@@ -163,6 +163,11 @@ class Store:
                                (assignment,) if assignment else ()).fetchall()
         return {(a, b, c): n for a, b, c, n in rows}
 
+    def assignments(self) -> set[str]:
+        """Every assignment this store holds runs or results of (an output folder serves one assignment)."""
+        rows = self.db.execute("SELECT assignment FROM runs UNION SELECT assignment FROM results").fetchall()
+        return {r[0] for r in rows}
+
     def all_results(self, assignment: str) -> list[SubmissionResult]:
         rows = self.db.execute("SELECT result FROM results WHERE assignment = ? ORDER BY student, graded_at",
                                (assignment,)).fetchall()
