@@ -104,6 +104,13 @@ def run_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOption
     version = suite_version(assignment)
     opts.worker.suite_version = version
     with Workspace() as ws, Store(out / DB_NAME) as store:
+        other = sorted(store.assignments() - {assignment.id})
+        if other:  # its gradebook, report and feedback pages would overwrite the other assignment's
+            raise BatchError(
+                f"{out} already holds the grades of {', '.join(other)}: grade {assignment.id} into a folder of "
+                f"its own (for example --out {out.parent / (out.name.rstrip('/') + '-' + assignment.id)}); "
+                "every assignment keeps its own gradebook.csv, report.html and feedback pages"
+            )
         inputs = expand(paths, ws.path, exclude=[out], assignment=opts.nbgrader_assignment or assignment.id)
         for p in inputs.problems:
             print(f"skipped: {p}", file=err)

@@ -162,3 +162,9 @@ class Store:
         rows = self.db.execute(q + (" WHERE assignment = ?" if assignment else "") + " GROUP BY 1, 2, 3",
                                (assignment,) if assignment else ()).fetchall()
         return {(a, b, c): n for a, b, c, n in rows}
+
+    def assignments(self) -> set[str]:
+        """Every assignment this store holds runs or results of (an output folder serves one assignment)."""
+        rows = self.db.execute("SELECT assignment FROM runs UNION SELECT assignment FROM results").fetchall()
+        return {r[0] for r in rows}
+

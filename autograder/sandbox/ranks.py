@@ -44,13 +44,15 @@ _PREFIX = wire._PREFIX  # magic, header length, body length: where a frame ends
 
 
 def _rank_env(rank: int, world_size: int) -> dict[str, str]:
-    """torchrun's variables, as on a cluster with one process per node (LOCAL_RANK is 0 everywhere)."""
+    """torchrun's variables, as on a cluster of nodes with 2 processes each (so LOCAL_RANK 0 is on every node)."""
+    per_node = 2
+    node = rank // per_node
     return {
         "RANK": str(rank),
         "WORLD_SIZE": str(world_size),
-        "LOCAL_RANK": "0",
-        "LOCAL_WORLD_SIZE": "1",
-        "GROUP_RANK": str(rank),
+        "LOCAL_RANK": str(rank % per_node),
+        "LOCAL_WORLD_SIZE": str(min(per_node, world_size - node * per_node)),
+        "GROUP_RANK": str(node),
         "GLOO_SOCKET_IFNAME": "lo",
     }
 

@@ -1,0 +1,203 @@
+"""The distributed-training assignment: ranks inside the sandbox, hostile rank code, two assignments in one course.
+
+Hostile submissions (tests/exploits_distributed/) are graded in one batch on
+ddp_step and global_metrics, an honest one last: a rank that hangs, a rank
+that exits early, code that never cleans up (its own subgroup, a daemon
+holding the group's sockets, a stray thread) and code that destroys the
+grader's group each cost only their own tests, leave no process behind, and
+the batch goes on.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import shutil
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder.assignment import load_assignment
+from autograder.backends.config import WorkerConfig
+from autograder.batch import BatchError, BatchOptions, run_batch
+from autograder.grade import GradeOptions, grade
+from autograder.load import load
+from autograder.run import Budget, Session
+from autograder.sandbox.client import SandboxConfig
+from tests.helpers import ROOT
+
+ASSIGNMENT = "distributed-training"
+EXPLOITS = ROOT / "tests" / "exploits_distributed"
+NAME = "tg-ddp-evil"
+
+
+def _processes_named(name: str) -> list[int]:
+    out = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                if Path(f"/proc/{pid}/comm").read_text().strip() == name:
+                    out.append(int(pid))
+            except OSError:
+                pass
+    return out
+
+
+@pytest.fixture(scope="module")
+def quick_course(tmp_path_factory) -> Path:
+    """A copy of the assignment whose rank exercises have short time limits (a hang costs little)."""
+    course = tmp_path_factory.mktemp("course")
+    for side in ("assignments", "solutions"):
+        shutil.copytree(
+            ROOT / side / ASSIGNMENT, course / side / ASSIGNMENT, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    for ex in ("ddp_step", "global_metrics"):
+        toml = course / "assignments" / ASSIGNMENT / ex / "exercise.toml"
+        toml.write_text(re.sub(r"^timeout = .*$", "timeout = 4", toml.read_text(), flags=re.M))
+    return course
+
+
+@pytest.fixture(scope="module")
+def graded(server, quick_course):
+    a = load_assignment(ASSIGNMENT, quick_course)
+    files = sorted(EXPLOITS.glob("*.py"))
+    options = GradeOptions(
+        exercises=["ddp_step", "global_metrics"], budget=Budget(cell_seconds=10, submission_seconds=180)
+    )
+    results = grade(a, files, options=options, server=server)
+    return {r.submission: r for r in results}
+
+
+def _exercise(r, ex_id):
+    return next(e for e in r.exercises if e.id == ex_id)
+
+
+def test_the_honest_submission_graded_last_gets_full_marks(graded):
+    assert len(graded) == len(list(EXPLOITS.glob("*.py")))
+    honest = graded["zz_honest"]
+    graded_here = [e for e in honest.exercises if e.tests]
+    assert sum(e.points for e in graded_here) == sum(e.max_points for e in graded_here) == 20, honest
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in EXPLOITS.glob("*.py") if p.stem != "zz_honest"))
+def test_hostile_rank_code_costs_only_its_own_exercise(graded, name):
+    r = graded[name]
+    assert r.status == "graded", r
+    metrics = _exercise(r, "global_metrics")
+    assert metrics.points == metrics.max_points == 10, f"{name}: {metrics}"
+
+
+def test_a_hanging_rank_costs_its_tests_within_their_time_limit(graded):
+    ddp = _exercise(graded["hang_rank"], "ddp_step")
+    assert ddp.points == 0
+    for t in ddp.tests:
+        assert t.status == "timeout", t
+        assert "rank 1 never returned" in t.message and "rank 0" in t.message, t.message
+        assert t.seconds < 4 + 3, t  # the test's own limit (4 s), and the ranks were stopped before it
+
+
+def test_a_rank_that_exits_early_is_named(graded):
+    ddp = _exercise(graded["exit_early"], "ddp_step")
+    assert ddp.points == 0
+    for t in ddp.tests:
+        assert t.status == "error" and "rank 1 ended its process before returning" in t.message, t.message
+        assert t.seconds < 4, t  # no waiting for a time limit: the others are stopped at once
+
+
+def test_code_that_never_cleans_up_leaves_nothing_behind(graded):
+    ddp = _exercise(graded["leaves_everything_behind"], "ddp_step")
+    assert ddp.points == ddp.max_points, ddp  # correct arithmetic: the grader cleans up after it
+    deadline = time.monotonic() + 5  # the kernel tears a PID namespace down asynchronously
+    while _processes_named(NAME) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_named(NAME) == [], "a rank or its daemon survived grading"
+
+
+def test_destroying_the_graders_group_costs_only_that_check(graded):
+    ddp = _exercise(graded["destroys_group"], "ddp_step")
+    failed = [t for t in ddp.tests if t.status != "passed"]
+    assert [t.misconception for t in failed] == ["destroys_group"], failed
+    assert ddp.points == ddp.max_points - failed[0].max_points
+
+
+def test_ranks_talk_over_the_sandbox_loopback_and_nothing_else(server):
+    """lo is up inside the sandbox's network namespace; the host's loopback and the internet stay unreachable."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    accepted: list[bytes] = []
+
+    def accept() -> None:
+        listener.settimeout(3)
+        try:
+            conn, _ = listener.accept()
+            accepted.append(conn.recv(10))
+            conn.close()
+        except OSError:
+            pass
+
+    t = threading.Thread(target=accept)
+    t.start()
+    cell = (
+        "import socket\n"
+        "srv = socket.socket(); srv.bind(('127.0.0.1', 0)); srv.listen()\n"
+        "c = socket.create_connection(srv.getsockname(), timeout=2); c.sendall(b'hi')\n"
+        "a, _ = srv.accept(); LOOPBACK = a.recv(2).decode()\n"
+        "REACHED = []\n"
+        f"for host, port in (('127.0.0.1', {port}), ('1.1.1.1', 80), ('8.8.8.8', 53)):\n"
+        "    try:\n"
+        "        socket.create_connection((host, port), timeout=1).sendall(b'stolen'); REACHED.append(host)\n"
+        "    except OSError:\n"
+        "        pass\n"
+    )
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / "net.py"
+        p.write_text(cell)
+        session = Session(server, load(p), SandboxConfig(), Budget(cell_seconds=20))
+        try:
+            sb = session.ensure()
+            _, loop = sb.request("getattr", target=None, name="LOOPBACK", timeout=10)
+            _, reached = sb.request("getattr", target=None, name="REACHED", timeout=10)
+            network = sb.protections.get("network", "")
+        finally:
+            session.close()
+    t.join()
+    listener.close()
+    assert loop == "hi", "the sandbox's own loopback does not work"
+    assert reached == [] and accepted == [], f"the sandbox reached {reached} {accepted}"
+    assert network == "isolated (own network namespace, loopback only: nothing else reachable)", network
+
+
+def test_two_assignments_need_two_output_folders(server, tmp_path):
+    """One course, two assignments: a second assignment never overwrites the first one's gradebook and report."""
+    out = tmp_path / "out"
+    stub = ROOT / "samples-distributed-training" / "bob.py"
+    opts = BatchOptions(out=out, worker=WorkerConfig(course=str(ROOT), assignment=ASSIGNMENT), jobs=1, progress="plain")
+    summary = run_batch(load_assignment(ASSIGNMENT, ROOT), [stub], opts, stream=io.StringIO(), err=io.StringIO())
+    assert [r.total for r in summary.results] == [0]
+    gradebook = (out / "gradebook.csv").read_text()
+    assert gradebook.splitlines()[0].startswith("submission,student,ddp_step,sharding,global_metrics"), gradebook
+    before = gradebook
+    other = BatchOptions(out=out, worker=WorkerConfig(course=str(ROOT), assignment="pytorch-fundamentals"), jobs=1)
+    with pytest.raises(BatchError, match=rf"holds the grades of {ASSIGNMENT}.*--out .*out-pytorch-fundamentals"):
+        run_batch(load_assignment("pytorch-fundamentals", ROOT), [stub], other, stream=io.StringIO(), err=io.StringIO())
+    assert (out / "gradebook.csv").read_text() == before  # nothing of the first assignment was touched
+    assert "distributed" in (out / "report.html").read_text().lower()
+
+
+@pytest.mark.slow
+def test_validate_passes_on_the_distributed_training_assignment():
+    from autograder.validate import default_jobs, validate
+
+    lines: list[str] = []
+    # --quick: each mutant and alternative on the suites it can reach (its own); a full run grades every case on
+    # every suite, which takes several times longer on 2 cores
+    code = validate(ASSIGNMENT, ROOT, jobs=default_jobs(), full=False, out=lines.append)
+    assert code == 0, "\n".join(lines)
