@@ -24,6 +24,7 @@ import stat
 import tempfile
 import unicodedata
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -57,44 +58,61 @@ class Entry:
     how: str = "file name"  # how the student id was found: "nbgrader layout", "canvas", "folder", ...
     nbgrader_assignment: str = ""  # the <assignment> folder of nbgrader's layout
     timestamp: float = 0.0  # seconds since the epoch: the LMS's, else the file's mtime
+    name: str = ""  # the person's name as the LMS gives it (display only; ``student`` is the unique id)
+    detail: str = ""  # what the LMS's name said (user id, attempt, late), for inputs.csv
+    claims: list[str] = field(default_factory=list)  # inner names that claimed another student (ignored)
 
 
 @dataclass
 class Inputs:
     entries: list[Entry] = field(default_factory=list)  # one per student: the newest
     superseded: list[tuple[Entry, Entry]] = field(default_factory=list)  # (older, the one that counts)
+    why: dict[str, str] = field(default_factory=dict)  # superseded entry's source -> why the other counts
+    notes: list[str] = field(default_factory=list)  # choices a TA should know of, each "what: why"
     problems: list[str] = field(default_factory=list)  # unreadable inputs, each "what: why"
     ignored: list[str] = field(default_factory=list)  # files that are not submissions (PDFs, LMS metadata)
 
 
 # ---------------------------------------------------------------------- student ids
 def slug(name: str) -> str:
-    """A person's name as a stable id: ascii, lower case, words joined by `_`."""
-    folded = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
-    return re.sub(r"[^a-z0-9]+", "_", folded.lower()).strip("_") or "unknown"
+    """A person's name as a stable id: lower case, words joined by `_`, letters of every script kept."""
+    folded = unicodedata.normalize("NFC", name).casefold()
+    return re.sub(r"[\W_]+", "_", folded).strip("_") or "unknown"
 
 
 def _clean_id(s: str) -> str:
     """An id as given (usernames are case-sensitive in nbgrader), made safe as a folder name."""
-    s = re.sub(r"[^\w.@+-]+", "_", s.strip(), flags=re.ASCII).strip("._")
+    s = re.sub(r"[^\w.@+-]+", "_", unicodedata.normalize("NFC", s).strip()).strip("._")
     return s or "unknown"
 
 
-_CANVAS = re.compile(r"^(?P<student>[a-z0-9-]+?)(?:_late)?_(?P<uid>\d+)_(?P<fid>\d+)_(?P<orig>.+)$", re.I)
-_MOODLE = re.compile(r"^(?P<student>.+?)_(?P<pid>\d+)_assignsubmission_[a-z]+_(?P<orig>.*)$", re.I)
+# The names each LMS gives the files of its bulk download. Only the LMS-written prefix identifies the
+# student: the rest (``orig``) is the file name the student chose, and is never trusted.
+# Canvas: <lastfirst>[_LATE]_<user id>_<attachment id>_<file name>, "-1", "-2" appended to a name uploaded again
+_CANVAS = re.compile(r"^(?P<student>[^_\s]+?)(?:_(?P<late>late))?_(?P<uid>\d+)_(?P<fid>\d+)_(?P<orig>.+)$", re.I)
+# Moodle: <Full Name>_<participant id>_assignsubmission_<plugin>_<file name>, or that prefix as a folder
+# (ending in "_") holding the files ("Download submissions in folders")
+_MOODLE = re.compile(r"^(?P<student>.+?)_(?P<pid>\d+)_assignsubmission_(?P<plugin>[a-z]+)(?:_(?P<orig>.*))?$", re.I)
+# Blackboard: <assignment>_<username>_attempt_<YYYY-MM-DD-HH-MM-SS>[_<file name>]; the first match from the left,
+# so a file name that itself looks like an attempt never decides the student or the date
 _BLACKBOARD = re.compile(
-    r"^(?P<assignment>.+)_(?P<student>[^_]+)_attempt_(?P<ts>\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2})(?:_(?P<orig>.+))?$")
+    r"^(?P<assignment>.+?)_(?P<student>[^_]+)_attempt_(?P<ts>\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2})(?:_(?P<orig>.+))?$")
+# Brightspace: <submission id>-<file id> - <Full Name> - <Mon D, YYYY HMM AM> [- <file name>], as a file or folder
 _BRIGHTSPACE = re.compile(
-    r"^(?P<ids>\d+-\d+) - (?P<student>.+?) ?- (?P<ts>[A-Z][a-z]{2} \d{1,2}, \d{4} \d{3,4} [AP]M)(?: - (?P<orig>.+))?$")
+    r"^(?P<sid>\d+)-(?P<fid>\d+) - (?P<student>.+?) ?- (?P<ts>[A-Z][a-z]{2} \d{1,2}, \d{4} \d{3,4} [AP]M)"
+    r"(?: - (?P<orig>.+))?$")
 _RESUBMITTED = re.compile(r"-(\d+)$")  # Canvas appends -1, -2 to a file uploaded again
 
 
 @dataclass
 class NameInfo:
-    student: str
+    student: str  # the unique id: it carries the LMS's own user id where the LMS writes one
     how: str
-    timestamp: float | None = None
-    seq: int = 0
+    timestamp: float | None = None  # the LMS's date of the attempt (Blackboard, Brightspace)
+    seq: int = 0  # the LMS's own upload order (Canvas: attachment id and resubmission number)
+    name: str = ""  # the person's name, for display
+    orig: str = ""  # the file name the student chose (never trusted)
+    detail: str = ""  # how the LMS identified them, for inputs.csv
 
 
 def parse_name(name: str) -> NameInfo | None:
@@ -102,40 +120,69 @@ def parse_name(name: str) -> NameInfo | None:
 
     ``name`` is a file stem or a folder name.
     """
+    name = unicodedata.normalize("NFC", name)
     m = _BLACKBOARD.match(name)
     if m:
         ts = datetime.strptime(m["ts"], "%Y-%m-%d-%H-%M-%S").timestamp()
-        return NameInfo(_clean_id(m["student"]), "blackboard", ts)
+        return NameInfo(_clean_id(m["student"]), "blackboard", ts, name=m["student"], orig=m["orig"] or "",
+                        detail=f"username {m['student']}, attempt {m['ts']}")
     m = _BRIGHTSPACE.match(name)
     if m:
         try:
             ts = datetime.strptime(m["ts"], "%b %d, %Y %I%M %p").timestamp()
         except ValueError:
             ts = None
-        return NameInfo(slug(m["student"]), "brightspace", ts)
+        # Brightspace's names carry submission and file ids, no user id: the name is all there is.
+        return NameInfo(slug(m["student"]), "brightspace", ts, name=m["student"], orig=m["orig"] or "",
+                        detail=f"submission {m['sid']} of {m['ts']}")
     m = _MOODLE.match(name)
     if m:
-        return NameInfo(slug(m["student"]), "moodle")
+        return NameInfo(f"{slug(m['student'])}_{m['pid']}", "moodle", name=m["student"], orig=m["orig"] or "",
+                        detail=f"participant id {m['pid']}")
     m = _CANVAS.match(name)
     if m:
         r = _RESUBMITTED.search(m["orig"])
-        # the file id grows with every upload, so it orders a student's files too
-        return NameInfo(_clean_id(m["student"]).lower(), "canvas", None, int(m["fid"]) * 1000 + (int(r[1]) if r else 0))
+        # the attachment id grows with every upload, so it orders a student's files
+        seq = int(m["fid"]) * 1000 + (int(r[1]) if r else 0)
+        late = ", late" if m["late"] else ""
+        return NameInfo(f"{m['student'].casefold()}_{m['uid']}", "canvas", None, seq, name=m["student"],
+                        orig=m["orig"], detail=f"user id {m['uid']}, file {m['fid']}{late}"
+                        + (f", upload -{r[1]}" if r else ""))
     return None
 
 
-def identify(parts: tuple[str, ...], nbgrader: bool) -> NameInfo:
-    """The student of a file at ``parts`` (its path under the input root, or the archive's root)."""
-    stem = PurePosixPath(parts[-1]).stem
+@dataclass
+class Identity:
+    info: NameInfo
+    claims: list[str] = field(default_factory=list)  # inner names that claim another student
+
+
+def identify(parts: tuple[str, ...], nbgrader: bool, grouping: int = 0) -> Identity:
+    """The student of a file at ``parts`` (its path under the input root, or the archive's root).
+
+    Only the outermost name decides: the first LMS-written name or, where there is none, the
+    outermost folder (a folder per student) or the file's own name. ``grouping`` outer folders are a
+    TA's grouping (sections, a download folder) and are skipped. Everything below the deciding part
+    belongs to that student, whatever its name says; an inner name that claims another student is
+    reported in ``claims``, never obeyed.
+    """
     if nbgrader:  # submitted/<student>/<assignment>/<notebook>
-        return NameInfo(_clean_id(parts[-3]), "nbgrader layout")
-    by_name = parse_name(stem)
-    if by_name is not None:
-        return by_name
-    if len(parts) > 1:  # a folder per student: its name (maybe an LMS folder name) is the student
-        by_folder = parse_name(parts[0].rstrip("_"))
-        return by_folder or NameInfo(_clean_id(parts[0]), "folder")
-    return NameInfo(_clean_id(stem), "file name")
+        return Identity(NameInfo(_clean_id(parts[-3]), "nbgrader layout", name=parts[-3]))
+    names = [PurePosixPath(p).stem if i == len(parts) - 1 else p for i, p in enumerate(parts)]
+    at = min(grouping, len(names) - 1)
+    info = parse_name(names[at])
+    if info is None:
+        last = at == len(names) - 1
+        info = NameInfo(_clean_id(names[at]), "file name" if last else "folder", name=names[at])
+    below = names[at + 1:] + ([PurePosixPath(info.orig).stem, info.orig] if info.orig else [])
+    claims = []
+    for n in below:
+        other = parse_name(n)
+        if other is not None and other.student != info.student:
+            claims.append(f"its name {n!r} claims student {other.student} ({other.how}): ignored, it counts "
+                          f"for {info.student}, the student of its {info.how} entry")
+            break
+    return Identity(info, claims)
 
 
 # ---------------------------------------------------------------------- discovery
@@ -144,7 +191,7 @@ class _Found:
     path: Path
     source: str
     parts: tuple[str, ...]  # path under the root, for identification
-    mtime: float
+    mtime: float  # a time no student controls: the LMS's zip entry, the file on the TA's disk, nbgrader's stamp
     nbgrader: bool
     nbgrader_assignment: str = ""
 
@@ -169,14 +216,75 @@ def _nbgrader_parts(abs_parts: tuple[str, ...]) -> bool:
 def _strip_common(found: list[_Found]) -> None:
     """Drop folders that wrap everything (a zip of one folder, a copied parent folder).
 
-    With a single file the folder may as well be the student's: it is kept.
+    With a single file the folder may as well be the student's: it is kept; so is a folder whose
+    name the LMS wrote (one Moodle or Brightspace student with several files).
     """
     plain = [f for f in found if not f.nbgrader]
     if len(plain) < 2:
         return
-    while all(len(f.parts) > 1 for f in plain) and len({f.parts[0] for f in plain}) == 1:
+    while all(len(f.parts) > 1 for f in plain) and len({f.parts[0] for f in plain}) == 1 \
+            and parse_name(plain[0].parts[0]) is None:
         for f in plain:
             f.parts = f.parts[1:]
+
+
+def _grouping_depth(found: list[_Found]) -> dict[int, int]:
+    """How many outer plain folders of each file only group students (a TA's section folders).
+
+    A plain folder is a student's own folder unless the names just below it are LMS names of two or
+    more students: then it is a grouping folder, and identity is taken from below it.
+    """
+    below: dict[tuple[str, ...], set[str]] = {}  # plain folder -> LMS students named just below it
+    for f in found:
+        if f.nbgrader:
+            continue
+        for k in range(len(f.parts) - 1):
+            if parse_name(f.parts[k]) is not None:
+                break
+            nxt = f.parts[k + 1] if k + 2 < len(f.parts) else PurePosixPath(f.parts[k + 1]).stem
+            info = parse_name(nxt)
+            if info is not None:
+                below.setdefault(f.parts[:k + 1], set()).add(info.student)
+    depth: dict[int, int] = {}
+    for f in found:
+        k = 0
+        while not f.nbgrader and k < len(f.parts) - 1 and len(below.get(f.parts[:k + 1], ())) >= 2:
+            k += 1
+        depth[id(f)] = k
+    return depth
+
+
+def zip_name(info: zipfile.ZipInfo) -> str:
+    """An entry's name as the tool that wrote the zip meant it.
+
+    The zip format knows two encodings: UTF-8 when the entry's flag bit 11 is set, else IBM code
+    page 437 (how Python's zipfile decodes it). Most LMSs write UTF-8 bytes *without* the flag:
+    Canvas (rubyzip, whose ``unicode_names`` is off by default), Moodle (PHP's ZipArchive, its
+    names "always kept in UTF-8"), Blackboard, and zips made on Linux or macOS; read as CP437,
+    "José" becomes "Jos├⌐". So a name without the flag is read as UTF-8 when its bytes are valid
+    UTF-8 (a real CP437 name almost never is), from Info-ZIP's Unicode Path extra field (0x7075,
+    written by 7-Zip, WinRAR, Info-ZIP) when present, and as CP437 (the format's legacy encoding,
+    what Windows' own zip folders write) otherwise.
+    """
+    if info.flag_bits & 0x800:
+        return info.filename
+    raw = info.filename.encode("cp437", errors="replace")
+    extra = info.extra or b""
+    i = 0
+    while i + 4 <= len(extra):
+        tag, size = int.from_bytes(extra[i:i + 2], "little"), int.from_bytes(extra[i + 2:i + 4], "little")
+        body = extra[i + 4:i + 4 + size]
+        if tag == 0x7075 and len(body) > 5 and body[0] == 1 \
+                and int.from_bytes(body[1:5], "little") == zlib.crc32(raw):
+            try:
+                return body[5:].decode("utf-8")
+            except UnicodeDecodeError:
+                break
+        i += 4 + size
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return info.filename
 
 
 class Expander:
@@ -202,7 +310,12 @@ class Expander:
                 rel = p.relative_to(root)
                 src = f"{label}/{rel.as_posix()}" if label else rel.as_posix()
                 if _is_archive(name):
-                    found += self._prefixed(self.archive(p, src, depth=0), rel.parts)
+                    try:
+                        when = p.stat().st_mtime
+                    except OSError:
+                        when = 0.0
+                    # a zip inside a folder is a student's own: the times inside are theirs to set
+                    found += self._prefixed(self.archive(p, src, depth=0, inherit=when), rel.parts)
                     continue
                 if not _is_submission(name):
                     if not _metadata(name):
@@ -232,15 +345,17 @@ class Expander:
         return found
 
     # -------------------------------------------------------------- archives
-    def archive(self, path: Path, source: str, depth: int) -> list[_Found]:
+    def archive(self, path: Path, source: str, depth: int, inherit: float | None = None) -> list[_Found]:
+        """The submissions in the zip at ``path``. ``inherit``: the time its entries get instead of
+        their own, for a student's zip (whose entry times the student controls)."""
         try:
             with zipfile.ZipFile(path) as z:
-                return self._extract(z, source, depth)
+                return self._extract(z, source, depth, inherit)
         except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError) as e:
             self.out.problems.append(f"{source}: not a readable zip archive ({e})")
             return []
 
-    def _extract(self, z: zipfile.ZipFile, source: str, depth: int) -> list[_Found]:
+    def _extract(self, z: zipfile.ZipFile, source: str, depth: int, inherit: float | None) -> list[_Found]:
         lim = self.limits
         infos = z.infolist()
         if len(infos) > lim.max_entries:
@@ -257,7 +372,7 @@ class Expander:
         found: list[_Found] = []
         written = 0
         for info in infos:
-            name = info.filename.replace("\\", "/")
+            name = zip_name(info).replace("\\", "/")
             where = f"{source}:{name}"
             if info.is_dir():
                 continue
@@ -300,13 +415,13 @@ class Expander:
                 target.unlink(missing_ok=True)
                 continue
             written += size
-            if archive:
-                found += self._prefixed(self.archive(target, where, depth + 1), parts)
-                continue
             try:
-                mtime = datetime(*info.date_time).timestamp()
+                mtime = datetime(*info.date_time).timestamp() if inherit is None else inherit
             except ValueError:
                 mtime = 0.0
+            if archive:  # a student's zip inside the download: its files get its time, not their own
+                found += self._prefixed(self.archive(target, where, depth + 1, inherit=mtime), parts)
+                continue
             nbg = _nbgrader_parts(parts)
             found.append(_Found(target, where, parts, mtime, nbg, parts[-2] if nbg else ""))
         _strip_common(found)
@@ -359,6 +474,7 @@ class Expander:
             else:
                 self.out.problems.append(f"{label}: no such file or folder")
         found = self._only_this_assignment(found)
+        grouping = _grouping_depth(found)
         entries = []
         for f in found:
             try:
@@ -366,12 +482,20 @@ class Expander:
             except OSError as e:
                 self.out.problems.append(f"{f.source}: could not be read ({e.strerror})")
                 continue
-            info = identify(f.parts, f.nbgrader)
+            who = identify(f.parts, f.nbgrader, grouping.get(id(f), 0))
+            info = who.info
             ts = info.timestamp if info.timestamp is not None else f.mtime
-            sub = "/".join(f.parts[:-1] + (PurePosixPath(f.parts[-1]).stem,))
+            skip = grouping.get(id(f), 0)
+            sub = "/".join(f.parts[skip:-1] + (PurePosixPath(f.parts[-1]).stem,))
+            notebook = f.path.suffix.lower() == ".ipynb"
+            # Newer sorts later: the LMS's attempt, then a notebook over helper .py files, then the LMS's
+            # own upload order, then a time no student controls, then the name (a stable tie-break).
+            order = (info.timestamp or 0.0, notebook, info.seq, f.mtime, f.source)
             entries.append(Entry(path=f.path, source=f.source, submission=sub, student=info.student, sha256=digest,
-                                 order=(ts, info.seq, f.source), how=info.how,
-                                 nbgrader_assignment=f.nbgrader_assignment, timestamp=ts))
+                                 order=order, how=info.how, nbgrader_assignment=f.nbgrader_assignment,
+                                 timestamp=ts, name=info.name, detail=info.detail, claims=who.claims))
+            for c in who.claims:
+                self.out.notes.append(f"{f.source}: {c}")
         self._newest(entries)
         return self.out
 
@@ -393,7 +517,30 @@ class Expander:
             group = sorted(by_student[student], key=lambda e: e.order)
             newest = group[-1]
             self.out.entries.append(newest)
-            self.out.superseded += [(old, newest) for old in group[:-1]]
+            for old in group[:-1]:
+                self.out.superseded.append((old, newest))
+                self.out.why[old.source] = _why(old, newest)
+            if newest.how == "brightspace":
+                sids = {e.detail.split(" of ")[0] for e in group}
+                if len(sids) > 1:
+                    self.out.notes.append(
+                        f"{newest.source}: {len(sids)} Brightspace submissions under the name {newest.name!r} "
+                        "(Brightspace's names carry no user id): if two students share this name, grade the "
+                        "older one separately")
+
+
+def _why(old: Entry, new: Entry) -> str:
+    """Why ``new`` counts rather than ``old``, in the words of the rule that decided."""
+    (a_ts, a_nb, a_seq, a_time, _), (b_ts, b_nb, b_seq, b_time, _) = old.order, new.order
+    if a_ts != b_ts:
+        return f"{new.source} is a later {new.how} attempt ({datetime.fromtimestamp(b_ts):%Y-%m-%d %H:%M})"
+    if a_nb != b_nb:
+        return f"{new.source} is a notebook; a notebook counts over .py files (helpers, scratch)"
+    if a_seq != b_seq:
+        return f"{new.source} is a later {new.how} upload ({new.detail})"
+    if a_time != b_time:
+        return f"{new.source} is newer (file time {datetime.fromtimestamp(b_time):%Y-%m-%d %H:%M:%S})"
+    return f"{new.source} comes later by name (nothing else tells them apart: check which one the student meant)"
 
 
 class _TooBig(Exception):

@@ -19,8 +19,6 @@ same command completes; inputs are only ever read.
 
 from __future__ import annotations
 
-import csv
-import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -115,7 +113,10 @@ def run_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOption
         for p in inputs.problems:
             print(f"skipped: {p}", file=err)
         for old, new in inputs.superseded:
-            print(f"superseded: {old.source} (student {new.student}: {new.source} is newer)", file=err)
+            print(f"superseded: {old.source} (student {new.student}: {inputs.why.get(old.source, new.source)})",
+                  file=err)
+        for note in inputs.notes:
+            print(f"note: {note}", file=err)
         if not inputs.entries:
             raise BatchError("nothing to grade")
         settings = opts.worker.options
@@ -183,7 +184,7 @@ def write_outputs(assignment: Assignment, inputs: Inputs, results: list[Submissi
                   opts: BatchOptions) -> None:
     out = opts.out
     ordered = sorted(results, key=lambda r: (r.student, r.submission))
-    write_gradebook(ordered, out / "gradebook.csv", assignment.ids)
+    write_gradebook(ordered, out / "gradebook.csv", assignment.ids, {e.student: e.name for e in inputs.entries})
     write_inputs_csv(out / "inputs.csv", inputs, results)
     if opts.report:
         from autograder.report.classreport import write_class_report
@@ -213,20 +214,31 @@ def _common(values) -> str:
 
 
 def write_inputs_csv(path: Path, inputs: Inputs, results: list[SubmissionResult]) -> None:
-    """Every input and what became of it: graded, superseded, unreadable."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["source", "student", "fate", "detail"])
-        for e, r in zip(inputs.entries, results, strict=True):
-            w.writerow([e.source, e.student, "graded" if r.status == "graded" else r.status,
-                        f"student id from the {e.how}; sha256 {e.sha256[:12]}"])
-        for old, new in inputs.superseded:
-            w.writerow([old.source, old.student, "superseded", f"{new.source} is newer"])
-        for p in inputs.problems:
-            src, _, why = p.partition(": ")
-            w.writerow([src, "", "unreadable", why])
-        for p in inputs.ignored:
-            src, _, why = p.partition(": ")
-            w.writerow([src, "", "ignored", why])
-    os.replace(tmp, path)
+    """Every input and what became of it (graded, superseded, unreadable, ignored), with each choice's reason."""
+    from autograder.report.csvfile import write_csv
+
+    rows = []
+    counted = {new.source: 0 for _, new in inputs.superseded}
+    for _, new in inputs.superseded:
+        counted[new.source] += 1
+    notes: dict[str, list[str]] = {}
+    for n in inputs.notes:
+        src, _, why = n.partition(": ")
+        notes.setdefault(src, []).append(why)
+    for e, r in zip(inputs.entries, results, strict=True):
+        detail = f"student id from the {e.how}" + (f" ({e.detail})" if e.detail else "") + f"; sha256 {e.sha256[:12]}"
+        if counted.get(e.source):
+            detail += f"; counts over {counted[e.source]} other file(s) of this student"
+        detail += "".join(f"; {n}" for n in notes.get(e.source, []))
+        rows.append([e.source, e.student, e.name, "graded" if r.status == "graded" else r.status, detail])
+    for old, new in inputs.superseded:
+        detail = inputs.why.get(old.source, f"{new.source} counts")
+        detail += "".join(f"; {n}" for n in notes.get(old.source, []))
+        rows.append([old.source, old.student, old.name, "superseded", detail])
+    for p in inputs.problems:
+        src, _, why = p.partition(": ")
+        rows.append([src, "", "", "unreadable", why])
+    for p in inputs.ignored:
+        src, _, why = p.partition(": ")
+        rows.append([src, "", "", "ignored", why])
+    write_csv(path, ["source", "student", "name", "fate", "detail"], rows)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import re
@@ -82,26 +81,30 @@ def gradescope(r: SubmissionResult) -> dict:
 
 
 def safe_name(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "submission"
+    """A student id as a folder name: letters of any script kept (ids carry non-ASCII names), nothing else."""
+    return re.sub(r"[^\w.-]+", "_", name).strip("._") or "submission"
 
 
-GRADEBOOK_COLUMNS = ("submission", "student")  # then one column per exercise id, then TOTAL_COLUMNS
+GRADEBOOK_COLUMNS = ("submission", "student", "name")  # then one column per exercise id, then TOTAL_COLUMNS
 # flagged: "yes" when staff should review the submission (tamper evidence or a grader error);
 # review: the reasons, each with its cell and line
 TOTAL_COLUMNS = ("total", "max_total", "status", "flagged", "review")
 
 
-def write_gradebook(results: Iterable[SubmissionResult], path: Path, exercise_ids: list[str]) -> None:
-    """One row per submission: ``submission, student, <exercise ids...>, total, max_total, status, flagged, review``."""
-    tmp = path.with_suffix(".csv.tmp")
-    with open(tmp, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow([*GRADEBOOK_COLUMNS, *exercise_ids, *TOTAL_COLUMNS])
-        for r in results:
-            pts = {e.id: e.points for e in r.exercises}
-            w.writerow([r.submission, r.student or r.submission, *(_pts(pts.get(i, 0.0)) for i in exercise_ids),
-                        _pts(r.total), _pts(r.max_total), r.status, "yes" if r.review else "", r.review])
-    os.replace(tmp, path)
+def write_gradebook(results: Iterable[SubmissionResult], path: Path, exercise_ids: list[str],
+                    names: dict[str, str] | None = None) -> None:
+    """One row per submission: ``submission, student, name, <exercise ids...>, total, max_total, status, flagged,
+    review``. ``name`` is the person's name as the LMS gave it (for display; ``student`` is the unique id)."""
+    from autograder.report.csvfile import write_csv
+
+    names = names or {}
+    rows = []
+    for r in results:
+        pts = {e.id: e.points for e in r.exercises}
+        student = r.student or r.submission
+        rows.append([r.submission, student, names.get(student, ""), *(_pts(pts.get(i, 0.0)) for i in exercise_ids),
+                     _pts(r.total), _pts(r.max_total), r.status, "yes" if r.review else "", r.review])
+    write_csv(path, [*GRADEBOOK_COLUMNS, *exercise_ids, *TOTAL_COLUMNS], rows)
 
 
 def submission_dir(r: SubmissionResult, out: Path) -> Path:

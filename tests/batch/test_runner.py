@@ -149,7 +149,8 @@ def test_an_lms_zip_is_graded_per_student_with_the_newest_counting(tmp_path):
     assert p.returncode == 0, p.stderr
     assert "outside_1_2_hw.py: refused" in p.stderr and "superseded" in p.stderr
     assert [(r["student"], r["submission"], r["total"]) for r in gradebook(out)] == [
-        ("doejane", "doejane_102_5003_hw", "5"), ("smithjohn", "smithjohn_late_101_5002_hw-1", "6")]
+        ("doejane_102", "doejane_102_5003_hw", "5"), ("smithjohn_101", "smithjohn_late_101_5002_hw-1", "6")]
+    assert [r["name"] for r in gradebook(out)] == ["doejane", "smithjohn"]
     inputs = csv.DictReader((out / "inputs.csv").read_text().splitlines())
     fates = {r["source"].rsplit(":", 1)[-1]: r["fate"] for r in inputs}
     assert fates["smithjohn_101_5001_hw.py"] == "superseded" and fates["../../outside_1_2_hw.py"] == "unreadable"
@@ -158,7 +159,7 @@ def test_an_lms_zip_is_graded_per_student_with_the_newest_counting(tmp_path):
 
     again = tg(str(archive), "--out", str(out), "--jobs", "1", "--regrade")  # --regrade forces
     assert "2 to grade, 0 already graded" in again.stdout, again.stderr
-    assert gradings(out) == {"doejane": 2, "smithjohn": 2}
+    assert gradings(out) == {"doejane_102": 2, "smithjohn_101": 2}
 
 
 def test_nbgrader_layout_scores_go_into_nbgrader_gradebook(tmp_path, monkeypatch):

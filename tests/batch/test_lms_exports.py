@@ -1,0 +1,224 @@
+"""Bulk downloads as each LMS writes them: same-name students, resubmissions, late files, helper files,
+non-ASCII names (with and without the zip's UTF-8 flag), and students who name files to claim someone else."""
+
+from __future__ import annotations
+
+import csv
+import zipfile
+from pathlib import Path
+
+from autograder.batch.inputs import expand, zip_name
+from autograder.batch.runner import write_inputs_csv
+from autograder.report.csvfile import safe_cell
+from autograder.report.submission import write_gradebook
+from autograder.results import SubmissionResult
+
+NB = '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
+PY = "def double(x):\n    return 2 * x\n"
+
+
+class LegacyName(zipfile.ZipInfo):
+    """An entry whose name bytes are written as given, without the UTF-8 flag (rubyzip's default, Canvas)."""
+
+    def __init__(self, raw: bytes, date_time=(2024, 2, 1, 12, 0, 0)) -> None:
+        super().__init__(raw.decode("cp437"), date_time=date_time)
+        self._raw = raw
+
+    def _encodeFilenameFlags(self):  # noqa: N802 - zipfile's own hook
+        return self._raw, self.flag_bits
+
+
+def make_zip(path: Path, entries: list[tuple[str | bytes, str | bytes, tuple]]) -> Path:
+    """``entries``: (name, data, date); a bytes name is written raw, without the UTF-8 flag."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data, date in entries:
+            info = LegacyName(name, date) if isinstance(name, bytes) else zipfile.ZipInfo(name, date_time=date)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            z.writestr(info, data)
+    return path
+
+
+def student_zip(entries: dict[str, tuple[str, tuple]]) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, (data, date) in entries.items():
+            z.writestr(zipfile.ZipInfo(name, date_time=date), data)
+    return buf.getvalue()
+
+
+EARLY, LATER = (2024, 2, 1, 9, 0, 0), (2024, 2, 3, 9, 0, 0)
+FUTURE, PAST = (2099, 12, 31, 23, 59, 58), (1990, 1, 1, 0, 0, 0)
+
+
+def got(tmp_path: Path, archive: Path):
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    inputs = expand([archive], work)
+    return inputs, {e.student: e for e in inputs.entries}
+
+
+def tail(e) -> str:
+    return e.source.rsplit(":", 1)[-1]
+
+
+def inputs_rows(tmp_path: Path, inputs) -> list[dict[str, str]]:
+    results = [SubmissionResult(submission=e.submission, path=e.source, assignment="demo", student=e.student)
+               for e in inputs.entries]
+    write_inputs_csv(tmp_path / "inputs.csv", inputs, results)
+    return list(csv.DictReader((tmp_path / "inputs.csv").read_text(encoding="utf-8").splitlines()))
+
+
+def test_canvas_export(tmp_path):
+    archive = make_zip(tmp_path / "submissions.zip", [
+        # two students named John Smith: Canvas's user id tells them apart
+        ("smithjohn_101_5001_hw.ipynb", NB, EARLY),
+        ("smithjohn_202_5002_hw.ipynb", NB, EARLY),
+        # a resubmission: Canvas's own order (a later attachment id, -1, LATE) beats the zip entry's time
+        ("doejane_LATE_303_5009_hw-1.ipynb", NB + " ", EARLY),
+        ("doejane_303_5003_hw.ipynb", NB, LATER),
+        # a helper file uploaded last: the notebook still counts
+        ("leeann_404_5004_hw.ipynb", NB, EARLY),
+        ("leeann_404_5010_scratch.py", PY, LATER),
+        # a non-ASCII name, written as UTF-8 bytes without the flag (rubyzip's default)
+        ("núñezjosé_505_5005_tarea.ipynb".encode(), NB, EARLY),
+    ])
+    inputs, by = got(tmp_path, archive)
+    assert sorted(by) == ["doejane_303", "leeann_404", "núñezjosé_505", "smithjohn_101", "smithjohn_202"]
+    assert by["smithjohn_101"].name == by["smithjohn_202"].name == "smithjohn"  # names kept for display
+    assert tail(by["doejane_303"]) == "doejane_LATE_303_5009_hw-1.ipynb"
+    assert tail(by["leeann_404"]) == "leeann_404_5004_hw.ipynb"
+    assert by["núñezjosé_505"].path.name == "núñezjosé_505_5005_tarea.ipynb"
+    why = {k.rsplit(":", 1)[-1]: v for k, v in inputs.why.items()}
+    assert "later canvas upload" in why["doejane_303_5003_hw.ipynb"]
+    assert "a notebook counts over .py files" in why["leeann_404_5010_scratch.py"]
+    rows = {r["source"].rsplit(":", 1)[-1]: r for r in inputs_rows(tmp_path, inputs)}
+    assert rows["leeann_404_5010_scratch.py"]["fate"] == "superseded"
+    assert "a notebook counts" in rows["leeann_404_5010_scratch.py"]["detail"]
+    assert "user id 303" in rows["doejane_LATE_303_5009_hw-1.ipynb"]["detail"]
+    assert rows["smithjohn_202_5002_hw.ipynb"]["name"] == "smithjohn"
+
+
+def test_moodle_folder_and_flat_exports(tmp_path):
+    folders = make_zip(tmp_path / "moodle-folders.zip", [
+        ("José Núñez_77_assignsubmission_file_/tarea.ipynb", NB, EARLY),
+        ("José Núñez_77_assignsubmission_file_/utils.py", PY, LATER),
+        ("John Doe_12_assignsubmission_file_/hw.ipynb", NB, EARLY),
+        ("John Doe_13_assignsubmission_file_/hw.ipynb", NB + " ", EARLY),
+        ("John Doe_12_assignsubmission_onlinetext_/onlinetext.html", "<p>hi</p>", EARLY),
+    ])
+    inputs, by = got(tmp_path, folders)
+    assert sorted(by) == ["john_doe_12", "john_doe_13", "josé_núñez_77"]
+    assert by["josé_núñez_77"].path.name == "tarea.ipynb" and by["josé_núñez_77"].name == "José Núñez"
+    assert all(e.how == "moodle" for e in inputs.entries)
+
+    flat = make_zip(tmp_path / "moodle-flat.zip", [
+        ("John Doe_12_assignsubmission_file_hw.ipynb", NB, EARLY),
+        ("John Doe_13_assignsubmission_file_hw.ipynb", NB + " ", EARLY),
+    ])
+    (tmp_path / "work").rename(tmp_path / "work1")
+    inputs, by = got(tmp_path, flat)
+    assert sorted(by) == ["john_doe_12", "john_doe_13"]  # same name, both graded
+    assert inputs.superseded == []
+
+
+def test_a_single_moodle_student_folder_keeps_its_identity(tmp_path):
+    one = make_zip(tmp_path / "one.zip", [
+        ("Ana Li_5_assignsubmission_file_/hw.ipynb", NB, EARLY),
+        ("Ana Li_5_assignsubmission_file_/helper.py", PY, LATER),
+    ])
+    inputs, by = got(tmp_path, one)
+    assert list(by) == ["ana_li_5"] and by["ana_li_5"].path.name == "hw.ipynb"
+
+
+def test_blackboard_export_and_a_file_named_to_claim_another_student(tmp_path):
+    archive = make_zip(tmp_path / "gradebook_hw.zip", [
+        ("Homework 3_bob_attempt_2024-02-01-10-00-00_hw.ipynb", NB, LATER),
+        ("Homework 3_bob_attempt_2024-02-01-10-00-00.txt", "Name: Bob (bob)", LATER),
+        ("Homework 3_bob_attempt_2024-02-02-10-00-00_hw.ipynb", NB + " ", EARLY),  # a later attempt
+        # mallory's upload is named like bob's attempt from the future
+        ("Homework 3_mallory_attempt_2024-02-01-11-00-00_x_bob_attempt_2099-12-31-23-59-59_y.ipynb", NB + "  ", FUTURE),
+    ])
+    inputs, by = got(tmp_path, archive)
+    assert sorted(by) == ["bob", "mallory"]
+    assert tail(by["bob"]) == "Homework 3_bob_attempt_2024-02-02-10-00-00_hw.ipynb"
+    assert "x_bob_attempt_2099" in tail(by["mallory"])
+    assert by["mallory"].timestamp < by["bob"].timestamp  # the date in mallory's own file name is not believed
+    assert [tail(o) for o, _ in inputs.superseded] == ["Homework 3_bob_attempt_2024-02-01-10-00-00_hw.ipynb"]
+    rows = {r["source"].rsplit(":", 1)[-1]: r for r in inputs_rows(tmp_path, inputs)}
+    claim = rows["Homework 3_mallory_attempt_2024-02-01-11-00-00_x_bob_attempt_2099-12-31-23-59-59_y.ipynb"]
+    assert claim["student"] == "mallory" and "claims student bob" in claim["detail"]
+
+
+def test_files_inside_a_students_zip_are_that_students(tmp_path):
+    archive = make_zip(tmp_path / "submissions.zip", [
+        ("bob_11_7001_hw.ipynb", NB, EARLY),
+        ("mallory_66_7002_hw.zip", student_zip({
+            "bob_11_999_hw.ipynb": (NB + " ", FUTURE),  # names bob, dated in the future
+            "a.ipynb": (NB + "  ", FUTURE),  # the student's own dates decide nothing
+            "b.ipynb": (NB + "   ", PAST),
+        }), EARLY),
+    ])
+    inputs, by = got(tmp_path, archive)
+    assert sorted(by) == ["bob_11", "mallory_66"]
+    assert tail(by["bob_11"]) == "bob_11_7001_hw.ipynb"  # bob's own submission is never superseded
+    assert not any(new.student == "bob_11" for _, new in inputs.superseded)
+    assert tail(by["mallory_66"]) == "bob_11_999_hw.ipynb"  # last by name: the dates inside are ignored
+    notes = "\n".join(inputs.notes)
+    assert "bob_11_999_hw" in notes and "claims student bob_11" in notes
+
+
+def test_brightspace_folder_export(tmp_path):
+    archive = make_zip(tmp_path / "Homework 3 Download.zip", [
+        ("123-456 - Émile Zola - Feb 1, 2024 105 PM/hw.ipynb", NB, LATER),
+        ("130-470 - Émile Zola - Feb 2, 2024 905 AM/hw.ipynb", NB + " ", EARLY),  # resubmitted
+        ("131-471 - Ada Lovelace - Feb 1, 2024 1159 PM/notebook.ipynb", NB, EARLY),
+        ("131-471 - Ada Lovelace - Feb 1, 2024 1159 PM/helpers.py", PY, LATER),
+        ("index.html", "<html></html>", EARLY),
+    ])
+    inputs, by = got(tmp_path, archive)
+    assert sorted(by) == ["ada_lovelace", "émile_zola"]
+    assert by["émile_zola"].source.endswith("130-470 - Émile Zola - Feb 2, 2024 905 AM/hw.ipynb")
+    assert by["ada_lovelace"].path.name == "notebook.ipynb"
+    assert any("2 Brightspace submissions under the name 'Émile Zola'" in n for n in inputs.notes)
+
+
+def test_legacy_zip_names_are_decoded_as_the_tool_wrote_them(tmp_path):
+    utf8 = LegacyName("José_1_2_hw.ipynb".encode())  # UTF-8 bytes, no flag: Canvas, Moodle, Linux, macOS
+    assert utf8.filename == "Jos├⌐_1_2_hw.ipynb"  # what zipfile alone shows (the garbling seen)
+    cp437 = LegacyName("José_3_4_hw.ipynb".encode("cp437"))  # Windows' own zip folders
+    archive = make_zip(tmp_path / "legacy.zip", [("José_1_2_hw.ipynb".encode(), NB, EARLY),
+                                                 ("Zoë_3_4_hw.ipynb".encode("cp437"), NB + " ", EARLY)])
+    with zipfile.ZipFile(archive) as z:
+        names = [zip_name(i) for i in z.infolist()]
+    assert names == ["José_1_2_hw.ipynb", "Zoë_3_4_hw.ipynb"]
+    assert cp437.filename == "José_3_4_hw.ipynb"
+    inputs, by = got(tmp_path, archive)
+    assert sorted(by) == ["josé_1", "zoë_3"]
+
+
+def test_no_csv_cell_can_be_a_formula(tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    evil = subs / '=HYPERLINK("evil.example";"click").py'
+    evil.write_text(PY)
+    (subs / "@SUM(A1).py").write_text(PY)
+    (subs / "alice.py").write_text(PY)
+    inputs = expand([subs], tmp_path)
+    results = [SubmissionResult(submission=e.submission, path=e.source, assignment="demo", student=e.student,
+                                error="-2+3 cmd|' /C calc'!A0") for e in inputs.entries]
+    write_gradebook(results, tmp_path / "gradebook.csv", ["basics"], {e.student: e.name for e in inputs.entries})
+    rows = inputs_rows(tmp_path, inputs)
+    cells = [c for r in rows for c in r.values()]
+    with open(tmp_path / "gradebook.csv", newline="") as f:
+        cells += [c for row in csv.reader(f) for c in row]
+    assert any(c.startswith("'=HYPERLINK") for c in cells) and any(c.startswith("'@SUM") for c in cells)
+    assert not [c for c in cells if c.startswith(("=", "+", "-", "@", "\t", "\r"))]
+    assert safe_cell("-1.5") == "-1.5" and safe_cell("\t=1") == "'\t=1" and safe_cell("+1 cmd") == "'+1 cmd"
+
+
+def test_every_csv_writer_uses_the_one_helper():
+    root = Path(__file__).resolve().parents[2] / "autograder"
+    writers = [p for p in root.rglob("*.py") if "csv.writer(" in p.read_text() or "DictWriter(" in p.read_text()]
+    assert [p.name for p in writers] == ["csvfile.py"]
