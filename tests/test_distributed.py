@@ -22,12 +22,12 @@ from pathlib import Path
 import pytest
 
 from autograder.assignment import load_assignment
-from autograder.backends.config import WorkerConfig
-from autograder.batch import BatchError, BatchOptions, run_batch
+from autograder.batch.backends.config import WorkerConfig
+from autograder.batch.runner import BatchError, BatchOptions, run_batch
 from autograder.grade import GradeOptions, grade
 from autograder.load import load
-from autograder.run import Budget, Session
 from autograder.sandbox.client import SandboxConfig
+from autograder.session import Budget, Session
 from tests.helpers import ROOT
 
 ASSIGNMENT = "distributed-training"
@@ -194,7 +194,8 @@ def test_two_assignments_need_two_output_folders(server, tmp_path):
 
 @pytest.mark.slow
 def test_validate_passes_on_the_distributed_training_assignment():
-    from autograder.validate import default_jobs, validate
+    from autograder.authoring.validate import validate
+    from autograder.grade import default_jobs
 
     lines: list[str] = []
     # --quick: each mutant and alternative on the suites it can reach (its own); a full run grades every case on

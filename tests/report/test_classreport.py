@@ -75,7 +75,7 @@ def test_gradebook_and_feedback_files(tmp_path):
     write_gradebook([alice], tmp_path / "gradebook.csv", ["basics", "counter"])
     rows = list(csv.DictReader((tmp_path / "gradebook.csv").read_text().splitlines()))
     assert list(rows[0]) == [
-        "submission", "student", "basics", "counter", "total", "max_total", "status", "flagged", "review"
+        "submission", "student", "name", "basics", "counter", "total", "max_total", "status", "flagged", "review"
     ]
     assert rows[0] | {} == {"submission": "alice_hw", "student": "alice", "basics": "2", "counter": "0",
                             "total": "2", "max_total": "3", "status": "graded", "flagged": "", "review": ""}

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from autograder.backends import Job
-from autograder.backends.config import WorkerConfig
-from autograder.backends.process import ProcessBackend
+from autograder.batch.backends import Job
+from autograder.batch.backends.config import WorkerConfig
+from autograder.batch.backends.process import ProcessBackend
+from autograder.grade import GradeOptions
+from autograder.session import Budget
 from tests.helpers import DEMO_COURSE
 
 HONEST = (
@@ -21,7 +23,8 @@ def test_a_reply_over_the_judges_own_limit_fails_that_test_and_the_batch_goes_on
     for name, text in (("huge.py", HUGE), ("honest.py", HONEST)):
         (tmp_path / name).write_text(text)
         jobs.append(Job(id=name, name=name, path=tmp_path / name))
-    cfg = WorkerConfig(course=str(DEMO_COURSE), assignment="demo", judge_memory_gb=0.5, submission_timeout=120)
+    cfg = WorkerConfig(course=str(DEMO_COURSE), assignment="demo", judge_memory_gb=0.5,
+                       options=GradeOptions(budget=Budget(submission_seconds=120)))
     got = {}
     ProcessBackend(cfg, 1, tmp_path).run(
         jobs, lambda job, result, error, worker: got.setdefault(job.name, (result, error))
