@@ -155,7 +155,7 @@ class Context:
         return self._wrap(value, label)
 
     def _problem(self, err: dict, label: str) -> StudentProblem:
-        from autograder.judge.caps import cap_error
+        from autograder.caps import cap_error
         from autograder.session import format_frames
 
         err = cap_error(err)
