@@ -20,7 +20,6 @@ same command completes; inputs are only ever read.
 from __future__ import annotations
 
 import csv
-import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -34,7 +33,9 @@ from autograder.batch.backends.config import WorkerConfig
 from autograder.batch.inputs import Entry, Inputs, Workspace, expand
 from autograder.batch.progress import make_progress
 from autograder.batch.store import DB_NAME, Store, suite_version
-from autograder.report.submission import write_gradebook, write_submission
+from autograder.report.files import atomic_open
+from autograder.report.gradebook import write_gradebook
+from autograder.report.submission import write_submission
 from autograder.results import ExerciseResult, SubmissionResult
 
 
@@ -207,8 +208,7 @@ def _common(values) -> str:
 
 def write_inputs_csv(path: Path, inputs: Inputs, results: list[SubmissionResult]) -> None:
     """Every input and what became of it: graded, superseded, unreadable."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", newline="") as f:
+    with atomic_open(path, newline="") as f:
         w = csv.writer(f)
         w.writerow(["source", "student", "fate", "detail"])
         for e, r in zip(inputs.entries, results, strict=True):
@@ -222,4 +222,3 @@ def write_inputs_csv(path: Path, inputs: Inputs, results: list[SubmissionResult]
         for p in inputs.ignored:
             src, _, why = p.partition(": ")
             w.writerow([src, "", "ignored", why])
-    os.replace(tmp, path)
