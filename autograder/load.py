@@ -82,7 +82,7 @@ def _in_string_context(prefix: str) -> bool:
     return prefix.count('"') % 2 == 1 or prefix.count("'") % 2 == 1
 
 
-def _first_line(source: str) -> str:
+def _cell_label(source: str) -> str:
     """What identifies a cell to its author: its first definition, else its first statement."""
     lines = [ln.strip() for ln in source.splitlines() if ln.strip() and not ln.strip().startswith("#")]
     for s in lines:
@@ -113,7 +113,7 @@ def load(path: str | Path) -> Submission:
         raise LoadError(f"{path.name} is neither a notebook (.ipynb) nor a Python file (.py).")
     for index, src in sources:
         sub.cells.append(
-            Cell(index=index, source=neutralise(src), first_line=_first_line(src), in_notebook=path.suffix == ".ipynb")
+            Cell(index=index, source=neutralise(src), first_line=_cell_label(src), in_notebook=path.suffix == ".ipynb")
         )
     if not any(c.source.strip() for c in sub.cells):
         raise LoadError(f"{path.name} has no code: did you submit the right file, and save it first?")

@@ -7,17 +7,21 @@ and the feedback pages are all views of a :class:`SubmissionResult`.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 # "grader_error": the grader's own code failed on this test (never the student's mistake);
 # the test's points are withheld from the maximum (``TestResult.withheld``) until staff fix it.
-STATUSES = ("passed", "failed", "error", "timeout", "skipped", "grader_error")
+TestStatus = Literal["passed", "failed", "error", "timeout", "skipped", "grader_error"]
+ExerciseStatus = Literal["passed", "failed", "timeout"]
+CellStatus = Literal["ok", "error", "timeout", "crashed"]
+SubmissionStatus = Literal["graded", "load_error", "internal_error"]
+STATUSES: tuple[TestStatus, ...] = get_args(TestStatus)
 
 
 @dataclass
 class CellResult:
     index: int
-    status: str  # ok | error | timeout | crashed
+    status: CellStatus
     message: str = ""
     seconds: float = 0.0
     label: str = ""  # how the student finds it: "cell 4 (`def f(x):`)" or "the code at line 12"
@@ -30,7 +34,7 @@ class TestResult:
     exercise: str
     max_points: float
     points: float = 0.0
-    status: str = "skipped"  # one of STATUSES
+    status: TestStatus = "skipped"
     message: str = ""  # student-facing feedback; never hidden test code
     seconds: float = 0.0
     detail: str = ""  # staff-only: the judge-side traceback; never shown to students
@@ -60,7 +64,7 @@ class ExerciseResult:
         return round(sum(t.points for t in self.tests), 6)
 
     @property
-    def status(self) -> str:
+    def status(self) -> ExerciseStatus:
         if all(t.status == "passed" for t in self.tests):
             return "passed"
         if any(t.status == "timeout" for t in self.tests):
@@ -76,7 +80,7 @@ class SubmissionResult:
     exercises: list[ExerciseResult] = field(default_factory=list)
     cells: list[CellResult] = field(default_factory=list)
     error: str = ""  # a submission-level problem (unreadable notebook, ...)
-    status: str = "graded"  # graded | load_error | internal_error
+    status: SubmissionStatus = "graded"
     protections: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
     sha256: str = ""

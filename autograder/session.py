@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.judge.caps import cap_error
+from autograder.caps import cap_error
 from autograder.load import Cell, Submission
 from autograder.results import CellResult
 from autograder.sandbox.client import (

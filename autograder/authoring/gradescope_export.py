@@ -167,10 +167,10 @@ def _root_only(paths: list[Path]) -> None:
                 pass
 
 
-def run(root: Path, assignment_id: str, *, stream=None) -> dict:
+def grade_on_gradescope(root: Path, assignment_id: str, *, stream=None) -> dict:
     """Grade the submission under ``root`` and write ``root/results/results.json``; returns it."""
     from autograder.grade import GradeOptions, grade
-    from autograder.report.submission import gradescope, protections_report
+    from autograder.report.submission import gradescope_results, protections_report
 
     stream = stream or sys.stdout
     results_dir = root / "results"
@@ -190,7 +190,7 @@ def run(root: Path, assignment_id: str, *, stream=None) -> dict:
             r = rs[0]
             print(protections_report(r.protections), file=stream)
             print(f"graded {path.name}: {r.total:g}/{r.max_total:g} in {r.seconds:.1f} s", file=stream)
-            data = gradescope(r)
+            data = gradescope_results(r)
     except Exception as e:  # noqa: BLE001 - Gradescope needs a results.json whatever happens
         traceback.print_exc(file=stream)
         data = {"score": 0.0, "stdout_visibility": "hidden", "tests": [],
@@ -226,8 +226,8 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--root", default=os.environ.get(ROOT_ENV, "/autograder"))
     r.add_argument("--assignment", required=True)
     args = p.parse_args(argv)  # exporting is `torchgrader export-gradescope`; this entry is Gradescope's only
-    run(Path(args.root), args.assignment)
-    return 0  # Gradescope reads results.json, which run() always writes
+    grade_on_gradescope(Path(args.root), args.assignment)
+    return 0  # Gradescope reads results.json, which grade_on_gradescope() always writes
 
 
 if __name__ == "__main__":

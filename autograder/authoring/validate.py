@@ -56,6 +56,7 @@ from autograder.authoring.lint import (
     reach,
 )
 from autograder.grade import Task, default_jobs, grade_all
+from autograder.report.text import first_line as _first_line
 from autograder.results import SubmissionResult
 from autograder.sandbox.client import SandboxServer
 
@@ -104,10 +105,6 @@ def static_phase(course: Path, assignment_id: str, only: list[str] | None = None
 # ---------------------------------------------------------------------- phase 2
 def _points(r: SubmissionResult) -> dict[str, tuple[float, float]]:
     return {e.id: (e.points, e.max_points) for e in r.exercises if e.tests}
-
-
-def _first_line(s: str) -> str:
-    return s.strip().splitlines()[0] if s and s.strip() else ""
 
 
 def _failing(r: SubmissionResult, ex: str, limit: int = 3) -> str:

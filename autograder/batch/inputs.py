@@ -36,7 +36,7 @@ SKIP_DIRS = {"__MACOSX", "__pycache__", ".ipynb_checkpoints", ".git", ".venv", "
 
 
 @dataclass
-class Limits:
+class ArchiveLimits:
     """What one archive may expand to."""
 
     max_entries: int = 50_000
@@ -288,7 +288,7 @@ def zip_name(info: zipfile.ZipInfo) -> str:
 
 
 class Expander:
-    def __init__(self, workdir: Path, limits: Limits, exclude: list[Path], assignment: str | None) -> None:
+    def __init__(self, workdir: Path, limits: ArchiveLimits, exclude: list[Path], assignment: str | None) -> None:
         self.workdir = workdir
         self.limits = limits
         self.exclude = [p.resolve() for p in exclude]
@@ -606,7 +606,7 @@ class Workspace:
         shutil.rmtree(self.path, ignore_errors=True)
 
 
-def expand(paths: list[str | Path], workdir: Path, *, limits: Limits | None = None,
+def expand(paths: list[str | Path], workdir: Path, *, limits: ArchiveLimits | None = None,
            exclude: list[Path] | None = None, assignment: str | None = None) -> Inputs:
     """Every submission under ``paths``, one per student; archives are extracted into ``workdir``."""
-    return Expander(workdir, limits or Limits(), exclude or [], assignment).expand(paths)
+    return Expander(workdir, limits or ArchiveLimits(), exclude or [], assignment).expand(paths)

@@ -32,7 +32,8 @@ from autograder.batch.backends.config import WorkerConfig
 from autograder.batch.inputs import Entry, Inputs, Workspace, expand
 from autograder.batch.progress import make_progress
 from autograder.batch.store import DB_NAME, Store, suite_version
-from autograder.report.submission import write_gradebook, write_submission
+from autograder.report.gradebook import write_gradebook
+from autograder.report.submission import write_submission
 from autograder.results import ExerciseResult, SubmissionResult
 
 

@@ -23,8 +23,8 @@ import torch
 from _pytest.runner import runtestprotocol
 
 from autograder.assignment import Assignment
+from autograder.caps import cap_result
 from autograder.judge import collect
-from autograder.judge.caps import cap_result
 from autograder.judge.collect import EXERCISE, TRACEBACK, test_name
 from autograder.judge.feedback import Failure
 from autograder.judge.proxy import Context, GraderError, SandboxFixture, StudentProblem, StudentProxy, strip_source

@@ -161,7 +161,7 @@ class Context:
         return self._wrap(value, label)
 
     def _problem(self, err: dict, label: str) -> StudentProblem:
-        from autograder.judge.caps import cap_error
+        from autograder.caps import cap_error
         from autograder.sandbox.seccomp import blocked_hint
         from autograder.session import format_frames
 

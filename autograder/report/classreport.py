@@ -1,19 +1,15 @@
-"""What the class got wrong: ``report.html`` with plots, and each student's feedback page.
+"""What the class got wrong: ``report.html`` with plots (each student's page is :mod:`.feedback_page`).
 
 The class report is for staff: score distribution, per-exercise and per-test
 failure rates, the most common misconceptions (the same teaching message
 given to many students), the slowest submissions and every error (timeouts,
 memory, crashes, unreadable files, grader failures). Plots are made with
 matplotlib (Agg) and embedded, so the page is one self-contained file.
-The feedback page is for one student: per exercise and test, points and
-the teaching message; hidden test code is never part of a result, so it
-cannot appear here.
 """
 
 from __future__ import annotations
 
 import base64
-import html
 import io
 import re
 import statistics
@@ -22,69 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.report.files import write_atomic
+from autograder.report.html import esc as _e
+from autograder.report.html import page as _page
+from autograder.report.text import first_line
+from autograder.report.text import pts as _pts
 from autograder.results import SubmissionResult
-
-CSS = """
-body { font-family: system-ui, -apple-system, Segoe UI, Roboto, sans-serif; max-width: 70rem; margin: 2rem auto;
-       padding: 0 1rem; color: #1d1d1f; line-height: 1.45; }
-h1 { font-size: 1.6rem; } h2 { font-size: 1.25rem; margin-top: 2rem; border-bottom: 1px solid #ddd; }
-table { border-collapse: collapse; width: 100%; margin: .5rem 0 1rem; font-size: .92rem; }
-th, td { border: 1px solid #ddd; padding: .3rem .5rem; text-align: left; vertical-align: top; }
-th { background: #f4f4f6; } td.num { text-align: right; white-space: nowrap; }
-pre { background: #f6f8fa; padding: .6rem; overflow-x: auto; white-space: pre-wrap; font-size: .88rem; }
-.pass { color: #1a7f37; } .fail { color: #cf222e; } .muted { color: #666; }
-.score { font-size: 1.3rem; font-weight: 600; } img { max-width: 100%; }
-.cards { display: flex; gap: 1rem; flex-wrap: wrap; } .card { border: 1px solid #ddd; border-radius: .4rem;
-padding: .5rem .9rem; } .card b { display: block; font-size: 1.3rem; }
-"""
-
-
-def _e(s: object) -> str:
-    return html.escape(str(s))
-
-
-def _pts(x: float) -> str:
-    return f"{x:g}"
-
-
-def _page(title: str, body: str) -> str:
-    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{_e(title)}</title>"
-            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><style>{CSS}</style></head>"
-            f"<body>\n{body}\n</body></html>\n")
-
-
-# ---------------------------------------------------------------------- feedback page
-def feedback_html(r: SubmissionResult) -> str:
-    """One student's feedback page (the HTML twin of feedback.md)."""
-    who = r.student or r.submission
-    out = [f"<h1>Feedback: {_e(who)}</h1>",
-           f"<p class=\"score\">Score: {_pts(r.total)} / {_pts(r.max_total)}</p>"]
-    if r.error:
-        out.append(f"<p class=\"fail\">{_e(r.error)}</p>")
-    if r.flags:
-        out.append("<h2>Flagged for review</h2><p>Your code touches the grader or the interpreter's internals "
-                   "in the places below, so a member of staff will look at it. Your points are as measured.</p><ul>")
-        out += [f"<li>{_e(f.where)}: {_e(f.reason)}</li>" for f in r.flags]
-        out.append("</ul>")
-    bad = [c for c in r.cells if c.status != "ok"]
-    if bad:
-        out.append("<h2>Cells that did not run cleanly</h2><ul>")
-        for c in bad:
-            out.append(f"<li>{_e(c.label or f'cell {c.index}')} ({_e(c.status)})<pre>{_e(c.message)}</pre></li>")
-        out.append("</ul>")
-    for ex in r.exercises:
-        out.append(f"<h2>{_e(ex.title)} (<code>{_e(ex.id)}</code>): {_pts(ex.points)} / {_pts(ex.max_points)}</h2>")
-        out.append("<ul>")
-        for t in ex.tests:
-            ok = t.status == "passed"
-            mark = "<span class=\"pass\">&#10003;</span>" if ok else "<span class=\"fail\">&#10007;</span>"
-            item = f"<li>{mark} {_e(t.name)} ({_pts(t.points)}/{_pts(t.max_points)})"
-            if not ok and t.message:
-                item += f"<pre>{_e(t.message)}</pre>"
-            out.append(item + "</li>")
-        out.append("</ul>")
-    return _page(f"Feedback: {who}", "\n".join(out))
-
 
 # ---------------------------------------------------------------------- class statistics
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
@@ -141,11 +80,6 @@ class ClassStats:
         return [r for r in self.results if r.status == "graded"]
 
 
-def _first_line(s: str, n: int = 240) -> str:
-    line = next((ln for ln in s.splitlines() if ln.strip()), "")
-    return line if len(line) <= n else line[: n - 3] + "..."
-
-
 def class_stats(results: Sequence[SubmissionResult], exercise_ids: list[str] | None = None) -> ClassStats:
     results = list(results)
     ids = list(exercise_ids or [])
@@ -156,13 +90,13 @@ def class_stats(results: Sequence[SubmissionResult], exercise_ids: list[str] | N
     for r in results:
         who = r.student or r.submission
         if r.status == "load_error":
-            errors.append(ErrorRow(who, "unreadable", "the submission file", _first_line(r.error)))
+            errors.append(ErrorRow(who, "unreadable", "the submission file", first_line(r.error, 240)))
         elif r.status != "graded":
-            errors.append(ErrorRow(who, "grader error", "the whole submission", _first_line(r.error)))
+            errors.append(ErrorRow(who, "grader error", "the whole submission", first_line(r.error, 240)))
         for c in r.cells:
             if c.status in ("timeout", "crashed") or (c.status == "error" and "MemoryError" in c.message):
                 kind = {"timeout": "timeout", "crashed": "crash"}.get(c.status, "memory")
-                errors.append(ErrorRow(who, kind, c.label or f"cell {c.index}", _first_line(c.message)))
+                errors.append(ErrorRow(who, kind, c.label or f"cell {c.index}", first_line(c.message, 240)))
         for e in r.exercises:
             titles.setdefault(e.id, e.title)
             if e.id not in ids:
@@ -172,7 +106,7 @@ def class_stats(results: Sequence[SubmissionResult], exercise_ids: list[str] | N
                     continue
                 if t.status == "grader_error":
                     errors.append(ErrorRow(who, "grader error", f"{e.id}: {t.name}",
-                                           _first_line(t.detail) or "the grader failed on this test"))
+                                           first_line(t.detail, 240) or "the grader failed on this test"))
                     continue  # the grader's failure says nothing about the student
                 ts = tests.setdefault((e.id, t.name), TestStats(e.id, t.name, t.max_points))
                 if r.status != "graded":
@@ -184,7 +118,7 @@ def class_stats(results: Sequence[SubmissionResult], exercise_ids: list[str] | N
                         groups[(e.id, t.name, normalise(t.message))].append((who, t.message))
                     kind = _error_kind(t.status, t.message)
                     if kind:
-                        errors.append(ErrorRow(who, kind, f"{e.id}: {t.name}", _first_line(t.message)))
+                        errors.append(ErrorRow(who, kind, f"{e.id}: {t.name}", first_line(t.message, 240)))
     mis = [Misconception(ex, name, pat, len(v), v[0][1], [w for w, _ in v]) for (ex, name, pat), v in groups.items()
            if not _is_generic(v[0][1])]
     mis.sort(key=lambda m: (-m.count, m.exercise, m.test))
@@ -379,7 +313,4 @@ def class_report_html(results: Sequence[SubmissionResult], *, title: str, exerci
 
 
 def write_class_report(path: Path, results: Sequence[SubmissionResult], **kw) -> Path:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(class_report_html(results, **kw))
-    tmp.replace(path)
-    return path
+    return write_atomic(path, class_report_html(results, **kw))

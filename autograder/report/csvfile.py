@@ -13,11 +13,12 @@ renamed into place, so a reader never sees half of it.
 from __future__ import annotations
 
 import csv
-import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from autograder.report.files import atomic_open
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
@@ -33,11 +34,8 @@ def safe_cell(value: Any) -> str:
 
 def write_csv(path: Path, header: Iterable[Any], rows: Iterable[Iterable[Any]]) -> None:
     """Write ``header`` and ``rows`` to ``path`` atomically, every cell neutralised."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
+    with atomic_open(Path(path), newline="") as f:
         w = csv.writer(f)
         w.writerow([safe_cell(c) for c in header])
         for row in rows:
             w.writerow([safe_cell(c) for c in row])
-    os.replace(tmp, path)

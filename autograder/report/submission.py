@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-from collections.abc import Iterable
 from pathlib import Path
 
+from autograder.report.feedback_page import feedback_html
+from autograder.report.files import write_atomic
+from autograder.report.text import pts as _pts
 from autograder.results import SubmissionResult
 
 _MARK = {
@@ -18,10 +19,6 @@ _MARK = {
     "skipped": "SKIP",
     "grader_error": "GRADER ERROR",
 }
-
-
-def _pts(x: float) -> str:
-    return f"{x:g}"
 
 
 def console_report(r: SubmissionResult, *, verbose: bool = False) -> str:
@@ -55,7 +52,7 @@ def protections_report(protections: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
-def gradescope(r: SubmissionResult) -> dict:
+def gradescope_results(r: SubmissionResult) -> dict:
     """Gradescope's results.json for one submission (visible feedback, no test code)."""
     tests = []
     for e in r.exercises:
@@ -85,28 +82,6 @@ def safe_name(name: str) -> str:
     return re.sub(r"[^\w.-]+", "_", name).strip("._") or "submission"
 
 
-GRADEBOOK_COLUMNS = ("submission", "student", "name")  # then one column per exercise id, then TOTAL_COLUMNS
-# flagged: "yes" when staff should review the submission (tamper evidence or a grader error);
-# review: the reasons, each with its cell and line
-TOTAL_COLUMNS = ("total", "max_total", "status", "flagged", "review")
-
-
-def write_gradebook(results: Iterable[SubmissionResult], path: Path, exercise_ids: list[str],
-                    names: dict[str, str] | None = None) -> None:
-    """One row per submission: ``submission, student, name, <exercise ids...>, total, max_total, status, flagged,
-    review``. ``name`` is the person's name as the LMS gave it (for display; ``student`` is the unique id)."""
-    from autograder.report.csvfile import write_csv
-
-    names = names or {}
-    rows = []
-    for r in results:
-        pts = {e.id: e.points for e in r.exercises}
-        student = r.student or r.submission
-        rows.append([r.submission, student, names.get(student, ""), *(_pts(pts.get(i, 0.0)) for i in exercise_ids),
-                     _pts(r.total), _pts(r.max_total), r.status, "yes" if r.review else "", r.review])
-    write_csv(path, [*GRADEBOOK_COLUMNS, *exercise_ids, *TOTAL_COLUMNS], rows)
-
-
 def submission_dir(r: SubmissionResult, out: Path) -> Path:
     """Per-student outputs live in ``out/<student>/`` (the submission's name when no student is known)."""
     return out / safe_name(r.student or r.submission)
@@ -114,20 +89,12 @@ def submission_dir(r: SubmissionResult, out: Path) -> Path:
 
 def write_submission(r: SubmissionResult, out: Path) -> Path:
     """results.json (Gradescope), feedback.md and feedback.html: what the student gets."""
-    from autograder.report.classreport import feedback_html
-
     d = submission_dir(r, out)
     d.mkdir(parents=True, exist_ok=True)
-    _write(d / "results.json", json.dumps(gradescope(r), indent=2))
-    _write(d / "feedback.md", feedback_markdown(r))
-    _write(d / "feedback.html", feedback_html(r))
+    write_atomic(d / "results.json", json.dumps(gradescope_results(r), indent=2))
+    write_atomic(d / "feedback.md", feedback_markdown(r))
+    write_atomic(d / "feedback.html", feedback_html(r))
     return d
-
-
-def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def feedback_markdown(r: SubmissionResult) -> str:

@@ -98,11 +98,11 @@ def test_run_autograder_grades_a_sample_submission_into_results_json(autograder_
 
 
 def test_a_missing_notebook_gives_a_results_json_that_says_so(autograder_zip: Path, tmp_path: Path):
-    from autograder.authoring.gradescope_export import run
+    from autograder.authoring.gradescope_export import grade_on_gradescope
 
     root = _gradescope_root(tmp_path, autograder_zip)
     (root / "submission" / "notes.txt").write_text("forgot the notebook")
-    data = run(root, "demo")
+    data = grade_on_gradescope(root, "demo")
     assert data["score"] == 0 and "no notebook was submitted (found: notes.txt)" in data["output"]
     assert json.loads((root / "results" / "results.json").read_text()) == data
 

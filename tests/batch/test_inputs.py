@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.batch.inputs import Limits, expand, parse_name
+from autograder.batch.inputs import ArchiveLimits, expand, parse_name
 
 CODE = "def double(x):\n    return x * 2\n"
 
@@ -84,7 +84,7 @@ def test_zip_bombs_and_corrupt_archives_are_reported_not_fatal(tmp_path):
     (tmp_path / "ok.py").write_text(CODE)
     (tmp_path / "w").mkdir()
     got = expand([bomb, broken, tmp_path / "ok.py", tmp_path / "missing.py"], tmp_path / "w",
-                 limits=Limits(max_total_bytes=100_000))
+                 limits=ArchiveLimits(max_total_bytes=100_000))
     assert [e.student for e in got.entries] == ["ok"]
     text = "\n".join(got.problems)
     assert "bomb.zip: expands to 195.3 KiB, more than the 97.7 KiB allowed" in text
@@ -92,7 +92,7 @@ def test_zip_bombs_and_corrupt_archives_are_reported_not_fatal(tmp_path):
     assert list((tmp_path / "w").iterdir()) == []  # nothing of the bomb was written
 
     (tmp_path / "w2").mkdir()
-    got = expand([bomb], tmp_path / "w2", limits=Limits(max_file_bytes=50_000))
+    got = expand([bomb], tmp_path / "w2", limits=ArchiveLimits(max_file_bytes=50_000))
     assert got.entries == [] and "allowed for one file" in got.problems[0]
 
 

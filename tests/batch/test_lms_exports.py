@@ -10,7 +10,7 @@ from pathlib import Path
 from autograder.batch.inputs import expand, zip_name
 from autograder.batch.runner import write_inputs_csv
 from autograder.report.csvfile import safe_cell
-from autograder.report.submission import write_gradebook
+from autograder.report.gradebook import write_gradebook
 from autograder.results import SubmissionResult
 
 NB = '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autograder.judge.caps import CELLS_CHARS, MARKER, MESSAGE_CHARS, OUTPUT_CHARS, cap, cap_error, cap_result
+from autograder.caps import CELLS_CHARS, MARKER, MESSAGE_CHARS, OUTPUT_CHARS, cap, cap_error, cap_result
 from autograder.results import CellResult, ExerciseResult, SubmissionResult, TestResult
 
 

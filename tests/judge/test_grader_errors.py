@@ -13,7 +13,8 @@ from autograder.assignment import load_assignment
 from autograder.grade import GradeOptions, grade
 from autograder.judge.proxy import strip_source
 from autograder.report.classreport import class_report_html
-from autograder.report.submission import feedback_markdown, write_gradebook
+from autograder.report.gradebook import write_gradebook
+from autograder.report.submission import feedback_markdown
 from tests.helpers import DEMO_COURSE
 
 PROBES = '''"""Staff notes: the expected answer is 42 (must never reach the sandbox)."""

@@ -9,8 +9,10 @@ import shutil
 
 from autograder.assignment import load_assignment
 from autograder.batch.store import Store, suite_version
-from autograder.report.classreport import class_report_html, class_stats, feedback_html
-from autograder.report.submission import write_gradebook, write_submission
+from autograder.report.classreport import class_report_html, class_stats
+from autograder.report.feedback_page import feedback_html
+from autograder.report.gradebook import write_gradebook
+from autograder.report.submission import write_submission
 from autograder.results import CellResult, ExerciseResult, SubmissionResult
 from autograder.results import TestResult as TResult
 from tests.helpers import DEMO_COURSE

@@ -1,0 +1,30 @@
+"""The HTML page shell shared by the class report and the feedback pages."""
+
+from __future__ import annotations
+
+import html
+
+CSS = """
+body { font-family: system-ui, -apple-system, Segoe UI, Roboto, sans-serif; max-width: 70rem; margin: 2rem auto;
+       padding: 0 1rem; color: #1d1d1f; line-height: 1.45; }
+h1 { font-size: 1.6rem; } h2 { font-size: 1.25rem; margin-top: 2rem; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; width: 100%; margin: .5rem 0 1rem; font-size: .92rem; }
+th, td { border: 1px solid #ddd; padding: .3rem .5rem; text-align: left; vertical-align: top; }
+th { background: #f4f4f6; } td.num { text-align: right; white-space: nowrap; }
+pre { background: #f6f8fa; padding: .6rem; overflow-x: auto; white-space: pre-wrap; font-size: .88rem; }
+.pass { color: #1a7f37; } .fail { color: #cf222e; } .muted { color: #666; }
+.score { font-size: 1.3rem; font-weight: 600; } img { max-width: 100%; }
+.cards { display: flex; gap: 1rem; flex-wrap: wrap; } .card { border: 1px solid #ddd; border-radius: .4rem;
+padding: .5rem .9rem; } .card b { display: block; font-size: 1.3rem; }
+"""
+
+
+def esc(s: object) -> str:
+    return html.escape(str(s))
+
+
+def page(title: str, body: str) -> str:
+    """A whole, self-contained HTML page (inline CSS, no external resources)."""
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{esc(title)}</title>"
+            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><style>{CSS}</style></head>"
+            f"<body>\n{body}\n</body></html>\n")

@@ -1,0 +1,125 @@
+"""The package layout holds: no import cycles, and each package imports only from the layers below it.
+
+Read from the source with ``ast`` (every ``import`` counts, in functions and
+under ``TYPE_CHECKING`` too), so a lazy import cannot hide a dependency. A
+module also depends on the ``__init__`` of every package it imports from.
+The layers are docs/architecture.md's, bottom first.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tests.helpers import ROOT
+
+PKG = ROOT / "autograder"
+
+# Bottom first. A module may import from a strictly lower layer, or from its own top-level package
+# (``autograder.batch.*`` within batch). Two packages in one layer are siblings: neither imports the other.
+LAYERS: list[list[str]] = [
+    ["autograder.results", "autograder.assignment", "autograder.load"],
+    ["autograder.caps"],  # judge-side caps on student-derived strings in results (session and judge use it)
+    ["autograder.sandbox"],
+    ["autograder.session"],
+    ["autograder.judge"],
+    ["autograder.grade"],
+    ["autograder.checker", "autograder.report"],
+    ["autograder.batch", "autograder.authoring"],
+    ["autograder.cli"],
+]
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for p in PKG.rglob("*.py"):
+        name = ".".join(p.relative_to(ROOT).with_suffix("").parts)
+        out[name.removesuffix(".__init__")] = p
+    return out
+
+
+def _imports(path: Path, modules: dict[str, Path]) -> set[str]:
+    out: set[str] = set()
+    for n in ast.walk(ast.parse(path.read_text())):
+        names: list[str] = []
+        if isinstance(n, ast.Import):
+            names = [a.name for a in n.names]
+        elif isinstance(n, ast.ImportFrom) and n.level == 0 and n.module:
+            names = [f"{n.module}.{a.name}" if f"{n.module}.{a.name}" in modules else n.module for a in n.names]
+        out |= {m for m in names if m.split(".")[0] == "autograder"}
+    return out
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        deps = set()
+        for m in _imports(path, modules):
+            parts = m.split(".")
+            # importing a.b.c runs a.b's __init__ too (the root's is import-light: see the test below)
+            deps |= {".".join(parts[:i]) for i in range(2, len(parts) + 1)}
+        own = {".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 2)}
+        graph[name] = {d for d in deps if d not in own and d in modules}
+    return graph
+
+
+def _layer(module: str) -> tuple[int, str]:
+    best = (-1, "", "")
+    for i, layer in enumerate(LAYERS):
+        for prefix in layer:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > len(best[2]):
+                best = (i, prefix, prefix)
+    assert best[0] >= 0, f"{module} is in no layer: add it to LAYERS (and to docs/architecture.md)"
+    return best[0], best[1]
+
+
+def test_the_root_package_is_import_light():
+    """The sandbox imports `autograder` next to student code: its module level imports nothing of ours."""
+    tree = ast.parse((PKG / "__init__.py").read_text())
+    top = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+    assert [ast.unparse(n) for n in top if "autograder" in ast.unparse(n)] == []
+
+
+def test_each_package_imports_only_downward():
+    wrong = []
+    for module, deps in _graph().items():
+        if module == "autograder":
+            continue  # the students' facade: imports the checker lazily, when check() is called
+        level, package = _layer(module)
+        for dep in deps:
+            if dep == "autograder":
+                continue  # its location and its IN_SANDBOX flag only (test above)
+            dep_level, dep_package = _layer(dep)
+            if dep_package != package and dep_level >= level:
+                wrong.append(f"{module} -> {dep}")
+    assert wrong == [], "imports that go up or sideways:\n" + "\n".join(sorted(wrong))
+
+
+def test_there_is_no_import_cycle():
+    graph = {m: {d for d in deps if d != "autograder"} for m, deps in _graph().items() if m != "autograder"}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[str] = []
+
+    def visit(m: str) -> None:
+        state[m] = 1
+        stack.append(m)
+        for d in sorted(graph.get(m, ())):
+            if state.get(d) == 1:
+                cycles.append(" -> ".join([*stack[stack.index(d):], d]))
+            elif d not in state:
+                visit(d)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m)
+    assert cycles == [], "import cycles:\n" + "\n".join(cycles)
+
+
+def test_the_layers_name_every_package():
+    packages = {p.parent.relative_to(ROOT).as_posix().replace("/", ".") for p in PKG.rglob("__init__.py")}
+    for package in packages - {"autograder"}:
+        _layer(package)
