@@ -83,3 +83,20 @@ def test_a_surviving_mutant_names_the_tests_that_should_have_caught_it(tmp_path:
                      r"the sign of x \(the same value either way\)\.; it changes `row_means`; "
                      r"tests that should have caught it, and passed: "
                      r"test_row_means \(test_hidden.py:25\)\.", out), out
+
+
+def test_a_grader_error_fails_validate_even_with_withheld_points(tmp_path: Path, server):
+    """A probe that cannot import what it needs is a grader error: the student keeps the points, but
+    validate must not read the smaller maximum as full marks."""
+    course = tmp_path / "course"
+    shutil.copytree(DEMO_COURSE, course, ignore=shutil.ignore_patterns("__pycache__"))
+    basics = course / "solutions/demo/basics"
+    (basics / "probes.py").write_text("def broken(mod):\n    import a_module_the_grader_forgot\n")
+    hidden = (basics / "test_hidden.py").read_text()
+    (basics / "test_hidden.py").write_text(hidden.replace(
+        '    """row_means(x) averages each row"""\n',
+        '    """row_means(x) averages each row"""\n    sandbox.probe("broken")\n').replace(
+        "def test_row_means(student):", "def test_row_means(student, sandbox):"))
+    code, out = run_validate(course, server, exercises=["basics"])
+    assert code == 1, out
+    assert re.search(r"FAIL +reference +the grader itself failed in 1 test\(s\), first: row_means", out), out
