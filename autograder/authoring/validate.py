@@ -117,6 +117,10 @@ def _failing(r: SubmissionResult, ex: str, limit: int = 3) -> str:
 def _broken(r: SubmissionResult) -> str | None:
     if r.status != "graded":
         return f"the submission was not graded ({r.status}): {r.error}"
+    if r.grader_errors:  # withheld points would hide a grader bug behind "full marks"
+        t = r.grader_errors[0]
+        return (f"the grader itself failed in {len(r.grader_errors)} test(s), first: {t.name}: "
+                f"{_first_line(t.detail)[:240]}")
     return None
 
 

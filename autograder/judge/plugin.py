@@ -204,7 +204,11 @@ class GradingPlugin:
         elif any(r.skipped for r in reports) and not any(r.failed for r in reports):
             tr.status, tr.max_points = "skipped", 0.0
             tr.message = "Not applicable here: " + str(getattr(exc, "msg", "") or "skipped")
-        elif isinstance(exc, GraderError):
+        elif isinstance(exc, GraderError | NameError | ImportError | SyntaxError):
+            # a probe's own failure, or a judge-side bug in the test code itself (a value the
+            # student returned cannot cause a NameError or an ImportError in the judge)
+            if not isinstance(exc, GraderError):
+                exc = GraderError(f"{type(exc).__name__} in the test code: {exc}")
             tr.status, tr.withheld, tr.max_points, tr.points = "grader_error", tr.max_points, 0.0, 0.0
             tr.message = (
                 "The grader itself failed on this test; this is not a mistake in your code. The test is "

@@ -145,3 +145,18 @@ def test_validate_fails_when_grading_the_same_submission_twice_differs(tmp_path:
     assert code == 1, out
     assert re.search(r"FAIL counter: determinism: points differ between gradings of the same submission: "
                      r"the reference: Counter driven by a probe earned [01], [01], [01]", out), out
+def test_a_grader_error_fails_validate_even_with_withheld_points(tmp_path: Path, server):
+    """A probe that cannot import what it needs is a grader error: the student keeps the points, but
+    validate must not read the smaller maximum as full marks."""
+    course = tmp_path / "course"
+    shutil.copytree(DEMO_COURSE, course, ignore=shutil.ignore_patterns("__pycache__"))
+    basics = course / "solutions/demo/basics"
+    (basics / "probes.py").write_text("def broken(mod):\n    import a_module_the_grader_forgot\n")
+    hidden = (basics / "test_hidden.py").read_text()
+    (basics / "test_hidden.py").write_text(hidden.replace(
+        '    """row_means(x) averages each row"""\n',
+        '    """row_means(x) averages each row"""\n    sandbox.probe("broken")\n').replace(
+        "def test_row_means(student):", "def test_row_means(student, sandbox):"))
+    code, out = run_validate(course, server, exercises=["basics"])
+    assert code == 1, out
+    assert re.search(r"FAIL +reference +the grader itself failed in 1 test\(s\), first: row_means", out), out

@@ -51,6 +51,12 @@ def test_uses_a_broken_probe(sandbox):
     check(sandbox.probe("broken") == 1, "unreachable")
 
 
+@pytest.mark.points(2)
+def test_with_a_bug_in_the_judge(student):
+    """a hidden test whose own code is broken"""
+    check(student.row_means(torch.ones(2, 2)) is not None and undefined_helper(), "unreachable")
+
+
 @pytest.mark.points(1)
 def test_student_error_through_a_probe(sandbox):
     """an exception of the student's code, raised through a probe, stays the student's"""
@@ -115,9 +121,14 @@ def test_a_grader_internal_error_costs_the_student_nothing(graded):
     assert "not a mistake in your code" in t.message
     assert "a_module_the_grader_forgot" not in t.message  # staff detail stays staff-only
     assert "a_module_the_grader_forgot" in t.detail
-    assert graded.grader_errors == [t]
+    assert t in graded.grader_errors and len(graded.grader_errors) == 2
     ex = graded.exercise("basics")
     assert ex.max_points == sum(x.max_points for x in ex.tests)  # the withheld points are out of the max
+
+
+def test_a_bug_in_the_hidden_test_itself_is_a_grader_error(graded):
+    t = _test(graded, "test_with_a_bug_in_the_judge")
+    assert t.status == "grader_error" and t.withheld == 2 and "undefined_helper" in t.detail
 
 
 def test_a_student_exception_through_a_probe_stays_the_students(graded):
@@ -128,7 +139,7 @@ def test_a_student_exception_through_a_probe_stays_the_students(graded):
 def test_the_gradebook_feedback_and_class_report_show_it(graded, tmp_path: Path):
     write_gradebook([graded], tmp_path / "gradebook.csv", ["basics"])
     (row,) = list(csv.DictReader((tmp_path / "gradebook.csv").open()))
-    assert row["flagged"] == "yes" and "grader error in 1 test" in row["review"]
+    assert row["flagged"] == "yes" and "grader error in 2 test" in row["review"]
     assert "The grader itself failed on this test" in feedback_markdown(graded)
     page = class_report_html([graded], title="demo")
     assert "grader error" in page and "a_module_the_grader_forgot" in page

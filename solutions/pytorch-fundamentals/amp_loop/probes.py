@@ -6,6 +6,10 @@ import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
 
+# captured when the probes load, before any student cell: rebinding torch's later changes nothing here
+_IS_AUTOCAST_ENABLED = torch.is_autocast_enabled
+_GET_AUTOCAST_DTYPE = torch.get_autocast_dtype
+
 
 def cuda_available(mod):
     return bool(torch.cuda.is_available())
@@ -66,15 +70,15 @@ def run_train_epoch(mod, spec):
         i = calls[0]
         calls[0] += 1
         log["grad_none_before"].append(watched.grad is None)
-        log["autocast_in_backward"].append(bool(torch.is_autocast_enabled(device.type)))
+        log["autocast_in_backward"].append(bool(_IS_AUTOCAST_ENABLED(device.type)))
         if inf_at is not None and i == inf_at:
             return torch.full_like(grad, float("inf"))
         return grad
 
     def forward_pre_hook(module, args):
         log["autocast_in_forward"].append(
-            [bool(torch.is_autocast_enabled(device.type)),
-             str(torch.get_autocast_dtype(device.type))])
+            [bool(_IS_AUTOCAST_ENABLED(device.type)),
+             str(_GET_AUTOCAST_DTYPE(device.type))])
 
     watched.register_hook(tensor_hook)
     model.register_forward_pre_hook(forward_pre_hook)

@@ -2,6 +2,9 @@
 
 import torch
 
+# captured when the probes load, before any student cell: rebinding it later changes nothing here
+_BACKWARD_C_FUNCTION = torch.autograd.function.BackwardCFunction
+
 
 def _plain(v):
     if isinstance(v, torch.Tensor):
@@ -36,7 +39,7 @@ def _graph_nodes(fn, limit=10000):
             continue
         seen.add(id(node))
         names.append(type(node).__name__)
-        if isinstance(node, torch.autograd.function.BackwardCFunction):
+        if isinstance(node, _BACKWARD_C_FUNCTION):
             custom = True
         stack.extend(nxt for nxt, _ in getattr(node, "next_functions", ()))
     return names, custom
