@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 
 MOUNTINFO = "/proc/self/mountinfo"
+PROC_CGROUP = "/proc/self/cgroup"
 PREFIX = "torchgrader-"
 
 
@@ -36,7 +37,7 @@ def _hierarchies() -> list[Hierarchy]:
     """The cgroup hierarchies mounted here, with this process's place in each."""
     own: dict[str, str] = {}
     try:
-        with open("/proc/self/cgroup") as f:
+        with open(PROC_CGROUP) as f:
             for line in f:
                 hid, ctrls, path = line.rstrip("\n").split(":", 2)
                 own["" if hid == "0" else ctrls] = path

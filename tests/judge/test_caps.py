@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from autograder.caps import CELLS_CHARS, MARKER, MESSAGE_CHARS, OUTPUT_CHARS, cap, cap_error, cap_result
-from autograder.results import CellResult, ExerciseResult, SubmissionResult, TestResult
+from autograder.results import CellResult, ExerciseResult, SubmissionResult
+from autograder.results import TestResult as Result
 
 
 def test_long_strings_are_cut_with_a_visible_marker_and_short_ones_kept():
@@ -30,7 +31,7 @@ def test_every_string_of_a_result_is_capped_and_the_cells_share_a_budget():
     big = "y" * 10**6
     r = SubmissionResult("s", "s.py", "a", error=big, output=big + "THE END")
     r.cells = [CellResult(i, "error", big) for i in range(100)]
-    r.exercises = [ExerciseResult("e", "E", 1, [TestResult("n", "t", "e", 1, message=big, detail=big)])]
+    r.exercises = [ExerciseResult("e", "E", 1, [Result("n", "t", "e", 1, message=big, detail=big)])]
     cap_result(r)
     assert len(r.error) <= MESSAGE_CHARS and len(r.output) <= OUTPUT_CHARS and r.output.endswith("THE END")
     assert MARKER in r.output and MARKER in r.error

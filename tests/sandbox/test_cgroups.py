@@ -98,3 +98,27 @@ def test_oom_counters_are_read_from_both_layouts(tmp_path):
     v2.write_text("low 0\nhigh 0\nmax 7\noom 2\noom_kill 2\noom_group_kill 1\n")
     assert cgroups.oom_kills(str(v1)) == 3 and cgroups.oom_kills(str(v2)) == 2
     assert cgroups.oom_kills(str(tmp_path / "gone")) == 0
+
+
+def test_a_cgroup_v2_layout_gets_a_parent_with_controllers_and_per_sandbox_limits(tmp_path, monkeypatch):
+    """The v2 path, on a stand-in tree (this host mounts v1): the files the kernel would read are written."""
+    mount = tmp_path / "cg"
+    own = mount / "user.slice" / "grader.scope"
+    own.mkdir(parents=True)
+    for d in (mount, own):
+        (d / "cgroup.controllers").write_text("cpu memory pids\n")
+        (d / "cgroup.subtree_control").write_text("")
+    (tmp_path / "mountinfo").write_text(f"30 1 0:26 / {mount} rw,nosuid - cgroup2 cgroup2 rw\n")
+    (tmp_path / "cgroup").write_text("0::/user.slice/grader.scope\n")
+    monkeypatch.setattr(cgroups, "MOUNTINFO", str(tmp_path / "mountinfo"))
+    monkeypatch.setattr(cgroups, "PROC_CGROUP", str(tmp_path / "cgroup"))
+    monkeypatch.delenv("TORCHGRADER_NO_CGROUPS", raising=False)
+    got = cgroups.open_cgroups(tag=4242)
+    assert got.version == 2 and got.parents == [str(own / "torchgrader-4242")], got
+    assert "+memory" in (own / "cgroup.subtree_control").read_text()
+    sb = got.create(2**30, 32)
+    d = Path(sb.dirs[0])
+    assert (d / "memory.max").read_text() == str(2**30) and (d / "pids.max").read_text() == "32"
+    assert (d / "memory.oom.group").read_text() == "1" and (d / "memory.swap.max").read_text() == "0"
+    assert sb.oom_file == str(d / "memory.events")
+    assert "cgroup v2" in sb.report(2**30, 32)
