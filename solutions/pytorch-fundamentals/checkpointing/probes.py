@@ -109,10 +109,13 @@ class _Token:
 def epoch_loss_run(mod, spec):
     d, h, c = spec["sizes"]
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(d, h), nn.Tanh(), nn.Linear(h, c)).double()
+    model = nn.Sequential(nn.Linear(d, h), nn.BatchNorm1d(h), nn.Tanh(), nn.Linear(h, c)).double()
     with torch.no_grad():
         for p, w in zip(model.parameters(), spec["weights"]):
             p.copy_(w)
+        model[1].running_mean.copy_(spec["running_mean"])
+        model[1].running_var.copy_(spec["running_var"])
+    model.train(spec["mode"] == "train")
     data = TensorDataset(spec["X"], spec["Y"])
     batches, start = [], 0
     for size in spec["batch_sizes"]:
@@ -134,7 +137,10 @@ def epoch_loss_run(mod, spec):
         def backward(ctx, grad):
             return grad
 
+    modes = []
+
     def loss_fn(output, target):
+        modes.append("train" if model.training else "eval")
         alive = sum(1 for t in tokens if t() is not None)
         if alive > 1:  # graphs are freed by reference counting; collect only to rule out a cycle
             _COLLECT()
@@ -143,7 +149,6 @@ def epoch_loss_run(mod, spec):
         return _Tag.apply(base_loss(output, target))
 
     value = mod.epoch_loss(model, loader, loss_fn)
-    is_float = isinstance(value, float)
-    return {"type": type(value).__name__,
-            "value": float(value) if is_float else (value.detach() if isinstance(value, torch.Tensor) else None),
-            "alive_at_call": alive_at_call}
+    return {"value": value.detach() if isinstance(value, torch.Tensor) else value,
+            "alive_at_call": alive_at_call, "modes": modes,
+            "mode_after": "train" if model.training else "eval"}

@@ -18,9 +18,22 @@ import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
 from torch.utils.data import DataLoader, TensorDataset
 
-from autograder.judge import check, fail
+from autograder.judge import check, describe, fail
+
+GENERATED = settings(derandomize=True, max_examples=8, deadline=None, database=None,
+                     phases=[Phase.explicit, Phase.generate], print_blob=False)
+MISSING_KEYS = {"the optimizer": "no_optimizer_state", "the scheduler": "no_scheduler_state",
+                "the state of torch": "no_rng_state"}
+
+
+def _missing_key(missing):
+    """The misconception key when exactly one part is missing (several: no single diagnosis)."""
+    keys = [k for m in missing for prefix, k in MISSING_KEYS.items() if m.startswith(prefix)]
+    return keys[0] if len(keys) == 1 else ""
 
 RNG_STATE_NUMEL = torch.get_rng_state().numel()
 
@@ -163,7 +176,8 @@ def _check_resume(sandbox, spec, setting):
     if ckpt is not None:
         missing = _missing_parts(ckpt)
         if missing:
-            fail(msg + " Your checkpoint does not seem to contain " + "; nor ".join(missing) + ".")
+            fail(msg + " Your checkpoint does not seem to contain " + "; nor ".join(missing) + ".",
+                 misconception=_missing_key(missing))
     if res["lr_resumed"] != lr_uninterrupted:
         fail(msg + f" The final learning rate is {res['lr_resumed']:g} instead of "
                    f"{lr_uninterrupted:g}: restore the scheduler (and the optimizer, "
@@ -187,7 +201,7 @@ def test_checkpoint_loads_with_weights_only(sandbox):
           f"torch.load(path, weights_only=True) refused your checkpoint ({error}). "
           f"weights_only loading accepts tensors, state_dicts and plain Python values only: "
           f"save model.state_dict() / optimizer.state_dict() / scheduler.state_dict(), never "
-          f"the model, optimizer or scheduler objects themselves.")
+          f"the model, optimizer or scheduler objects themselves.", misconception="pickles_objects")
 
 
 @pytest.mark.points(2.5)
@@ -231,12 +245,14 @@ def test_load_returns_saved_epoch(sandbox):
 
 # ---------------------------------------------------------------- epoch_loss
 
-def _loss_spec(seed, batch_sizes, loss):
+def _loss_spec(seed, batch_sizes, loss, mode="train"):
     g = _gen(seed)
     d, h, c = 5, 7, 3
     n = sum(batch_sizes)
     weights = [torch.randn(h, d, generator=g, dtype=torch.float64),
                torch.randn(h, generator=g, dtype=torch.float64),
+               1 + 0.5 * torch.randn(h, generator=g, dtype=torch.float64),   # BatchNorm's weight
+               0.5 * torch.randn(h, generator=g, dtype=torch.float64),       # BatchNorm's bias
                torch.randn(c, h, generator=g, dtype=torch.float64),
                torch.randn(c, generator=g, dtype=torch.float64)]
     X = torch.randn(n, d, generator=g, dtype=torch.float64)
@@ -246,48 +262,63 @@ def _loss_spec(seed, batch_sizes, loss):
         Y = torch.randn(n, c, generator=g, dtype=torch.float64)
     # make the last (short) batch unusual so that weighting matters
     X[-batch_sizes[-1]:] *= 4.0
+    # running statistics far from any batch's own, so that train and eval mode differ clearly
     return {"sizes": [d, h, c], "weights": weights, "X": X, "Y": Y,
-            "batch_sizes": list(batch_sizes), "loss": loss}
+            "running_mean": torch.randn(h, generator=g, dtype=torch.float64),
+            "running_var": 0.5 + torch.rand(h, generator=g, dtype=torch.float64) * 3,
+            "batch_sizes": list(batch_sizes), "loss": loss, "mode": mode}
 
 
-def _per_batch_losses(spec):
-    W1, b1, W2, b2 = spec["weights"]
-    out = F.linear(torch.tanh(F.linear(spec["X"], W1, b1)), W2, b2)
+def _per_batch_losses(spec, mode=None):
+    """Per-batch mean losses and the per-sample mean, in float64, in `mode` (default: the spec's)."""
+    W1, b1, gamma, beta, W2, b2 = spec["weights"]
+    mode = mode or spec["mode"]
     fn = F.cross_entropy if spec["loss"] == "cross_entropy" else F.mse_loss
-    losses, start = [], 0
+    losses, total, start = [], 0.0, 0
     for n in spec["batch_sizes"]:
-        losses.append(fn(out[start:start + n], spec["Y"][start:start + n]).item())
+        x, y = spec["X"][start:start + n], spec["Y"][start:start + n]
+        a = F.linear(x, W1, b1)
+        if mode == "train":  # BatchNorm normalises with the batch's own statistics
+            a = F.batch_norm(a, None, None, gamma, beta, training=True)
+        else:
+            a = F.batch_norm(a, spec["running_mean"], spec["running_var"], gamma, beta, training=False)
+        loss = fn(F.linear(torch.tanh(a), W2, b2), y).item()
+        losses.append(loss)
+        total += loss * n
         start += n
-    return losses, fn(out, spec["Y"]).item()
+    return losses, total / sum(spec["batch_sizes"])
 
 
-@pytest.mark.points(2)
+def _loss_value(res, what):
+    value = res["value"]
+    check(type(value) is float or (isinstance(value, torch.Tensor) and value.numel() == 1),
+          f"{what}: epoch_loss returned {describe(value)}, expected a Python float.")
+    # a tensor result costs only the type test; its value may carry float32 rounding
+    return float(value), (1e-10 if type(value) is float else 1e-6)
+
+
+@pytest.mark.points(1.5)
 def test_epoch_loss_weights_by_batch_size(sandbox):
     """epoch_loss is the mean per-sample loss over batches of different sizes"""
-    for seed, sizes, loss in [(41, (8, 8, 8, 3), "cross_entropy"),
-                              (42, (5, 11, 2, 7, 1), "mse")]:
-        spec = _loss_spec(seed, sizes, loss)
+    for seed, sizes, loss, mode in [(41, (8, 8, 8, 3), "cross_entropy", "train"),
+                                    (42, (5, 11, 2, 7, 1), "mse", "eval")]:
+        spec = _loss_spec(seed, sizes, loss, mode)
         res = sandbox.probe("epoch_loss_run", spec)
-        value = res["value"]
-        check(value is not None and (not isinstance(value, torch.Tensor) or value.numel() == 1),
-              f"epoch_loss returned a {res['type']}, expected a Python float.")
-        # a tensor result costs only the type test; its value may carry float32 rounding
-        rtol = 1e-10 if res["type"] == "float" else 1e-6
-        value = float(value)
+        value, rtol = _loss_value(res, f"With batches of sizes {list(sizes)}")
         batch_losses, expected = _per_batch_losses(spec)
         if abs(value - expected) <= rtol * abs(expected) + 1e-12:
             continue
-        msg = (f"With batches of sizes {list(sizes)} and loss_fn = {loss} (batch mean), "
-               f"epoch_loss returned {value:.10g}, which is not the mean loss per sample.")
+        msg = (f"With batches of sizes {list(sizes)} and loss_fn = {loss} (batch mean), the model in {mode} "
+               f"mode, epoch_loss returned {value:.10g}, which is not the mean loss per sample.")
         wrong = {
-            "It equals the plain average of the per-batch means: weight each batch's mean "
-            "by its number of samples.": sum(batch_losses) / len(batch_losses),
-            "It equals the sum of the per-batch means.": sum(batch_losses),
-            "It equals the loss of the last batch only.": batch_losses[-1],
+            "unweighted_batch_means": ("It equals the plain average of the per-batch means: weight each batch's "
+                                       "mean by its number of samples.", sum(batch_losses) / len(batch_losses)),
+            "sum_of_batch_means": ("It equals the sum of the per-batch means.", sum(batch_losses)),
+            "last_batch_only": ("It equals the loss of the last batch only.", batch_losses[-1]),
         }
-        for diagnosis, v in wrong.items():
-            if abs(value - v) <= max(rtol, 1e-8) * abs(v) + 1e-12:
-                fail(msg + " " + diagnosis)
+        fits = [(k, why) for k, (why, v) in wrong.items() if abs(value - v) <= max(rtol, 1e-8) * abs(v) + 1e-12]
+        if len(fits) == 1:
+            fail(msg + " " + fits[0][1], misconception=fits[0][0])
         fail(msg + " Sum each batch's mean loss times its batch size, then divide by the "
                    "total number of samples.")
 
@@ -297,12 +328,12 @@ def test_epoch_loss_returns_python_float(sandbox):
     """epoch_loss returns a Python float"""
     spec = _loss_spec(43, (4, 4, 2), "cross_entropy")
     res = sandbox.probe("epoch_loss_run", spec)
-    check(res["type"] == "float",
-          f"epoch_loss returned a {res['type']}; return a Python float (for example with "
-          f".item()), not a tensor.")
+    check(type(res["value"]) is float,
+          f"epoch_loss returned {describe(res['value'])}; return a Python float (for example with "
+          f".item()), not a tensor.", misconception="not_python_float")
 
 
-@pytest.mark.points(1.5)
+@pytest.mark.points(1)
 def test_epoch_loss_does_not_keep_graphs(sandbox):
     """epoch_loss does not keep earlier batches' autograd graphs alive"""
     spec = _loss_spec(44, (3,) * 8, "cross_entropy")
@@ -315,4 +346,50 @@ def test_epoch_loss_does_not_keep_graphs(sandbox):
           f"When the loss of batch {alive.index(worst)} was being computed, the autograd "
           f"graphs of {worst} earlier batches were still alive: memory grows with the "
           f"number of batches. Accumulate plain numbers (loss.item()) rather than loss "
-          f"tensors, and evaluate under torch.no_grad() so no graph is built at all.")
+          f"tensors, and evaluate under torch.no_grad() so no graph is built at all.",
+          misconception="keeps_graphs")
+
+
+@pytest.mark.points(0.5)
+def test_epoch_loss_keeps_the_mode_it_found(sandbox):
+    """epoch_loss computes in the mode it finds the model in (train or eval) and leaves it so"""
+    for mode, other in (("train", "eval"), ("eval", "train")):
+        spec = _loss_spec(45, (6, 4, 3), "cross_entropy", mode)
+        res = sandbox.probe("epoch_loss_run", spec)
+        value, rtol = _loss_value(res, f"For a model in {mode} mode")
+        _, expected = _per_batch_losses(spec)
+        _, in_other = _per_batch_losses(spec, other)
+        switched = res["modes"] and all(m == other for m in res["modes"])
+        if abs(value - expected) > rtol * abs(expected) + 1e-12:
+            key = ""
+            if switched and abs(value - in_other) <= rtol * abs(in_other) + 1e-12:
+                key = "switches_to_eval" if other == "eval" else "forces_train_mode"
+            fail(f"For a model with BatchNorm found in {mode} mode, epoch_loss returned {value:.10g}, not the "
+                 f"mean per-sample loss in {mode} mode ({expected:.10g})"
+                 + (f"; it equals the loss in {other} mode: the model was switched to {other} mode. Compute in "
+                    f"the mode you find the model in." if key else "."), misconception=key)
+        check(res["mode_after"] == mode,
+              f"epoch_loss found the model in {mode} mode and left it in {res['mode_after']} mode: leave the "
+              f"model's mode as you found it.",
+              misconception="switches_to_eval" if mode == "train" else "forces_train_mode")
+
+
+@pytest.mark.points(0.5)
+def test_epoch_loss_generated(sandbox):
+    """epoch_loss on generated batch sizes, losses and modes"""
+
+    @GENERATED
+    @given(st.lists(st.integers(2, 9), min_size=1, max_size=5), st.sampled_from(["cross_entropy", "mse"]),
+           st.sampled_from(["train", "eval"]), st.integers(0, 2 ** 16))
+    def run(sizes, loss, mode, seed):
+        spec = _loss_spec(seed, sizes, loss, mode)
+        res = sandbox.probe("epoch_loss_run", spec)
+        value, rtol = _loss_value(res, f"With batches of sizes {sizes}")
+        _, expected = _per_batch_losses(spec)
+        check(abs(value - expected) <= rtol * abs(expected) + 1e-12,
+              f"With batches of sizes {sizes}, loss_fn = {loss} (batch mean) and the model in {mode} mode, "
+              f"epoch_loss returned {value:.10g}; the mean loss per sample is {expected:.10g}.")
+        check(res["mode_after"] == mode, f"epoch_loss left a model found in {mode} mode in {res['mode_after']} "
+                                         "mode.")
+
+    run()

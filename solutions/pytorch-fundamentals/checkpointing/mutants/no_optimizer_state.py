@@ -1,6 +1,7 @@
-# misconception: none
 """Misconception: only the weights (plus scheduler and RNG) are saved; the
 optimizer restarts with empty moment/momentum buffers and its initial lr."""
+# misconception: no_optimizer_state
+
 import torch
 
 
@@ -22,13 +23,3 @@ def load_checkpoint(path, model, optimizer, scheduler):
     if ckpt["cuda_rng"] and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(ckpt["cuda_rng"])
     return ckpt["epoch"]
-
-
-def epoch_loss(model, loader, loss_fn):
-    total, count = 0.0, 0
-    with torch.no_grad():
-        for x, y in loader:
-            n = len(x)
-            total += loss_fn(model(x), y).item() * n
-            count += n
-    return total / count

@@ -1,7 +1,8 @@
-# misconception: none
 """Misconception: the checkpoint has weights, optimizer and scheduler but not
 the random generator state, so dropout masks and shuffling differ after a
 resume."""
+# misconception: no_rng_state
+
 import torch
 
 
@@ -20,13 +21,3 @@ def load_checkpoint(path, model, optimizer, scheduler):
     optimizer.load_state_dict(ckpt["optimizer"])
     scheduler.load_state_dict(ckpt["scheduler"])
     return ckpt["epoch"]
-
-
-def epoch_loss(model, loader, loss_fn):
-    total, count = 0.0, 0
-    with torch.no_grad():
-        for x, y in loader:
-            n = len(x)
-            total += loss_fn(model(x), y).item() * n
-            count += n
-    return total / count

@@ -1,7 +1,8 @@
-# misconception: none
 """Misconception: saves the model object itself (torch.save(model)) instead of
 its state_dict; that needs weights_only=False to load, i.e. arbitrary
 unpickling, and breaks with code changes."""
+# misconception: pickles_objects
+
 import torch
 
 
@@ -25,13 +26,3 @@ def load_checkpoint(path, model, optimizer, scheduler):
     if ckpt["cuda_rng"] and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(ckpt["cuda_rng"])
     return ckpt["epoch"]
-
-
-def epoch_loss(model, loader, loss_fn):
-    total, count = 0.0, 0
-    with torch.no_grad():
-        for x, y in loader:
-            n = len(x)
-            total += loss_fn(model(x), y).item() * n
-            count += n
-    return total / count
