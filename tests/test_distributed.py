@@ -28,6 +28,7 @@ from autograder.grade import GradeOptions, grade
 from autograder.load import load
 from autograder.run import Budget, Session
 from autograder.sandbox.client import SandboxConfig
+from autograder.sandbox.isolation import Limits
 from tests.helpers import ROOT
 
 ASSIGNMENT = "distributed-training"
@@ -201,3 +202,35 @@ def test_validate_passes_on_the_distributed_training_assignment():
     # every suite, which takes several times longer on 2 cores
     code = validate(ASSIGNMENT, ROOT, jobs=default_jobs(), full=False, out=lines.append)
     assert code == 0, "\n".join(lines)
+
+
+def test_every_rank_counts_against_the_process_limit(server, tmp_path):
+    """Ranks and whatever they fork share one process limit; a fork bomb in every rank stays bounded."""
+    p = tmp_path / "bomb.py"
+    p.write_text(
+        "import os, time\n"
+        "from autograder.sandbox.ranks import run_ranks\n"
+        "def bomb(rank, world_size):\n"
+        "    n = 0\n"
+        "    try:\n"
+        "        for _ in range(500):\n"
+        "            if os.fork() == 0:\n"
+        "                time.sleep(30)\n"
+        "                os._exit(0)\n"
+        "            n += 1\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "    return n\n"
+        "REPORT = run_ranks(3, bomb, timeout=15)\n"
+    )
+    config = SandboxConfig(limits=Limits(max_processes=40))
+    session = Session(server, load(p), config, Budget(cell_seconds=30))
+    try:
+        sb = session.ensure()
+        _, report = sb.request("getattr", target=None, name="REPORT", timeout=10)
+    finally:
+        session.close()
+    ranks = report["ranks"]
+    assert [r["status"] for r in ranks] == ["ok"] * 3, ranks
+    forked = sum(r["value"] for r in ranks)
+    assert 0 < forked < 40, f"the ranks forked {forked} processes under a limit of 40"
