@@ -234,3 +234,25 @@ def test_every_rank_counts_against_the_process_limit(server, tmp_path):
     assert [r["status"] for r in ranks] == ["ok"] * 3, ranks
     forked = sum(r["value"] for r in ranks)
     assert 0 < forked < 40, f"the ranks forked {forked} processes under a limit of 40"
+
+
+def test_what_a_rank_prints_reaches_the_output(server, tmp_path):
+    """A rank ends with os._exit; its buffered prints are flushed first (students debug with print)."""
+    p = tmp_path / "printer.py"
+    p.write_text(
+        "from autograder.sandbox.ranks import run_ranks\n"
+        "def talk(rank, world_size):\n"
+        "    print(f'rank {rank} of {world_size} says hi')\n"
+        "    return rank\n"
+        "REPORT = run_ranks(2, talk, timeout=15)\n"
+    )
+    session = Session(server, load(p), SandboxConfig(), Budget(cell_seconds=30))
+    try:
+        sb = session.ensure()
+        _, report = sb.request("getattr", target=None, name="REPORT", timeout=10)
+        time.sleep(0.2)  # the output pipe is drained by a reader thread
+        output = sb.output
+    finally:
+        session.close()
+    assert [r["value"] for r in report["ranks"]] == [0, 1]
+    assert "rank 0 of 2 says hi" in output and "rank 1 of 2 says hi" in output, output
