@@ -27,6 +27,7 @@ from autograder.batch.runner import BatchError, BatchOptions, run_batch
 from autograder.grade import GradeOptions, grade
 from autograder.load import load
 from autograder.sandbox.client import SandboxConfig
+from autograder.sandbox.isolation import Limits
 from autograder.session import Budget, Session
 from tests.helpers import ROOT
 
@@ -202,3 +203,57 @@ def test_validate_passes_on_the_distributed_training_assignment():
     # every suite, which takes several times longer on 2 cores
     code = validate(ASSIGNMENT, ROOT, jobs=default_jobs(), full=False, out=lines.append)
     assert code == 0, "\n".join(lines)
+
+
+def test_every_rank_counts_against_the_process_limit(server, tmp_path):
+    """Ranks and whatever they fork share one process limit; a fork bomb in every rank stays bounded."""
+    p = tmp_path / "bomb.py"
+    p.write_text(
+        "import os, time\n"
+        "from autograder.sandbox.ranks import run_ranks\n"
+        "def bomb(rank, world_size):\n"
+        "    n = 0\n"
+        "    try:\n"
+        "        for _ in range(500):\n"
+        "            if os.fork() == 0:\n"
+        "                time.sleep(30)\n"
+        "                os._exit(0)\n"
+        "            n += 1\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "    return n\n"
+        "REPORT = run_ranks(3, bomb, timeout=15)\n"
+    )
+    config = SandboxConfig(limits=Limits(max_processes=40))
+    session = Session(server, load(p), config, Budget(cell_seconds=30))
+    try:
+        sb = session.ensure()
+        _, report = sb.request("getattr", target=None, name="REPORT", timeout=10)
+    finally:
+        session.close()
+    ranks = report["ranks"]
+    assert [r["status"] for r in ranks] == ["ok"] * 3, ranks
+    forked = sum(r["value"] for r in ranks)
+    assert 0 < forked < 40, f"the ranks forked {forked} processes under a limit of 40"
+
+
+def test_what_a_rank_prints_reaches_the_output(server, tmp_path):
+    """A rank ends with os._exit; its buffered prints are flushed first (students debug with print)."""
+    p = tmp_path / "printer.py"
+    p.write_text(
+        "from autograder.sandbox.ranks import run_ranks\n"
+        "def talk(rank, world_size):\n"
+        "    print(f'rank {rank} of {world_size} says hi')\n"
+        "    return rank\n"
+        "REPORT = run_ranks(2, talk, timeout=15)\n"
+    )
+    session = Session(server, load(p), SandboxConfig(), Budget(cell_seconds=30))
+    try:
+        sb = session.ensure()
+        _, report = sb.request("getattr", target=None, name="REPORT", timeout=10)
+        time.sleep(0.2)  # the output pipe is drained by a reader thread
+        output = sb.output
+    finally:
+        session.close()
+    assert [r["value"] for r in report["ranks"]] == [0, 1]
+    assert "rank 0 of 2 says hi" in output and "rank 1 of 2 says hi" in output, output

@@ -31,6 +31,7 @@ import os
 import selectors
 import signal
 import socket
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -78,8 +79,10 @@ def _rank_main(
     try:
         import torch.distributed as dist
 
+        from autograder.sandbox.isolation import die_with_parent
         from autograder.sandbox.runtime import describe_exception
 
+        die_with_parent()  # a rank never outlives the sandbox process that started it
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         _close_other_fds({sock.fileno()})
@@ -115,6 +118,11 @@ def _rank_main(
     except BaseException:  # noqa: BLE001 - the parent sees a rank with no report
         code = 4
     finally:
+        for stream in (sys.stdout, sys.stderr):  # what the rank printed reaches the output; os._exit drops it
+            try:
+                stream.flush()
+            except BaseException:  # noqa: BLE001 - the student may have replaced the stream
+                pass
         os._exit(code)
 
 
