@@ -47,6 +47,7 @@ class BatchOptions:
     backend: str = "process"
     scheduler: str | None = None
     docker_image: str = "torchgrader:cpu"
+    docker_gpus: str = "auto"  # --gpus for the containers: auto (all for a GPU image, none otherwise), none, all, ...
     regrade: bool = False
     verbose: bool = False
     progress: str = "auto"  # auto | bar | plain
@@ -94,7 +95,7 @@ def make_backend(opts: BatchOptions):
     if opts.backend == "docker":
         from autograder.batch.backends.docker import DockerBackend
 
-        return DockerBackend(opts.worker, opts.jobs, log_dir, image=opts.docker_image)
+        return DockerBackend(opts.worker, opts.jobs, log_dir, image=opts.docker_image, gpus=opts.docker_gpus)
     if opts.backend == "dask":
         if not opts.scheduler:
             raise BatchError("--backend dask needs --scheduler ADDRESS (tcp://host:8786)")
@@ -168,6 +169,7 @@ def run_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOption
                 close = getattr(backend, "close", None)
                 if close:
                     close()
+                workers = backend.workers  # the workers alive at the end (Dask's may come and go)
         store.finish_run(run_id)
 
         results: list[SubmissionResult] = []

@@ -23,7 +23,8 @@ from autograder.results import SubmissionResult
 
 DB_NAME = "grades.sqlite"
 SCHEMA_VERSION = 1
-_SKIP_HIDDEN = {"alternatives", "mutants", "__pycache__"}
+# Staff-only files that take no part in grading (the workers of other backends do not even get them).
+_SKIP_HIDDEN = {"alternatives", "mutants", "__pycache__", "reference.py"}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -71,8 +72,9 @@ CREATE TABLE IF NOT EXISTS runs (
 def suite_version(assignment: Assignment) -> str:
     """A hash of everything that decides a grade: hidden material and exercise metadata.
 
-    Staff-only files that never take part in grading (alternatives, mutants)
-    are left out, so adding a mutant does not regrade a class.
+    Staff-only files that never take part in grading (the reference,
+    alternatives, mutants) are left out, so adding a mutant does not regrade a
+    class, and a worker given only the grading material computes the same version.
     """
     h = hashlib.sha256()
 
