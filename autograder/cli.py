@@ -31,7 +31,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     worker = WorkerConfig(course=str(assignment.course), assignment=assignment.id, options=_options(args),
                           allow_unisolated=args.allow_unisolated)
     opts = BatchOptions(out=out, worker=worker, jobs=args.jobs or default_jobs(), backend=args.backend,
-                        scheduler=args.scheduler, docker_image=args.docker_image, regrade=args.regrade,
+                        scheduler=args.scheduler, docker_image=args.docker_image, docker_gpus=args.gpus,
+                        regrade=args.regrade,
                         verbose=args.verbose, progress=args.progress, nbgrader_db=args.nbgrader_db,
                         nbgrader_assignment=args.nbgrader_assignment, nbgrader_notebook=args.nbgrader_notebook,
                         argv=sys.argv[1:])
@@ -113,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--scheduler", help="Dask scheduler address (tcp://host:8786), for --backend dask")
     g.add_argument("--docker-image", default="torchgrader:cpu", help="grader image for --backend docker "
                    "(built from docker/cpu/Dockerfile)")
+    g.add_argument("--gpus", default="auto", help="GPUs for --backend docker containers, as `docker run --gpus` takes "
+                   "them (all, device=0, ...), or none; default auto: all for a GPU image (a tag with gpu/cuda), "
+                   "none otherwise")
     g.add_argument("--regrade", action="store_true", help="grade everything again, even what is already graded")
     g.add_argument("--allow-unisolated", action="store_true",
                    help="grade even where the kernel refuses namespaces (student code could then read the hidden "

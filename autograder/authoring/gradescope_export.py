@@ -53,15 +53,28 @@ SETUP_SH = """\
 set -euo pipefail
 ROOT="${{{root_env}:-/autograder}}"
 HERE="$(cd "$(dirname "$0")" && pwd)"
+# An interpreter that actually runs (a pyenv shim or a broken link is found by `command -v` too),
+# is 3.11 or newer (torchgrader needs tomllib) and can make a venv.
+works() {{
+  "$1" -c 'import sys, venv, ensurepip; sys.exit(0 if sys.version_info >= (3, 11) else 1)' >/dev/null 2>&1
+}}
 PY=""
-for cand in python3.13 python3.12 python3.11; do
-  if command -v "$cand" >/dev/null 2>&1; then PY="$(command -v "$cand")"; break; fi
+for cand in python3.13 python3.12 python3.11 python3; do
+  found="$(command -v "$cand" 2>/dev/null || true)"
+  if [ -n "$found" ] && works "$found"; then PY="$found"; break; fi
+  if [ -n "$found" ]; then echo "setup.sh: skipping $found: it does not run as Python >= 3.11 with venv"; fi
 done
 if [ -z "$PY" ]; then  # Gradescope's Ubuntu 22.04 base image has Python 3.10; torchgrader needs 3.11+
+  echo "setup.sh: no working Python >= 3.11 found: installing python3.11 from apt"
   apt-get update -q
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3.11 python3.11-venv
-  PY="$(command -v python3.11)"
+  PY="$(command -v python3.11 || true)"
+  if [ -z "$PY" ] || ! works "$PY"; then
+    echo "setup.sh: python3.11 from apt does not run; install Python >= 3.11 in the image and rebuild" >&2
+    exit 1
+  fi
 fi
+echo "setup.sh: using $PY ($("$PY" -c 'import sys; print(sys.version.split()[0])'))"
 "$PY" -m venv "$ROOT/venv"
 "$ROOT/venv/bin/pip" install -q --upgrade pip
 # The CPU wheel, named explicitly: a plain `pip install torch` would pull a multi-GB CUDA build.

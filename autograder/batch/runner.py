@@ -49,6 +49,7 @@ class BatchOptions:
     backend: str = "process"
     scheduler: str | None = None
     docker_image: str = "torchgrader:cpu"
+    docker_gpus: str = "auto"  # --gpus for the containers: auto (all for a GPU image, none otherwise), none, all, ...
     regrade: bool = False
     verbose: bool = False
     progress: str = "auto"  # auto | bar | plain
@@ -90,7 +91,7 @@ def make_backend(opts: BatchOptions) -> Backend:
     log_dir = opts.out / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     return backends.make_backend(opts.backend, Where(opts.worker, opts.jobs, log_dir, docker_image=opts.docker_image,
-                                                     scheduler=opts.scheduler))
+                                                     docker_gpus=opts.docker_gpus, scheduler=opts.scheduler))
 
 
 def run_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOptions, *,
@@ -165,6 +166,7 @@ def run_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOption
                 close = getattr(backend, "close", None)
                 if close:
                     close()
+                workers = backend.workers  # the workers alive at the end (Dask's may come and go)
         store.finish_run(run_id)
 
         results: list[SubmissionResult] = []

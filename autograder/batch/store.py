@@ -18,12 +18,13 @@ import sqlite3
 import time
 from pathlib import Path
 
-from autograder.assignment import ASSIGNMENT_TOML, EXERCISE_TOML, STAFF_DIRS, Assignment
+from autograder.assignment import ASSIGNMENT_TOML, EXERCISE_TOML, REFERENCE, STAFF_DIRS, Assignment
 from autograder.results import SubmissionResult
 
 DB_NAME = "grades.sqlite"
 SCHEMA_VERSION = 1
-_SKIP_HIDDEN = {*STAFF_DIRS, "__pycache__"}
+# Staff-only files that take no part in grading (the workers of other backends do not even get them).
+_SKIP_HIDDEN = {*STAFF_DIRS, REFERENCE, "__pycache__"}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -71,8 +72,9 @@ CREATE TABLE IF NOT EXISTS runs (
 def suite_version(assignment: Assignment) -> str:
     """A hash of everything that decides a grade: hidden material and exercise metadata.
 
-    Staff-only files that never take part in grading (alternatives, mutants)
-    are left out, so adding a mutant does not regrade a class.
+    Staff-only files that never take part in grading (the reference,
+    alternatives, mutants) are left out, so adding a mutant does not regrade a
+    class, and a worker given only the grading material computes the same version.
     """
     h = hashlib.sha256()
 

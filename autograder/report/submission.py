@@ -63,6 +63,7 @@ def gradescope_results(r: SubmissionResult) -> dict:
                 "max_score": t.max_points,
                 "status": "passed" if t.status == "passed" else "failed",
                 "output": t.message,
+                "output_format": "md",  # messages use Markdown (`code`, lists): Gradescope renders it
                 "visibility": "visible",
                 "tags": [e.id],
             })
@@ -72,6 +73,9 @@ def gradescope_results(r: SubmissionResult) -> dict:
         "score": r.total,
         "execution_time": round(r.seconds, 3),
         "output": output,
+        "output_format": "md",
+        "test_output_format": "md",
+        "test_name_format": "text",
         "stdout_visibility": "hidden",
         "tests": tests,
     }

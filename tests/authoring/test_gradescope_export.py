@@ -91,6 +91,9 @@ def test_run_autograder_grades_a_sample_submission_into_results_json(autograder_
     assert len(tests) == 5 and sum(t["max_score"] for t in tests.values()) == 6
     assert tests["basics: double(x) doubles every entry"]["score"] == 0
     assert "squared" in tests["basics: double(x) doubles every entry"]["output"]
+    # the messages are Markdown (`code`, lists): Gradescope renders them only when told so
+    assert results["output_format"] == results["test_output_format"] == "md"
+    assert {t["output_format"] for t in tests.values()} == {"md"}
     assert "Sandbox protections:" in p.stdout and "graded my_work.ipynb: 5/6" in p.stdout
     if os.geteuid() == 0:  # the hidden material is root-only, out of the sandbox uid's reach
         mode = (root / "source" / "course" / "solutions" / "demo" / "basics" / "test_hidden.py").stat().st_mode
@@ -115,3 +118,24 @@ def test_the_submitted_notebook_is_picked_by_name_or_alone(tmp_path: Path):
         pick_submission(tmp_path, "demo")
     (tmp_path / "demo.ipynb").write_text("{}")
     assert pick_submission(tmp_path, "demo").name == "demo.ipynb"
+
+
+def test_setup_picks_an_interpreter_that_runs_and_says_which(autograder_zip: Path, tmp_path: Path):
+    with zipfile.ZipFile(autograder_zip) as z:
+        setup = z.read("setup.sh").decode()
+    # Run setup.sh up to its choice of interpreter (the rest installs torch from the network).
+    head = setup[:setup.index('"$PY" -m venv')]
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shim = bin_dir / "python3.13"  # a pyenv shim for a version that is not installed
+    shim.write_text("#!/bin/sh\necho 'pyenv: python3.13: command not found' >&2\nexit 127\n")
+    shim.chmod(0o755)
+    (bin_dir / "python3.11").symlink_to(sys.executable)
+    (bin_dir / "dirname").symlink_to(shutil.which("dirname"))
+    (tmp_path / "setup_head.sh").write_text(head)
+    p = subprocess.run(["/bin/bash", str(tmp_path / "setup_head.sh")], env={"PATH": str(bin_dir)},
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert f"skipping {shim}: it does not run" in p.stdout
+    version = ".".join(map(str, sys.version_info[:3]))
+    assert f"setup.sh: using {bin_dir / 'python3.11'} ({version})" in p.stdout

@@ -192,16 +192,53 @@ def test_nbgrader_layout_scores_go_into_nbgrader_gradebook(tmp_path, monkeypatch
         assert gb.find_submission("ps1", "bob").timestamp.year == 2024
 
 
-def test_docker_backend_runs_locked_down_containers(tmp_path):
+def test_docker_run_arguments_exactly(tmp_path):
     cfg = WorkerConfig(course=str(DEMO_COURSE), assignment="demo",
-                       options=GradeOptions(limits=Limits(memory_bytes=2 * 2**30), protected=[tmp_path]))
-    argv = DockerBackend(cfg, 2, tmp_path, image="torchgrader:cpu", docker=sys.executable).argv(0)
-    flags = " ".join(argv)
-    for flag in ("--network none", "--read-only", "--memory 4g", "--cpus 1", "--pids-limit 512", "-i --rm",
-                 f"{DEMO_COURSE}:/course:ro",
-                 "--entrypoint python torchgrader:cpu -m autograder.batch.backends.worker"):
-        assert flag in flags
-    assert str(tmp_path) not in flags  # nothing of the host but the course is mounted
+                       options=GradeOptions(limits=Limits(memory_bytes=2 * 2**30)))
+    backend = DockerBackend(cfg, 2, tmp_path, image="torchgrader:cpu", docker=sys.executable,
+                            stage_dir=tmp_path / "stage")
+    user = "10001:10001" if os.getuid() == 0 else f"{os.getuid()}:{os.getgid()}"
+    argv = backend.argv(0)
+    inner = argv[-1]
+    assert argv[:-1] == [
+        sys.executable, "run", "-i", "--rm", "--name", f"torchgrader-{os.getpid()}-0", "--user", user,
+        "--network", "none", "--read-only", "--tmpfs", "/tmp:rw,exec,nosuid,nodev,size=1g",
+        "--memory", "4g", "--memory-swap", "4g", "--cpus", "1", "--pids-limit", "512", "--cap-drop", "ALL",
+        "--security-opt", "no-new-privileges", "--security-opt", "seccomp=unconfined",
+        "--security-opt", "apparmor=unconfined", "-e", "OMP_NUM_THREADS=1", "-e", "HOME=/tmp/judge",
+        "-e", "USER=judge", "-v", f"{(tmp_path / 'stage').resolve()}:/course:ro", "--entrypoint", "python",
+        "torchgrader:cpu", "-m", "autograder.batch.backends.worker"]
+    assert WorkerConfig.from_json(inner).course == "/course"
+    # Only the grading material is mounted: hidden suites and probes, never references, alternatives, mutants.
+    staged = sorted(p.relative_to(tmp_path / "stage").as_posix() for p in (tmp_path / "stage").rglob("*.py"))
+    assert "solutions/demo/counter/probes.py" in staged and "solutions/demo/basics/test_hidden.py" in staged
+    assert not [p for p in staged if p.endswith("reference.py") or "/mutants/" in p or "/alternatives/" in p]
+    assert str(DEMO_COURSE) not in " ".join(argv)
+
+    gpu = DockerBackend(cfg, 1, tmp_path, image="registry.example/torchgrader:gpu", docker=sys.executable,
+                        stage_dir=tmp_path / "stage2").argv(0)
+    assert gpu[gpu.index("--gpus") + 1] == "all"  # auto: the GPU image gets the GPUs
+    one = DockerBackend(cfg, 1, tmp_path, image="torchgrader:cpu", docker=sys.executable, gpus="device=1",
+                        stage_dir=tmp_path / "stage3").argv(0)
+    assert one[one.index("--gpus") + 1] == "device=1"
+
+
+def test_a_container_that_never_starts_says_what_failed_and_what_to_do(tmp_path):
+    from autograder.batch.backends import WorkerDied
+    from autograder.batch.backends.pipe import WorkerPipe
+
+    fake_docker = tmp_path / "docker"  # what `docker run` does when the image is missing: exit 125
+    fake_docker.write_text("#!/bin/sh\necho 'Unable to find image torchgrader:cpu locally' >&2\nexit 125\n")
+    fake_docker.chmod(0o755)
+    cfg = WorkerConfig(course=str(DEMO_COURSE), assignment="demo")
+    backend = DockerBackend(cfg, 1, tmp_path, docker=str(fake_docker), stage_dir=tmp_path / "stage")
+    with pytest.raises(WorkerDied) as e:
+        WorkerPipe(backend.argv(0), "worker 0", tmp_path / "w.log", explain=backend.explain_exit)
+    msg = str(e.value)
+    assert "exited with code 125 before it was ready: docker could not create or start the container" in msg
+    assert "docker build -f docker/cpu/Dockerfile -t torchgrader:cpu ." in msg
+    assert "Unable to find image" in msg  # docker's own words follow
+    assert "(code 125) to start" not in msg
 
 
 @pytest.mark.docker
@@ -209,7 +246,11 @@ def test_docker_backend_runs_locked_down_containers(tmp_path):
 def test_docker_backend_grades_a_folder(tmp_path):
     image = os.environ.get("TORCHGRADER_IMAGE", "torchgrader:cpu")
     if subprocess.run(["docker", "image", "inspect", image], capture_output=True).returncode != 0:
-        pytest.skip(f"needs the grader image {image} (docker build -f docker/cpu/Dockerfile -t {image} .)")
+        built = subprocess.run(["docker", "build", "-f", "docker/cpu/Dockerfile", "-t", image, "."], cwd=ROOT,
+                               capture_output=True, text=True, timeout=1800)
+        if built.returncode != 0:
+            pytest.skip(f"the grader image {image} could not be built (no network for the base image and the torch "
+                        f"wheel?): {built.stderr.strip().splitlines()[-1:]}")
     subs = tmp_path / "subs"
     subs.mkdir()
     (subs / "alice.py").write_text(REF)
@@ -218,6 +259,7 @@ def test_docker_backend_grades_a_folder(tmp_path):
     p = tg(str(subs), "--out", str(out), "--jobs", "2", "--backend", "docker", "--docker-image", image)
     assert p.returncode == 0, p.stderr
     assert [(r["student"], r["total"]) for r in gradebook(out)] == [("alice", "6"), ("bob", "5")]
+    assert "NOT isolated" not in p.stdout + p.stderr  # the sandbox's namespaces work inside the container
 
 
 FAKE_WORKER = """
@@ -253,5 +295,5 @@ def test_a_job_that_kills_its_worker_is_retried_once_then_reported(tmp_path):
         jobs, lambda job, result, error, worker: got.setdefault(job.name, (result, error)))
     assert {k: v[0] for k, v in got.items() if k != "crash.py"} == {n: {"name": n} for n in ("a.py", "b.py", "c.py")}
     result, error = got["crash.py"]
-    assert result is None and "exited (code 3)" in error
+    assert result is None and "exited with code 3 while grading crash.py" in error
     assert seen.read_text().split().count("crash.py") == 2  # retried once on a fresh worker, then reported

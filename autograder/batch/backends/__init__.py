@@ -59,6 +59,7 @@ class Where:
     jobs: int
     log_dir: Path
     docker_image: str = "torchgrader:cpu"
+    docker_gpus: str = "auto"  # --gpus for the containers: auto (all for a GPU image, none otherwise), none, all, ...
     scheduler: str | None = None  # a Dask scheduler's address
 
 
@@ -71,7 +72,7 @@ def _process(w: Where) -> Backend:
 def _docker(w: Where) -> Backend:
     from autograder.batch.backends.docker import DockerBackend
 
-    return DockerBackend(w.config, w.jobs, w.log_dir, image=w.docker_image)
+    return DockerBackend(w.config, w.jobs, w.log_dir, image=w.docker_image, gpus=w.docker_gpus)
 
 
 def _dask(w: Where) -> Backend:

@@ -24,6 +24,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from autograder.batch import material
 from autograder.batch.backends import Deliver, Job, WorkerDied, WorkerFatal
 from autograder.batch.backends.config import WorkerConfig
 from autograder.batch.backends.pipe import WorkerPipe
@@ -32,22 +33,12 @@ from autograder.batch.backends.pipe import WorkerPipe
 
 
 def pack_course(config: WorkerConfig) -> bytes:
-    """assignments/<id> and solutions/<id> of the course, as a tar.gz (no caches)."""
-    course = Path(config.course)
-    buf = io.BytesIO()
+    """The grading material (no references, alternatives or mutants) as a deterministic tar.gz.
 
-    def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
-        name = Path(info.name)
-        if "__pycache__" in name.parts or info.name.endswith(".pyc") or not (info.isfile() or info.isdir()):
-            return None
-        return info
-
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for part in ("assignments", "solutions"):
-            folder = course / part / config.assignment
-            if folder.is_dir():
-                tar.add(folder, arcname=f"{part}/{config.assignment}", filter=keep)
-    return buf.getvalue()
+    The same material always packs to the same bytes, so Dask's content key is stable: a
+    later batch finds the folder already extracted on each worker instead of adding one.
+    """
+    return material.pack(Path(config.course), config.assignment)
 
 
 class DaskBackend:
@@ -63,8 +54,20 @@ class DaskBackend:
             self.client = Client(scheduler, timeout=30)
         except OSError as e:
             raise WorkerFatal(f"cannot reach the Dask scheduler at {scheduler}: {e}") from None
-        threads = sum(self.client.nthreads().values())
-        self.workers = threads or workers
+        try:
+            self.client.wait_for_workers(1, timeout=60)
+        except (TimeoutError, OSError):
+            self.client.close()
+            raise WorkerFatal(f"the Dask scheduler at {scheduler} has no workers: start some with "
+                              f"`dask worker {scheduler} --nthreads 1` (one per core)") from None
+        self.workers = self.live_workers()
+
+    def live_workers(self) -> int:
+        """The Dask workers alive now, as the scheduler knows them."""
+        try:
+            return len(self.client.nthreads())
+        except Exception:  # noqa: BLE001 - a scheduler gone at the end of a batch
+            return 0
 
     def run(self, jobs: list[Job], deliver: Deliver) -> None:
         from distributed import as_completed
@@ -95,8 +98,14 @@ class DaskBackend:
         finally:
             for f in futures:
                 f.cancel()
+            self.workers = self.live_workers()
 
     def close(self) -> None:
+        """Close the judges this batch left idle on every worker (each holds torch twice), then disconnect."""
+        try:
+            self.client.run(close_idle)
+        except Exception:  # noqa: BLE001 - workers that are gone have no judges left
+            pass
         self.client.close()
 
 
@@ -191,6 +200,36 @@ def _in_keeper_thread(fn: Any) -> Any:
     if not ok:
         raise value
     return value
+
+
+def close_idle() -> int:
+    """Runs on each Dask worker when a batch ends: close its idle judges; returns how many."""
+    with _lock:
+        pipes = [p for pool in _idle.values() for p in pool]
+        _idle.clear()
+    for p in pipes:
+        try:
+            p.close()
+        except Exception:  # noqa: BLE001 - best effort: a judge that is already gone
+            pass
+    return len(pipes)
+
+
+def live_judges() -> int:
+    """Judge processes this Dask worker process has started that are still running (for tests)."""
+    me = os.getpid()
+    n = 0
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            if ppid == me and b"autograder.batch.backends.worker" in (d / "cmdline").read_bytes():
+                n += 1
+        except (OSError, ValueError, IndexError):
+            pass
+    return n
 
 
 def _give_back(cfg: WorkerConfig, pipe: WorkerPipe) -> None:

@@ -8,6 +8,7 @@ import queue
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,11 @@ READY_TIMEOUT = 180.0  # importing torch twice on a loaded machine, or pulling a
 
 class WorkerPipe:
     def __init__(self, argv: list[str], label: str, log: Path | None = None,
-                 env: dict[str, str] | None = None, on_kill: list[str] | None = None) -> None:
+                 env: dict[str, str] | None = None, on_kill: list[str] | None = None,
+                 explain: Callable[[int], str] | None = None) -> None:
         self.label = label
         self.log = log
+        self.explain = explain  # what an exit code means (``docker run``: 125 is docker's own failure)
         self.on_kill = on_kill  # a command that also stops it (``docker kill NAME``)
         self._lines: queue.Queue[bytes | None] = queue.Queue()
         err = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115 - closed in close()
@@ -34,7 +37,7 @@ class WorkerPipe:
                 err.close()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
-        hello = self._next(READY_TIMEOUT, "to start")
+        hello = self._next(READY_TIMEOUT, "before it was ready")
         if hello.get("fatal"):
             self.close()
             raise WorkerFatal(hello["fatal"])
@@ -71,10 +74,13 @@ class WorkerPipe:
                 line = self._lines.get(timeout=max(0.01, deadline - time.monotonic()))
             except queue.Empty:
                 self.kill()
-                raise WorkerDied(f"{self.label}: nothing within {timeout:.0f} s {what}; it was stopped") from None
+                raise WorkerDied(f"{self.label}: the worker said nothing for {timeout:.0f} s {what}; it was "
+                                 "stopped" + self._log_tail()) from None
             if line is None:
                 code = self.proc.wait()
-                raise WorkerDied(f"{self.label}: the worker exited (code {code}) {what}" + self._log_tail())
+                meaning = self.explain(code) if self.explain else ""
+                raise WorkerDied(f"{self.label}: the worker exited with code {code} {what}"
+                                 + (f": {meaning}" if meaning else "") + self._log_tail())
             try:
                 return json.loads(line)
             except ValueError:

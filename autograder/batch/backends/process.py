@@ -45,9 +45,14 @@ class ProcessBackend:
     def kill_command(self, slot: int) -> list[str] | None:
         return None
 
+    def explain_exit(self, code: int) -> str:
+        """What an exit code of the worker's command means, when it means more than "the worker died"."""
+        return ""
+
     def start(self, slot: int) -> WorkerPipe:
         log = self.log_dir / f"worker-{slot}.log" if self.log_dir else None
-        pipe = WorkerPipe(self.argv(slot), f"worker {slot}", log, env=self.env(), on_kill=self.kill_command(slot))
+        pipe = WorkerPipe(self.argv(slot), f"worker {slot}", log, env=self.env(), on_kill=self.kill_command(slot),
+                          explain=self.explain_exit)
         with self._lock:
             self._pipes[slot] = pipe
         return pipe
