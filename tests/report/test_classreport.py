@@ -79,7 +79,7 @@ def test_gradebook_and_feedback_files(tmp_path):
     assert list(rows[0]) == [
         "submission", "student", "name", "basics", "counter", "total", "max_total", "status", "flagged", "review"
     ]
-    assert rows[0] | {} == {"submission": "alice_hw", "student": "alice", "basics": "2", "counter": "0",
+    assert rows[0] | {} == {"submission": "alice_hw", "student": "alice", "name": "", "basics": "2", "counter": "0",
                             "total": "2", "max_total": "3", "status": "graded", "flagged": "", "review": ""}
     d = write_submission(alice, tmp_path)
     assert d == tmp_path / "alice"
