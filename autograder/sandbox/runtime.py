@@ -224,7 +224,6 @@ class Runtime:
         self._send = wire.send_frame
         self._recv = wire.recv_frame
         self._unpack = wire.unpack
-        self._tensor_meta = wire.tensor_meta
         _hide_grader(helpers)
 
     # ------------------------------------------------------------------ encoding
