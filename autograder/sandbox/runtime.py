@@ -6,12 +6,16 @@ code; the judge treats every reply as untrusted data (it checks ids, decodes
 with the safe wire format, and computes every verdict itself).
 
 Tampering is still made hard, because a forged reply is worse than a failed
-one: before the first student cell runs, the runtime binds its dispatch
-table, its encoder and every probe function into the serving loop's own
-locals (nothing is looked up by name afterwards), loads the probe modules,
-and removes the grader's modules from ``sys.modules``. ``import autograder``
-then gives a stub whose ``check`` is a no-op (check cells of a graded
-notebook keep running), and ``autograder.*`` submodules cannot be imported.
+one: before the first student cell runs, the runtime binds its dispatch table
+and its encoder into the serving loop's own locals (no handler is looked up by
+name afterwards), loads every probe module and keeps a snapshot of its
+functions (restored before each probe call), and removes the grader's modules
+from ``sys.modules``. ``import autograder`` then gives a stub whose ``check``
+is a no-op (check cells of a graded notebook keep running), and
+``autograder.*`` submodules cannot be imported. Reaching the runtime by other
+means (the garbage collector, frames) remains possible in-process; the judge
+flags such code (``autograder/judge/tamper.py``) and never awards points on a
+fact the sandbox merely asserts when it can observe the effect itself.
 """
 
 from __future__ import annotations
@@ -134,7 +138,7 @@ _GRADER_BUG_TYPES = (ImportError, NameError, SyntaxError)
 def _chain(exc: BaseException) -> list[BaseException]:
     out: list[BaseException] = []
     e: BaseException | None = exc
-    while e is not None and e not in out and len(out) < 16:
+    while e is not None and not any(x is e for x in out) and len(out) < 16:
         out.append(e)
         e = e.__cause__ or e.__context__
     return out
@@ -220,7 +224,6 @@ class Runtime:
         self._send = wire.send_frame
         self._recv = wire.recv_frame
         self._unpack = wire.unpack
-        self._tensor_meta = wire.tensor_meta
         _hide_grader(helpers)
 
     # ------------------------------------------------------------------ encoding
