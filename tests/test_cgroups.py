@@ -89,6 +89,9 @@ def test_without_a_cgroup_the_report_says_the_limit_is_per_process(monkeypatch):
     assert not got.available and "TORCHGRADER_NO_CGROUPS" in got.reason
     text = cgroups.per_process_report(6 * 2**30, got.reason)
     assert text.startswith("per process only") and "6.0 GiB" in text and "multiple" in text
+    monkeypatch.setenv("TORCHGRADER_CONTAINER_MEMORY", "8")  # set by the docker backend
+    text = cgroups.per_process_report(6 * 2**30, got.reason)
+    assert text.startswith("per container") and "8.0 GiB by docker" in text
 
 
 def test_oom_counters_are_read_from_both_layouts(tmp_path):

@@ -56,6 +56,7 @@ class DockerBackend(ProcessBackend):
             "--pids-limit", str(self.pids),
             "--security-opt", "no-new-privileges",
             "-e", "OMP_NUM_THREADS=1",
+            "-e", f"TORCHGRADER_CONTAINER_MEMORY={memory_gb:g}",  # the memory report states docker's limit
             "-v", f"{Path(self.config.course).resolve()}:{COURSE_MOUNT}:ro",
             "--entrypoint", "python",
             self.image,

@@ -79,7 +79,8 @@ def _clean_env() -> dict[str, str]:
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
     }
-    for k in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "TORCHGRADER_NO_CGROUPS"):
+    for k in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "TORCHGRADER_NO_CGROUPS",
+              "TORCHGRADER_CONTAINER_MEMORY"):
         if k in os.environ:
             env[k] = os.environ[k]
     return env
