@@ -63,21 +63,26 @@ def test_children_that_together_exceed_the_limit_are_reported_as_out_of_memory(s
     code = (
         "import os, time, torch\n"
         "def hog():\n"
-        "    pids = []\n"
+        "    r, w = os.pipe()\n"
         "    for _ in range(4):\n"
-        "        pid = os.fork()\n"
-        "        if pid == 0:\n"
+        "        if os.fork() == 0:\n"
         "            t = torch.ones(700 * 2**20, dtype=torch.uint8)\n"
-        "            time.sleep(30)\n"
+        "            os.write(w, b'!')\n"
+        "            time.sleep(120)\n"
         "            os._exit(0)\n"
-        "        pids.append(pid)\n"
-        "    time.sleep(5)\n"
+        "    os.close(w)\n"
+        "    got = b''\n"
+        "    while len(got) < 4:  # until all four hold their memory at once\n"
+        "        chunk = os.read(r, 4)\n"
+        "        if not chunk:\n"
+        "            break\n"
+        "        got += chunk\n"
         "    return 'survived'\n"
     )
     try:
         sb.request("exec", code, cell=1, timeout=10)
         with pytest.raises(SandboxOutOfMemory, match="2.0 GiB"):
-            sb.request("call", ([], {}), target=None, name="hog", timeout=30)
+            sb.request("call", ([], {}), target=None, name="hog", timeout=60)
         assert not sb.alive
     finally:
         sb.kill()
