@@ -335,6 +335,14 @@ def oom_kills(path: str) -> int:
 
 
 def per_process_report(limit_bytes: int, reason: str) -> str:
+    """The memory line of the protections report where the sandbox has no cgroup of its own."""
+    container = os.environ.get("TORCHGRADER_CONTAINER_MEMORY")
+    if container:  # the docker backend: the container's own cgroup bounds judge, server and sandbox together
+        return (
+            f"per container: this worker's container (judge, sandbox server and the sandbox) is limited to "
+            f"{float(container):.1f} GiB by docker; inside it, each process's address space to "
+            f"{limit_bytes / 2**30:.1f} GiB (no cgroup per sandbox: {reason})"
+        )
     return (
         f"per process only: each process's address space is limited to {limit_bytes / 2**30:.1f} GiB, but a "
         f"sandbox that starts several processes can use a multiple of that (no cgroup: {reason})"

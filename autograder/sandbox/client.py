@@ -79,7 +79,13 @@ def _clean_env() -> dict[str, str]:
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
     }
-    for k in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "TORCHGRADER_NO_CGROUPS"):
+    for k in (
+        "CUDA_VISIBLE_DEVICES",
+        "NVIDIA_VISIBLE_DEVICES",
+        "LD_LIBRARY_PATH",
+        "TORCHGRADER_NO_CGROUPS",
+        "TORCHGRADER_CONTAINER_MEMORY",
+    ):
         if k in os.environ:
             env[k] = os.environ[k]
     return env
@@ -241,7 +247,7 @@ class Sandbox:
 
     def _receive(self, rid: Any, deadline: float, timeout: float) -> tuple[dict, Any]:
         try:
-            frame = wire.recv_frame(self.sock, deadline)
+            frame = wire.recv_frame(self.sock, deadline, self._stop_if_out_of_memory if self._oom_file else None)
             head, payload = wire.unpack(frame, resolve_handle=_handle_node)
         except wire.Timeout:
             self.kill()
@@ -268,6 +274,12 @@ class Sandbox:
         if not head.get("ok"):
             raise StudentException(head.get("error") or {})
         return head, payload
+
+    def _stop_if_out_of_memory(self) -> None:
+        """While waiting for a reply: a process of the sandbox was killed for memory, so stop now."""
+        if self.out_of_memory():
+            self.kill()
+            self._raise_if_out_of_memory()
 
     def _raise_if_out_of_memory(self) -> None:
         if self.out_of_memory():

@@ -472,30 +472,43 @@ class Closed(Exception):
     """The other side closed the connection (in the sandbox's case: it died)."""
 
 
-def recv_frame(sock: socket.socket, deadline: float | None = None) -> bytearray:
-    """One whole message. Its buffer grows as bytes arrive, never to the size the prefix merely declares."""
+def recv_frame(
+    sock: socket.socket, deadline: float | None = None, on_idle: Callable[[], None] | None = None
+) -> bytearray:
+    """One whole message. Its buffer grows as bytes arrive, never to the size the prefix merely declares.
+
+    ``on_idle`` is called about every IDLE_TICK seconds while nothing arrives (the
+    judge checks there whether the sandbox's cgroup has had a process killed).
+    """
     buf = bytearray()
-    _recv_into(sock, buf, _PREFIX.size, deadline)
+    _recv_into(sock, buf, _PREFIX.size, deadline, on_idle)
     magic, hlen, blen = _PREFIX.unpack(buf)
     if magic != _MAGIC or hlen > MAX_HEADER or blen > MAX_BODY:
         raise WireError("bad message prefix")
-    _recv_into(sock, buf, _PREFIX.size + hlen + blen, deadline)
+    _recv_into(sock, buf, _PREFIX.size + hlen + blen, deadline, on_idle)
     return buf
 
 
-def _recv_into(sock: socket.socket, buf: bytearray, n: int, deadline: float | None) -> None:
+IDLE_TICK = 0.25
+
+
+def _recv_into(
+    sock: socket.socket, buf: bytearray, n: int, deadline: float | None, on_idle: Callable[[], None] | None
+) -> None:
     """Append to ``buf`` until it holds ``n`` bytes, reading at most RECV_CHUNK at a time."""
     while len(buf) < n:
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise Timeout()
-            sock.settimeout(left)
-        else:
-            sock.settimeout(None)
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            raise Timeout()
+        if on_idle is not None:
+            left = IDLE_TICK if left is None else min(left, IDLE_TICK)
+        sock.settimeout(left)
         try:
             chunk = sock.recv(min(n - len(buf), RECV_CHUNK))
         except TimeoutError:
+            if on_idle is not None:
+                on_idle()
+                continue
             raise Timeout() from None
         except (ConnectionResetError, BrokenPipeError):
             raise Closed() from None

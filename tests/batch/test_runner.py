@@ -205,7 +205,8 @@ def test_docker_run_arguments_exactly(tmp_path):
         "--network", "none", "--read-only", "--tmpfs", "/tmp:rw,exec,nosuid,nodev,size=1g",
         "--memory", "4g", "--memory-swap", "4g", "--cpus", "1", "--pids-limit", "512", "--cap-drop", "ALL",
         "--security-opt", "no-new-privileges", "--security-opt", "seccomp=unconfined",
-        "--security-opt", "apparmor=unconfined", "-e", "OMP_NUM_THREADS=1", "-e", "HOME=/tmp/judge",
+        "--security-opt", "apparmor=unconfined", "-e", "OMP_NUM_THREADS=1", "-e", "TORCHGRADER_CONTAINER_MEMORY=4",
+        "-e", "HOME=/tmp/judge",
         "-e", "USER=judge", "-v", f"{(tmp_path / 'stage').resolve()}:/course:ro", "--entrypoint", "python",
         "torchgrader:cpu", "-m", "autograder.batch.backends.worker"]
     assert WorkerConfig.from_json(inner).course == "/course"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import shutil
+
 from autograder.batch.backends import Job
 from autograder.batch.backends.config import WorkerConfig
 from autograder.batch.backends.process import ProcessBackend
@@ -19,11 +22,15 @@ HUGE = HONEST + "\n# %%\nimport torch\n\ndef double(x):\n    return torch.zeros(
 
 
 def test_a_reply_over_the_judges_own_limit_fails_that_test_and_the_batch_goes_on(tmp_path):
+    course = tmp_path / "course"
+    shutil.copytree(DEMO_COURSE, course)
+    toml = course / "assignments/demo/basics/exercise.toml"
+    toml.write_text(re.sub(r"timeout = .*", "timeout = 60", toml.read_text()))  # 240 MiB on a loaded host
     jobs = []
     for name, text in (("huge.py", HUGE), ("honest.py", HONEST)):
         (tmp_path / name).write_text(text)
         jobs.append(Job(id=name, name=name, path=tmp_path / name))
-    cfg = WorkerConfig(course=str(DEMO_COURSE), assignment="demo", judge_memory_gb=0.5,
+    cfg = WorkerConfig(course=str(course), assignment="demo", judge_memory_gb=0.5,
                        options=GradeOptions(budget=Budget(submission_seconds=120)))
     got = {}
     ProcessBackend(cfg, 1, tmp_path).run(

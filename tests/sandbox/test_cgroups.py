@@ -63,21 +63,26 @@ def test_children_that_together_exceed_the_limit_are_reported_as_out_of_memory(s
     code = (
         "import os, time, torch\n"
         "def hog():\n"
-        "    pids = []\n"
+        "    r, w = os.pipe()\n"
         "    for _ in range(4):\n"
-        "        pid = os.fork()\n"
-        "        if pid == 0:\n"
+        "        if os.fork() == 0:\n"
         "            t = torch.ones(700 * 2**20, dtype=torch.uint8)\n"
-        "            time.sleep(30)\n"
+        "            os.write(w, b'!')\n"
+        "            time.sleep(120)\n"
         "            os._exit(0)\n"
-        "        pids.append(pid)\n"
-        "    time.sleep(5)\n"
+        "    os.close(w)\n"
+        "    got = b''\n"
+        "    while len(got) < 4:  # until all four hold their memory at once\n"
+        "        chunk = os.read(r, 4)\n"
+        "        if not chunk:\n"
+        "            break\n"
+        "        got += chunk\n"
         "    return 'survived'\n"
     )
     try:
         sb.request("exec", code, cell=1, timeout=10)
         with pytest.raises(SandboxOutOfMemory, match="2.0 GiB"):
-            sb.request("call", ([], {}), target=None, name="hog", timeout=30)
+            sb.request("call", ([], {}), target=None, name="hog", timeout=60)
         assert not sb.alive
     finally:
         sb.kill()
@@ -89,6 +94,9 @@ def test_without_a_cgroup_the_report_says_the_limit_is_per_process(monkeypatch):
     assert not got.available and "TORCHGRADER_NO_CGROUPS" in got.reason
     text = cgroups.per_process_report(6 * 2**30, got.reason)
     assert text.startswith("per process only") and "6.0 GiB" in text and "multiple" in text
+    monkeypatch.setenv("TORCHGRADER_CONTAINER_MEMORY", "8")  # set by the docker backend
+    text = cgroups.per_process_report(6 * 2**30, got.reason)
+    assert text.startswith("per container") and "8.0 GiB by docker" in text
 
 
 def test_oom_counters_are_read_from_both_layouts(tmp_path):

@@ -99,6 +99,7 @@ class DockerBackend(ProcessBackend):
             "--security-opt", "apparmor=unconfined",
             *(["--gpus", self.gpus] if self.gpus else []),
             "-e", "OMP_NUM_THREADS=1",
+            "-e", f"TORCHGRADER_CONTAINER_MEMORY={memory_gb:g}",  # the memory report states docker's limit
             "-e", "HOME=/tmp/judge", "-e", "USER=judge",  # the uid may have no passwd entry
             "-v", f"{self.stage_dir.resolve()}:{COURSE_MOUNT}:ro",
             "--entrypoint", "python",
