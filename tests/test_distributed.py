@@ -97,7 +97,7 @@ def test_a_hanging_rank_costs_its_tests_within_their_time_limit(graded):
     assert ddp.points == 0
     for t in ddp.tests:
         assert t.status == "timeout", t
-        assert "rank 1 never returned" in t.message and "rank 0" in t.message, t.message
+        assert re.search(r"rank 1 never returned within \d+ s while ranks? 0", t.message), t.message
         assert t.seconds < 4 + 3, t  # the test's own limit (4 s), and the ranks were stopped before it
 
 

@@ -107,8 +107,8 @@ def rank_values(report: Any, world_size: int, label: str) -> list[Any]:
         raise StudentTimeout(
             f"In {where}, {_names(stuck)} never returned{limit} while {_names(done)} had returned: "
             "a collective (barrier, all_reduce, broadcast...) that only some ranks call, or that ranks call "
-            "in a different order, waits forever. Every rank must make the same collective calls, in the same "
-            "order (move them out of `if rank == 0:` blocks)."
+            "in a different order, waits forever (or code that only some ranks run never ends). Every rank must "
+            "make the same collective calls, in the same order (move them out of `if rank == 0:` blocks)."
         )
     raise StudentTimeout(
         f"In {where}, no rank returned{limit}: look for collectives the ranks call in different orders or with "
