@@ -32,11 +32,28 @@ def check(exercise: str | None = None, *, assignment: str | None = None, noteboo
     if IN_SANDBOX:
         print(f"check({exercise!r}) skipped: this code is being graded, which runs its own tests.")
         return None
+    import os
+
+    # nbgrader runs the notebook's cells itself: `nbgrader autograde` would give the check cells (its
+    # grade cells) full points just for not raising, and `nbgrader validate` would say "Success" for
+    # an untouched notebook. Refuse the first; make the second report the public tests.
+    nbgrader = os.environ.get("NBGRADER_EXECUTION", "")
+    if nbgrader == "autograde":
+        raise RuntimeError("this notebook is graded by torchgrader's hidden tests, not by `nbgrader autograde`: "
+                           "run `torchgrader grade submitted/ --assignment ID --nbgrader-db gradebook.db`")
     from autograder.assignment import AssignmentError
     from autograder.checker import check_in_notebook
 
     try:
-        check_in_notebook(exercise, assignment=assignment, notebook=notebook, course=course)
+        r = check_in_notebook(exercise, assignment=assignment, notebook=notebook, course=course)
     except AssignmentError as e:  # a setup problem, not a bug in the student's code: one clear line
         print(f"check({exercise!r}) could not run: {e}")
+        if nbgrader == "validate":
+            raise
+        return None
+    if nbgrader == "validate" and r is not None:
+        failing = sum(t.status != "passed" for e in r.exercises for t in e.tests) + (r.status != "graded")
+        if failing or not any(e.tests for e in r.exercises):
+            raise AssertionError(f"{failing} public test(s) of {exercise or 'this notebook'} do not pass yet "
+                                 "(the report above says which, and what to fix)")
     return None

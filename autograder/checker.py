@@ -79,6 +79,36 @@ def check_report(r: SubmissionResult, assignment: Assignment | None = None) -> s
 
 
 # ---------------------------------------------------------------------- finding the assignment
+def student_course(course: str | Path | None, *, near: Path | None = None, in_jupyter: bool = True) -> Path:
+    """The folder that holds the public tests (``assignments/``), found the way a student expects.
+
+    Looked for in ``course`` when given, else in the notebook's folder (``near``) and the current
+    folder, and their parents. The message when it is not found speaks to a student: their bundle
+    has ``assignments/`` and ``HOWTO.md`` (and no ``solutions/``), and in Jupyter the argument
+    is ``course=``, on the command line ``--course``.
+    """
+    if course:
+        path = Path(course).expanduser().resolve()
+        if (path / "assignments").is_dir():
+            return path
+        tried = f"{path} has no assignments/ folder"
+    else:
+        import os
+
+        if os.environ.get("TORCHGRADER_COURSE"):
+            return find_course()
+        for start in [p.resolve() for p in (near, Path.cwd()) if p is not None]:
+            for d in (start, *start.parents):
+                if (d / "assignments").is_dir():
+                    return d
+        tried = f"no assignments/ folder in {Path.cwd()} or the folders above it"
+    how = ('pass course="path/to/that/folder" to check()' if in_jupyter
+           else "pass --course path/to/that/folder")
+    raise AssignmentError(
+        f"the public tests were not found ({tried}). They came with the assignment: the folder with "
+        f"HOWTO.md and assignments/ in it. Open the notebook from that folder, or {how}.")
+
+
 def notebook_assignment(path: Path) -> str | None:
     """The assignment id a released notebook records in its metadata."""
     if path.suffix != ".ipynb":
@@ -182,8 +212,8 @@ def check_in_notebook(exercise: str | None = None, *, assignment: str | None = N
                       course: str | None = None) -> SubmissionResult | None:
     """What ``autograder.check`` does outside the sandbox; prints the report."""
     started = time.monotonic()
-    course_dir = Path(course).resolve() if course else find_course()
     target: Path | None = Path(notebook).resolve() if notebook else None
+    course_dir = student_course(course, near=target.parent if target else None)
     history = None
     if target is None:
         history = kernel_history()
@@ -209,4 +239,4 @@ def check_in_notebook(exercise: str | None = None, *, assignment: str | None = N
     print(check_report(r, a))
     if history is not None and any(c.status != "ok" for c in r.cells):
         print("(cell numbers are the In [N] execution counts of this kernel)")
-    return None
+    return r

@@ -70,9 +70,12 @@ def _assignment_of(path: Path, given: str | None) -> str:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Students: run the public tests on your own notebook, in the same sandbox as grading."""
+    from autograder.checker import student_course
+
     path = Path(args.notebook)
-    assignment = load_assignment(_assignment_of(path, args.assignment),
-                                 Path(args.course) if args.course else None, need_hidden=False, only=args.exercise)
+    course = student_course(args.course, near=path.resolve().parent, in_jupyter=False)
+    assignment = load_assignment(_assignment_of(path, args.assignment), course, need_hidden=False,
+                                 only=args.exercise)
     options = _options(args)
     options.public = True
     stream = sys.stdout

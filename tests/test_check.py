@@ -92,3 +92,41 @@ def test_the_assignment_is_found_from_the_exercise_id(tmp_path: Path, server):
     assert [(e.id, e.points, [t.status for t in e.tests]) for e in r.exercises if e.tests] == [
         ("basics", 0.0, ["passed"])]
     assert "1/1 public tests pass (all pass)" in check_report(r)
+
+
+def test_outside_the_bundle_check_speaks_the_students_situation(tmp_path: Path, bundle: Path, monkeypatch, capsys):
+    import autograder
+
+    elsewhere = tmp_path / "home"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.delenv("TORCHGRADER_COURSE", raising=False)
+    autograder.check("basics")  # in Jupyter: one line that says where the tests are and how to point at them
+    out = capsys.readouterr().out
+    assert "could not run: the public tests were not found" in out
+    assert "HOWTO.md and assignments/" in out and 'course="path/to/that/folder"' in out
+    assert "solutions/" not in out and "--course" not in out
+    env = {k: v for k, v in os.environ.items() if k != "TORCHGRADER_COURSE"}
+    copy = elsewhere / "demo.ipynb"  # the notebook saved away from its bundle
+    copy.write_text((bundle / "demo.ipynb").read_text())
+    p = subprocess.run([sys.executable, "-m", "autograder.cli", "check", "demo.ipynb"], cwd=elsewhere, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "--course path/to/that/folder" in p.stderr and "solutions/" not in p.stderr
+    # the notebook inside its bundle is found from anywhere
+    p = subprocess.run([sys.executable, "-m", "autograder.cli", "check", str(bundle / "demo.ipynb"),
+                        "--exercise", "basics"], cwd=elsewhere, env=env, capture_output=True, text=True, timeout=300)
+    assert "basics — Tensor basics" in p.stdout, p.stdout + p.stderr
+
+
+def test_the_howto_installs_the_data_extra(bundle: Path):
+    howto = (bundle / "HOWTO.md").read_text()
+    assert "[data]\"" in howto and "pip install \"./torchgrader-" in howto
+    assert "torchgrader check" in howto and "nbgrader validate" in howto
+
+
+def test_under_nbgrader_autograde_a_check_cell_never_passes_for_free(monkeypatch):
+    import autograder
+
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    with pytest.raises(RuntimeError, match="torchgrader grade"):
+        autograder.check("basics")

@@ -5,13 +5,25 @@ cells and a check cell per exercise (``from autograder import check;
 check("<id>")``, which runs the public tests from inside Jupyter and does
 nothing when graded). The same builder with the references swapped in makes
 the reference notebook used as a sample.
-Cells carry nbgrader-compatible metadata so a course on nbgrader can import
-the notebook.
+The notebook is also a valid nbgrader *source* notebook (schema 3), so a course
+on nbgrader puts it in ``source/<assignment>/`` and runs ``nbgrader
+generate_assignment`` unchanged:
+
+- a stub cell is a solution cell whose ``raise NotImplementedError`` lines sit
+  between ``### BEGIN SOLUTION`` / ``### END SOLUTION``: nbgrader replaces only
+  those lines (with its own ``raise NotImplementedError()``), so students see
+  the stub, signatures and given code included; a cell with nothing to fill
+  in is a plain editable cell that nbgrader leaves alone;
+- each exercise's check cell is a locked grade cell named after the exercise
+  (``grade_id`` = exercise id, ``points`` = its points): exactly the cells
+  ``torchgrader grade --nbgrader-db`` scores, present from the start, so
+  ``generate_assignment --force`` still works after grading.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 
 import nbformat
@@ -35,9 +47,32 @@ def split_cells(text: str) -> list[str]:
     return cells
 
 
-def _meta(grade_id: str, *, solution: bool, locked: bool) -> dict:
-    return {"nbgrader": {"grade_id": grade_id, "solution": solution, "locked": locked, "grade": False,
-                         "schema_version": 3}}
+BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"  # nbgrader's default solution delimiters
+_TODO = re.compile(r"^(?P<indent>[ \t]*)raise NotImplementedError\b.*$")
+
+
+def _meta(grade_id: str, *, solution: bool, locked: bool, points: float | None = None) -> dict:
+    meta = {"grade_id": grade_id, "solution": solution, "locked": locked, "grade": points is not None,
+            "schema_version": 3}
+    if points is not None:
+        meta["points"] = points
+    return {"nbgrader": meta}
+
+
+def mark_solutions(code: str) -> tuple[str, bool]:
+    """Put each ``raise NotImplementedError`` line of a stub between nbgrader's solution delimiters.
+
+    Returns the cell's new source and whether it has anything for the student to fill in.
+    """
+    out, found = [], False
+    for line in code.splitlines():
+        m = _TODO.match(line)
+        if m:
+            found = True
+            out += [f"{m['indent']}{BEGIN}", line, f"{m['indent']}{END}"]
+        else:
+            out.append(line)
+    return "\n".join(out), found
 
 
 def build(assignment: Assignment, code: str = "stub", swap: dict[str, Path] | None = None, *,
@@ -65,17 +100,21 @@ def build(assignment: Assignment, code: str = "stub", swap: dict[str, Path] | No
                 ex.statement.read_text().strip(), metadata=_meta(f"{ex.id}-statement", solution=False, locked=True)))
         src = (swap or {}).get(ex.id) or (ex.reference if code == "reference" else ex.stub)
         for i, cell in enumerate(split_cells(src.read_text()) if src.exists() else []):
+            todo = True
+            if code == "stub" and ex.id not in (swap or {}):
+                cell, todo = mark_solutions(cell)
             nb.cells.append(nbformat.v4.new_code_cell(
-                cell, metadata=_meta(f"{ex.id}-code-{i + 1}", solution=True, locked=False)))
-        if check_cells:
+                cell, metadata=_meta(f"{ex.id}-code-{i + 1}", solution=todo, locked=False)))
+        if check_cells:  # the exercise's grade cell: where nbgrader keeps its points
             nb.cells.append(nbformat.v4.new_code_cell(
-                check_cell(ex.id), metadata=_meta(f"{ex.id}-check", solution=False, locked=True)))
+                check_cell(ex.id), metadata=_meta(ex.id, solution=False, locked=True, points=ex.points)))
     return nb
 
 
 def check_cell(exercise_id: str) -> str:
     """A cell that checks one exercise from inside Jupyter; a no-op (one printed line) when graded."""
     return (f"# Check `{exercise_id}` against its public tests (a few seconds, in the grading sandbox).\n"
+            "# (This cell holds the exercise's points for nbgrader; torchgrader's hidden tests award them.)\n"
             "from autograder import check\n"
             "\n"
             f'check("{exercise_id}")')

@@ -46,7 +46,9 @@ HOWTO = """\
 1. Install PyTorch (the CPU build is enough) and the checker shipped in this folder, once:
 
        pip install torch --index-url https://download.pytorch.org/whl/cpu
-       pip install ./{wheel}
+       pip install "./{wheel}[data]"
+
+   (`[data]` brings scikit-learn, which some exercises load their data sets with.)
 
 2. Open `{notebook}` in Jupyter **from this folder** (the check cells find the
    public tests in `assignments/` next to it).
@@ -56,7 +58,10 @@ HOWTO = """\
 4. Run the exercise's check cell (`check("<exercise>")`). It runs the public
    tests on the code you have run in this kernel, in the same sandbox as
    grading, and prints what passes and what to fix. From a terminal,
-   `torchgrader check {notebook}` checks the saved notebook instead.
+   `torchgrader check {notebook}` checks the saved notebook instead (from
+   another folder: `torchgrader check path/to/{notebook} --course path/to/this/folder`).
+   If your course uses nbgrader, `nbgrader validate` runs these same check
+   cells; `torchgrader check` is the direct way.
 5. Public tests carry no points and are a start, not a guarantee: the graded
    tests are hidden and use other inputs and edge cases.
 6. Submit `{notebook}` (saved, with your code in it). Extra cells of your own are

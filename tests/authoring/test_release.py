@@ -98,11 +98,18 @@ def test_notebook_cells_carry_nbgrader_metadata_and_one_check_cell_per_exercise(
         assert not (meta["solution"] and meta["locked"])  # nbgrader: a solution cell is editable
         if c.cell_type == "markdown":
             assert meta["locked"] and not meta["solution"]
-    checks = [c for c in nb.cells if c.metadata["nbgrader"]["grade_id"].endswith("-check")]
+    # one grade cell per exercise, named after it, carrying its points: the check cell
+    checks = [c for c in nb.cells if c.metadata["nbgrader"]["grade"]]
     assert [c.source.splitlines()[-1] for c in checks] == ['check("basics")', 'check("counter")']
+    assert [(c.metadata["nbgrader"]["grade_id"], c.metadata["nbgrader"]["points"]) for c in checks] == [
+        ("basics", demo.exercise("basics").points), ("counter", demo.exercise("counter").points)]
     assert all(c.metadata["nbgrader"]["locked"] and not c.metadata["nbgrader"]["solution"] for c in checks)
     solution = [c for c in nb.cells if c.metadata["nbgrader"]["solution"]]
     assert solution and all(c.cell_type == "code" for c in solution)
+    # nbgrader replaces only what lies between the delimiters: the stub's signatures stay
+    for c in solution:
+        assert "### BEGIN SOLUTION" in c.source and "### END SOLUTION" in c.source
+    assert "    ### BEGIN SOLUTION\n    raise NotImplementedError\n    ### END SOLUTION" in solution[0].source
     assert nb.metadata["torchgrader"] == {"assignment": "demo"}
 
 

@@ -222,3 +222,29 @@ def test_every_csv_writer_uses_the_one_helper():
     root = Path(__file__).resolve().parents[2] / "autograder"
     writers = [p for p in root.rglob("*.py") if "csv.writer(" in p.read_text() or "DictWriter(" in p.read_text()]
     assert [p.name for p in writers] == ["csvfile.py"]
+
+
+def test_a_batch_with_hostile_names_grades_everyone_as_themselves(tmp_path):
+    """Issue 10.9 and 10.10 end to end: honest bob, mallory's file named as bob's future attempt, a formula name."""
+    from tests.batch.test_runner import REF, SQUARES, gradebook, tg
+
+    archive = make_zip(tmp_path / "gradebook_hw.zip", [
+        ("Homework 3_bob_attempt_2024-02-01-10-00-00_hw.py", REF, EARLY),
+        ("Homework 3_mallory_attempt_2024-02-01-11-00-00_x_bob_attempt_2099-12-31-23-59-59_y.py", SQUARES, FUTURE),
+    ])
+    folder = tmp_path / "late"
+    folder.mkdir()
+    (folder / '=HYPERLINK("evil.example";"open me").py').write_text(REF)
+    out = tmp_path / "out"
+    p = tg(str(archive), str(folder), "--out", str(out), "--jobs", "1", "--exercise", "basics")
+    assert p.returncode == 0, p.stderr
+    book = {r["student"]: r for r in gradebook(out)}
+    eve = "HYPERLINK_evil.example_open_me"
+    assert {s: r["total"] for s, r in book.items()} == {"bob": "4", "mallory": "3", eve: "4"}
+    assert book[eve]["submission"].startswith("'=HYPERLINK")
+    assert "claims student bob" in p.stderr
+    rows = list(csv.DictReader((out / "inputs.csv").read_text(encoding="utf-8").splitlines()))
+    assert [r["fate"] for r in rows if "x_bob_attempt" in r["source"]] == ["graded"]
+    for f in ("gradebook.csv", "inputs.csv"):
+        with open(out / f, newline="", encoding="utf-8") as fh:
+            assert not [c for row in csv.reader(fh) for c in row if c.startswith(("=", "+", "@", "\t", "\r"))]

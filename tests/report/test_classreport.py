@@ -74,12 +74,13 @@ def test_suite_version_follows_hidden_material_only(tmp_path):
 
 def test_gradebook_and_feedback_files(tmp_path):
     alice = result("alice", double="failed", msg=SQUARED.format(n=12, got=4.2))
-    write_gradebook([alice], tmp_path / "gradebook.csv", ["basics", "counter"])
+    write_gradebook([alice], tmp_path / "gradebook.csv", ["basics", "counter"], {"alice": "Alice Doe"})
     rows = list(csv.DictReader((tmp_path / "gradebook.csv").read_text().splitlines()))
     assert list(rows[0]) == [
         "submission", "student", "name", "basics", "counter", "total", "max_total", "status", "flagged", "review"
     ]
-    assert rows[0] | {} == {"submission": "alice_hw", "student": "alice", "name": "", "basics": "2", "counter": "0",
+    assert rows[0] | {} == {"submission": "alice_hw", "student": "alice", "name": "Alice Doe", "basics": "2",
+                            "counter": "0",
                             "total": "2", "max_total": "3", "status": "graded", "flagged": "", "review": ""}
     d = write_submission(alice, tmp_path)
     assert d == tmp_path / "alice"

