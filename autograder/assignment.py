@@ -12,9 +12,15 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.errors import StaffError
 
-class AssignmentError(Exception):
+
+class AssignmentError(StaffError):
     """Authoring mistake in an assignment's files; the message names the file."""
+
+
+class SuiteProblems(AssignmentError):
+    """The assignment's suites cannot be collected or are incomplete: no submission can be graded."""
 
 
 # ---------------------------------------------------------------------- the exercise layout
@@ -133,7 +139,7 @@ def exercise_toml_problems(meta: dict, folder: str) -> list[tuple[str | None, st
             out.append((key, f"unknown key {key!r} (known: {', '.join(EXERCISE_KEYS)})"))
         elif not isinstance(value, spec.kind) or (spec.kind is not bool and isinstance(value, bool)):
             out.append((key, f"`{key}` has the wrong type ({type(value).__name__})"))
-        elif spec.positive and value <= 0:
+        elif spec.positive and isinstance(value, int | float) and value <= 0:
             out.append((key, f"`{key}` must be positive"))
     out += [(None, f"`{key}` is missing") for key, spec in EXERCISE_KEYS.items() if spec.required and key not in meta]
     if meta.get("id", folder) != folder:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from autograder.assignment import AssignmentError, load_assignment
 from autograder.batch.backends import REGISTRY
+from autograder.errors import TorchgraderError
 from autograder.grade import GradeOptions, grade
 from autograder.sandbox.isolation import Limits
 from autograder.session import Budget
@@ -168,8 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except AssignmentError as e:
-        print(f"torchgrader: {e}", file=sys.stderr)
+    except TorchgraderError as e:  # every deliberate error carries its own person-facing message
+        print(f"torchgrader: {e.message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\ninterrupted: results written so far are kept", file=sys.stderr)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from autograder.assignment import Assignment, AssignmentError, load_assignment
+from autograder.assignment import Assignment, AssignmentError, SuiteProblems, load_assignment
 from autograder.judge import collect
 from autograder.judge.collect import run_pytest
 from autograder.judge.plugin import GradingPlugin
@@ -97,8 +97,9 @@ def grade(
     try:
         code, output = run_pytest(files, assignment.course, [plugin, "autograder.judge.plugin"])
         if plugin.problems:
-            raise AssignmentError("the assignment's suites have problems:\n" + "\n".join(plugin.problems))
-        if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and (streamed or len(results) < len(paths)):
+            raise SuiteProblems("the assignment's suites have problems:\n" + "\n".join(plugin.problems))
+        if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and (
+                streamed or (isinstance(paths, list) and len(results) < len(paths))):
             raise AssignmentError(f"pytest could not run the suites (exit {code}):\n{output[-3000:]}")
     finally:
         if own_server:

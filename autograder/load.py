@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.errors import StudentFacingError
+
 SUBMISSION_SUFFIXES = (".ipynb", ".py")
 # Cell magics whose body is ordinary Python: keep the body, drop the magic line.
 _TRANSPARENT_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug"}
@@ -22,7 +24,7 @@ _ASSIGNED_MAGIC = re.compile(r"^(\s*[\w.\[\], ]+=\s*)([%!].*)$")
 _HELP = re.compile(r"^(\s*)(\?{1,2}[\w.]+|[\w.]+\?{1,2})\s*$")
 
 
-class LoadError(Exception):
+class LoadError(StudentFacingError):
     """The file cannot be read as a submission; the message is for the student."""
 
 

@@ -140,7 +140,7 @@ class Session:
                 result = CellResult(cell.index, "ok", "", time.monotonic() - started, cell.label)
             except StudentException as e:
                 err = cap_error(e.error)
-                frames = format_frames(self.cells_by_index, err.get("frames"))
+                frames = format_frames(self.cells_by_index, err.get("frames") or [])
                 msg = f"{err.get('type', 'Error')}: {err.get('message', '')}"
                 msg += blocked_hint(err.get("type", ""), err.get("message", ""))
                 result = CellResult(

@@ -18,6 +18,7 @@ PKG = ROOT / "autograder"
 # Bottom first. A module may import from a strictly lower layer, or from its own top-level package
 # (``autograder.batch.*`` within batch). Two packages in one layer are siblings: neither imports the other.
 LAYERS: list[list[str]] = [
+    ["autograder.errors"],  # the exception hierarchy's base: everything may raise its subclasses
     ["autograder.results", "autograder.assignment", "autograder.load"],
     ["autograder.caps"],  # judge-side caps on student-derived strings in results (session and judge use it)
     ["autograder.sandbox"],

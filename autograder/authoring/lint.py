@@ -406,8 +406,8 @@ def _check_submission_code(lay: ExerciseLayout, trees: dict[Path, ast.Module | N
         doc = ast.get_docstring(tree)
         if not doc or not doc.strip():
             f.problem(path, 1, "a mutant needs a module docstring naming the misconception it encodes")
-        for line, message in header_problems(path, path.read_text(encoding="utf-8")):
-            f.problem(path, line, message)
+        for where, message in header_problems(path, path.read_text(encoding="utf-8")):
+            f.problem(path, where, message)
         if ref_dump is not None and module_dump(tree) == ref_dump:
             f.problem(path, None, "is the reference itself: a mutant must encode a misconception")
 
@@ -576,6 +576,7 @@ def global_effects(tree: ast.Module) -> list[tuple[int, str]]:
     """
     modules = _imported_names(tree)
     out: list[tuple[int, str]] = []
+    node: ast.AST
     for node in tree.body:
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             continue  # docstring

@@ -34,7 +34,8 @@ CELL_MARK = "# %%"
 
 
 def split_cells(text: str) -> list[str]:
-    cells, cur = [], []
+    cells: list[str] = []
+    cur: list[str] = []
     for ln in text.splitlines():
         if ln.startswith(CELL_MARK):
             if any(x.strip() for x in cur):

@@ -409,7 +409,7 @@ def judge_determinism(cs: list[Case], suites: dict[str, tuple[list[str], str]], 
                 diffs[ex].append(f"{label}: {sum(r is None or r.status != 'graded' for r in runs)} of {len(runs)} "
                                  "gradings did not complete")
             continue
-        points = [_test_points(r, mine) for r in runs]
+        points = [_test_points(r, mine) for r in runs if r is not None]  # none is (checked above)
         for key in sorted(set().union(*points)):
             seen = [pt.get(key) for pt in points]
             if len(set(seen)) > 1:

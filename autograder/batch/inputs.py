@@ -120,6 +120,7 @@ def parse_name(name: str) -> NameInfo | None:
 
     ``name`` is a file stem or a folder name.
     """
+    ts: float | None
     name = unicodedata.normalize("NFC", name)
     m = _BLACKBOARD.match(name)
     if m:

@@ -29,11 +29,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from autograder.assignment import Assignment
+from autograder.errors import StaffError
 from autograder.results import SubmissionResult
 
 
-class NbgraderError(Exception):
-    pass
+class NbgraderError(StaffError):
+    """nbgrader's gradebook cannot take the scores (the message says which record and why)."""
 
 
 @dataclass

@@ -32,12 +32,13 @@ from autograder.batch.backends.config import WorkerConfig
 from autograder.batch.inputs import Entry, Inputs, Workspace, expand
 from autograder.batch.progress import make_progress
 from autograder.batch.store import DB_NAME, Store, suite_version
+from autograder.errors import StaffError
 from autograder.report.gradebook import write_gradebook
 from autograder.report.submission import write_submission
 from autograder.results import ExerciseResult, SubmissionResult
 
 
-class BatchError(Exception):
+class BatchError(StaffError):
     """The batch cannot go on (no worker can grade: suites broken, engine missing, scheduler unreachable)."""
 
 
@@ -96,6 +97,7 @@ def make_backend(opts: BatchOptions) -> Backend:
 
 def run_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOptions, *,
               stream: TextIO | None = None, err: TextIO | None = None) -> BatchSummary:
+    """Expand the inputs, plan what still needs grading, grade it on the backend, collect every result."""
     stream = stream or sys.stdout
     err = err or sys.stderr
     started = time.monotonic()
@@ -111,76 +113,99 @@ def run_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOption
                 f"its own (for example --out {out.parent / (out.name.rstrip('/') + '-' + assignment.id)}); "
                 "every assignment keeps its own gradebook.csv, report.html and feedback pages"
             )
-        inputs = expand(paths, ws.path, exclude=[out], assignment=opts.nbgrader_assignment or assignment.id)
-        for p in inputs.problems:
-            print(f"skipped: {p}", file=err)
-        for old, new in inputs.superseded:
-            print(f"superseded: {old.source} (student {new.student}: {inputs.why.get(old.source, new.source)})",
-                  file=err)
-        for note in inputs.notes:
-            print(f"note: {note}", file=err)
-        if not inputs.entries:
-            raise BatchError("nothing to grade")
-        settings = opts.worker.options
-        settings.protected = sorted({*settings.protected, out.resolve(), ws.path.resolve(),
-                                     *(_folder(Path(p)).resolve() for p in paths)})
-
-        todo: list[Entry] = []
-        for e in inputs.entries:
-            if opts.regrade or not store.has(assignment.id, e.student, e.sha256, version):
-                todo.append(e)
+        inputs = _expand(assignment, paths, opts, ws, err)
+        todo = _plan(assignment, inputs, store, version, opts)
         reused = len(inputs.entries) - len(todo)
         print(f"{len(inputs.entries)} submissions ({len(inputs.superseded)} superseded, {len(inputs.problems)} "
               f"unreadable): {len(todo)} to grade, {reused} already graded", file=stream, flush=True)
         run_id = store.start_run(assignment.id, version, opts.argv, len(todo), reused)
-        written: set[str] = set()
-        workers = 0
-        if todo:
-            by_id = {str(i): e for i, e in enumerate(todo)}
-            jobs = [Job(id=k, name=e.path.name, path=e.path) for k, e in by_id.items()]
-            try:
-                backend = make_backend(opts)
-            except WorkerFatal as e:
-                raise BatchError(str(e)) from None
-            workers = backend.workers
-            progress = make_progress(len(jobs), stream, verbose=opts.verbose, mode=opts.progress)
-
-            def deliver(job: Job, result: dict | None, error: str, worker: str) -> None:
-                e = by_id[job.id]
-                if result is not None:
-                    r = SubmissionResult.from_dict(result)
-                    r.submission, r.student, r.path, r.sha256 = e.submission, e.student, e.source, e.sha256
-                else:
-                    r = grader_failure(assignment, e, error)
-                store.put(r, version, run_id=run_id, worker=worker)
-                write_submission(r, out)
-                written.add(e.student)
-                progress.advance(r)
-
-            try:
-                backend.run(jobs, deliver)
-            except WorkerFatal as e:
-                raise BatchError(str(e)) from None
-            finally:
-                progress.close()
-                close = getattr(backend, "close", None)
-                if close:
-                    close()
-                workers = backend.workers  # the workers alive at the end (Dask's may come and go)
+        written, workers = _grade(assignment, todo, opts, store, version, run_id, stream) if todo else (set(), 0)
         store.finish_run(run_id)
-
-        results: list[SubmissionResult] = []
-        for e in inputs.entries:
-            r = store.get(assignment.id, e.student, e.sha256, version)
-            if r is None:  # only when a worker could not deliver it: already reported
-                r = grader_failure(assignment, e, "no result was recorded")
-            if e.student not in written:
-                write_submission(r, out)
-            results.append(r)
+        results = _collect(assignment, inputs, store, version, written, out)
         write_outputs(assignment, inputs, results, opts)
-    summary = BatchSummary(inputs.entries, results, len(todo), reused, inputs, time.monotonic() - started,
-                           version, workers)
-    return summary
+    return BatchSummary(inputs.entries, results, len(todo), reused, inputs, time.monotonic() - started,
+                        version, workers)
+
+
+def _expand(assignment: Assignment, paths: list[str | Path], opts: BatchOptions, ws: Workspace,
+            err: TextIO) -> Inputs:
+    """The submissions behind the paths (LMS zips, nbgrader layouts, folders); every input folder and the
+    output are then kept out of every sandbox's sight."""
+    out = opts.out
+    inputs = expand(paths, ws.path, exclude=[out], assignment=opts.nbgrader_assignment or assignment.id)
+    for p in inputs.problems:
+        print(f"skipped: {p}", file=err)
+    for old, new in inputs.superseded:
+        print(f"superseded: {old.source} (student {new.student}: {inputs.why.get(old.source, new.source)})",
+              file=err)
+    for note in inputs.notes:
+        print(f"note: {note}", file=err)
+    if not inputs.entries:
+        raise BatchError("nothing to grade")
+    settings = opts.worker.options
+    settings.protected = sorted({*settings.protected, out.resolve(), ws.path.resolve(),
+                                 *(_folder(Path(p)).resolve() for p in paths)})
+    return inputs
+
+
+def _plan(assignment: Assignment, inputs: Inputs, store: Store, version: str, opts: BatchOptions) -> list[Entry]:
+    """What to grade now: everything with --regrade, else what the store has no result for at this version."""
+    return [e for e in inputs.entries
+            if opts.regrade or not store.has(assignment.id, e.student, e.sha256, version)]
+
+
+def _grade(assignment: Assignment, todo: list[Entry], opts: BatchOptions, store: Store, version: str, run_id: int,
+           stream: TextIO) -> tuple[set[str], int]:
+    """Grade ``todo`` on the backend, storing and writing each result as it arrives.
+
+    Returns the students whose outputs were written, and the workers alive at the end (Dask's may come and go).
+    """
+    out = opts.out
+    written: set[str] = set()
+    by_id = {str(i): e for i, e in enumerate(todo)}
+    jobs = [Job(id=k, name=e.path.name, path=e.path) for k, e in by_id.items()]
+    try:
+        backend = make_backend(opts)
+    except WorkerFatal as exc:
+        raise BatchError(str(exc)) from None
+    progress = make_progress(len(jobs), stream, verbose=opts.verbose, mode=opts.progress)
+
+    def deliver(job: Job, result: dict | None, error: str, worker: str) -> None:
+        entry = by_id[job.id]
+        if result is not None:
+            r = SubmissionResult.from_dict(result)
+            r.submission, r.student, r.path, r.sha256 = entry.submission, entry.student, entry.source, entry.sha256
+        else:
+            r = grader_failure(assignment, entry, error)
+        store.put(r, version, run_id=run_id, worker=worker)
+        write_submission(r, out)
+        written.add(entry.student)
+        progress.advance(r)
+
+    try:
+        backend.run(jobs, deliver)
+    except WorkerFatal as exc:
+        raise BatchError(str(exc)) from None
+    finally:
+        progress.close()
+        close = getattr(backend, "close", None)
+        if close:
+            close()
+    return written, backend.workers
+
+
+def _collect(assignment: Assignment, inputs: Inputs, store: Store, version: str, written: set[str],
+             out: Path) -> list[SubmissionResult]:
+    """One result per entry, from the store (this run's and earlier runs'); outputs written for reused ones."""
+    results: list[SubmissionResult] = []
+    for entry in inputs.entries:
+        r = store.get(assignment.id, entry.student, entry.sha256, version)
+        if r is None:  # only when a worker could not deliver it: already reported
+            r = grader_failure(assignment, entry, "no result was recorded")
+        if entry.student not in written:
+            write_submission(r, out)
+        results.append(r)
+    return results
 
 
 def write_outputs(assignment: Assignment, inputs: Inputs, results: list[SubmissionResult],

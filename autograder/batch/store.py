@@ -122,7 +122,7 @@ class Store:
         cur = self.db.execute(
             "INSERT INTO runs (assignment, suite_version, argv, started, planned, reused) VALUES (?, ?, ?, ?, ?, ?)",
             (assignment, version, json.dumps(argv), time.time(), planned, reused))
-        return int(cur.lastrowid)
+        return int(cur.lastrowid or 0)
 
     def finish_run(self, run_id: int) -> None:
         self.db.execute("UPDATE runs SET finished = ? WHERE id = ?", (time.time(), run_id))

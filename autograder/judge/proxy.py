@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from autograder.errors import StudentFacingError, TorchgraderError
+from autograder.results import TestStatus
 from autograder.sandbox import wire
 from autograder.sandbox.client import (
     ProtocolError,
@@ -26,17 +28,13 @@ if TYPE_CHECKING:
     from autograder.session import Session
 
 
-class StudentProblem(Exception):
+class StudentProblem(StudentFacingError):
     """A problem on the student's side; ``status`` is the test status it causes."""
 
-    status = "error"
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+    status: TestStatus = "error"
 
 
-class GraderError(Exception):
+class GraderError(TorchgraderError):
     """The grader's own code (a probe, the runtime, a missing probe) failed: never the student's mistake.
 
     The plugin reports it as status ``grader_error``: the test's points are
@@ -201,8 +199,7 @@ class Context:
         if session is None:
             return text
         defining = [c for c in session.submission.cells if defines(c.source, name)]
-        broken = [(c, session.cells.get(c.index)) for c in defining]
-        broken = [(c, r) for c, r in broken if r is not None and r.status != "ok"]
+        broken = [(c, r) for c in defining if (r := session.cells.get(c.index)) is not None and r.status != "ok"]
         if broken:
             notes = [
                 f"{c.label} defines it but did not run cleanly: {r.message.splitlines()[0] if r.message else r.status}"

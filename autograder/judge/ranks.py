@@ -61,7 +61,7 @@ def _is_peer_failure(entry: dict) -> bool:
 def _student_problem(entry: dict, label: str) -> StudentProblem:
     from autograder.judge.plugin import CONTEXT
 
-    err = entry.get("error") if isinstance(entry.get("error"), dict) else {"message": str(entry.get("error"))}
+    err: dict = entry["error"] if isinstance(entry.get("error"), dict) else {"message": str(entry.get("error"))}
     return CONTEXT._problem(err, label)
 
 

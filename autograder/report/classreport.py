@@ -212,7 +212,7 @@ def class_report_html(results: Sequence[SubmissionResult], *, title: str, exerci
     totals = [r.total for r in graded]
     max_total = max((r.max_total for r in graded), default=0)
     b: list[str] = [f"<h1>{_e(title)}: class report</h1>"]
-    cards = [("submissions", len(stats.results)), ("graded", len(graded)),
+    cards: list[tuple[str, object]] = [("submissions", len(stats.results)), ("graded", len(graded)),
              ("not gradable", len(stats.results) - len(graded))]
     if totals:
         cards += [("mean", f"{statistics.mean(totals):.1f} / {_pts(max_total)}"),
@@ -220,11 +220,30 @@ def class_report_html(results: Sequence[SubmissionResult], *, title: str, exerci
                   ("full marks", sum(r.total >= r.max_total for r in graded))]
     b.append("<div class=\"cards\">" + "".join(f"<div class=\"card\">{_e(k)}<b>{_e(v)}</b></div>" for k, v in cards)
              + "</div>")
+    b += _scores_section(stats, plots)
+    b += _exercises_section(stats, plots)
+    b += _tests_section(stats, plots)
+    b += _misconceptions_section(stats, top)
+    b += _slowest_section(stats)
+    b += _errors_section(stats)
+    b += _flagged_section(stats)
+    b += _inputs_section(superseded, problems)
+    return _page(f"{title}: class report", "\n".join(b))
 
+
+def _scores_section(stats: ClassStats, plots: dict[str, str]) -> list[str]:
+    """The histogram of totals."""
+    b: list[str] = []
     b.append("<h2>Score distribution</h2>")
     b.append(f"<img alt=\"score distribution\" src=\"{plots['scores']}\">" if "scores" in plots
              else "<p class=\"muted\">No graded submissions.</p>")
+    return b
 
+
+def _exercises_section(stats: ClassStats, plots: dict[str, str]) -> list[str]:
+    """Mean, maximum and how many lost points, per exercise."""
+    graded = stats.graded
+    b: list[str] = []
     b.append("<h2>Per exercise</h2>")
     if "exercises" in plots:
         b.append(f"<img alt=\"per exercise\" src=\"{plots['exercises']}\">")
@@ -238,7 +257,12 @@ def class_report_html(results: Sequence[SubmissionResult], *, title: str, exerci
                  f"<td class=\"num\">{mean:.2f}</td><td class=\"num\">{_pts(mx)}</td>"
                  f"<td class=\"num\">{losing} ({100 * losing / len(got) if got else 0:.0f}%)</td></tr>")
     b.append("</table>")
+    return b
 
+
+def _tests_section(stats: ClassStats, plots: dict[str, str]) -> list[str]:
+    """How often each test failed."""
+    b: list[str] = []
     b.append("<h2>Per test failure rates</h2>")
     if "tests" in plots:
         b.append(f"<img alt=\"tests failed most often\" src=\"{plots['tests']}\">")
@@ -247,7 +271,13 @@ def class_report_html(results: Sequence[SubmissionResult], *, title: str, exerci
         b.append(f"<tr><td>{_e(t.exercise)}</td><td>{_e(t.name)}</td><td class=\"num\">{_pts(t.max_points)}</td>"
                  f"<td class=\"num\">{t.failed} / {t.attempts} ({100 * t.rate:.0f}%)</td></tr>")
     b.append("</table>")
+    return b
 
+
+def _misconceptions_section(stats: ClassStats, top: int) -> list[str]:
+    """The same failure message given to several students: what to go over in class."""
+    graded = stats.graded
+    b: list[str] = []
     b.append("<h2>Most common misconceptions</h2>")
     b.append("<p class=\"muted\">The same failure message given to several students (numbers aside): "
              "what to go over in class.</p>")
@@ -260,7 +290,12 @@ def class_report_html(results: Sequence[SubmissionResult], *, title: str, exerci
         b.append("</table>")
     else:
         b.append("<p class=\"muted\">No failures with a diagnosis.</p>")
+    return b
 
+
+def _slowest_section(stats: ClassStats) -> list[str]:
+    """The ten slowest submissions and their slowest test."""
+    b: list[str] = []
     b.append("<h2>Slowest submissions</h2>")
     slow = sorted(stats.results, key=lambda r: -r.seconds)[:10]
     b.append("<table><tr><th>student</th><th>seconds</th><th>slowest test</th></tr>")
@@ -271,7 +306,12 @@ def class_report_html(results: Sequence[SubmissionResult], *, title: str, exerci
         b.append(f"<tr><td>{_e(r.student or r.submission)}</td><td class=\"num\">{r.seconds:.1f}</td>"
                  f"<td>{_e(what)}</td></tr>")
     b.append("</table>")
+    return b
 
+
+def _errors_section(stats: ClassStats) -> list[str]:
+    """Timeouts, memory, crashes, unreadable files and grader failures."""
+    b: list[str] = []
     b.append(f"<h2>Errors ({len(stats.errors)})</h2>")
     b.append("<p class=\"muted\">Timeouts, memory, crashes, unreadable files and grader failures.</p>")
     if stats.errors:
@@ -284,7 +324,12 @@ def class_report_html(results: Sequence[SubmissionResult], *, title: str, exerci
         b.append("</table>")
     else:
         b.append("<p class=\"muted\">None.</p>")
+    return b
 
+
+def _flagged_section(stats: ClassStats) -> list[str]:
+    """Submissions whose code touches the grader (tamper evidence); points are as measured."""
+    b: list[str] = []
     flagged = [r for r in stats.results if r.flags]
     b.append(f"<h2>Flagged for review ({len(flagged)})</h2>")
     b.append("<p class=\"muted\">Code that touches the grader or the interpreter's internals (tamper "
@@ -298,7 +343,12 @@ def class_report_html(results: Sequence[SubmissionResult], *, title: str, exerci
         b.append("</table>")
     else:
         b.append("<p class=\"muted\">None.</p>")
+    return b
 
+
+def _inputs_section(superseded: Sequence[tuple[str, str, str]], problems: Sequence[str]) -> list[str]:
+    """Inputs not graded: superseded by a newer submission, or unreadable."""
+    b: list[str] = []
     if superseded or problems:
         b.append("<h2>Inputs not graded</h2>")
     if superseded:
@@ -309,7 +359,7 @@ def class_report_html(results: Sequence[SubmissionResult], *, title: str, exerci
         b.append("</table>")
     if problems:
         b.append("<p>Unreadable, skipped:</p><ul>" + "".join(f"<li>{_e(p)}</li>" for p in problems) + "</ul>")
-    return _page(f"{title}: class report", "\n".join(b))
+    return b
 
 
 def write_class_report(path: Path, results: Sequence[SubmissionResult], **kw) -> Path:

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from autograder.errors import StaffError, TorchgraderError
+
 if TYPE_CHECKING:
     from autograder.batch.backends.config import WorkerConfig
 
@@ -35,11 +37,11 @@ class Job:
 Deliver = Callable[[Job, "dict[str, Any] | None", str, str], None]
 
 
-class WorkerDied(Exception):
+class WorkerDied(TorchgraderError):
     """A worker stopped (or could not start) while grading a job; the job may be retried once."""
 
 
-class WorkerFatal(Exception):
+class WorkerFatal(StaffError):
     """No worker can grade anything (the assignment's suites cannot run, the engine is missing)."""
 
 

@@ -10,9 +10,19 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from autograder.batch.backends import Job, WorkerDied, WorkerFatal
+
+
+class _Payload(Protocol):
+    """Any job that can put itself on the wire (a Job, or one that arrived over the network)."""
+
+    id: str
+    name: str
+
+    def payload(self) -> dict[str, Any]: ...
+
 
 READY_TIMEOUT = 180.0  # importing torch twice on a loaded machine, or pulling a container
 
@@ -33,7 +43,7 @@ class WorkerPipe:
         except OSError as e:
             raise WorkerDied(f"{label}: could not start `{argv[0]}` ({e.strerror})") from None
         finally:
-            if log:
+            if not isinstance(err, int):
                 err.close()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -86,7 +96,7 @@ class WorkerPipe:
             except ValueError:
                 continue  # not a protocol line
 
-    def grade(self, job: Job, timeout: float) -> dict[str, Any]:
+    def grade(self, job: Job | _Payload, timeout: float) -> dict[str, Any]:
         """The result dict of one job; raises WorkerDied (the worker is then gone) or WorkerFatal."""
         try:
             assert self.proc.stdin is not None

@@ -25,10 +25,14 @@ import shutil
 import sys
 import threading
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autograder.batch.backends.config import WorkerConfig
+
+if TYPE_CHECKING:
+    from autograder.results import SubmissionResult
 
 
 def _protocol_streams() -> tuple[Any, Any]:
@@ -74,113 +78,142 @@ def limit_judge_memory(gib: float) -> None:
     resource.setrlimit(resource.RLIMIT_DATA, (want, hard))
 
 
+class Worker:
+    """One worker's life: refuse to start where grading would be unsafe or wrong, then grade jobs until stdin ends."""
+
+    def __init__(self, cfg: WorkerConfig, job_lines: Any, proto: Any) -> None:
+        self.cfg = cfg
+        self.job_lines = job_lines
+        self.proto = proto
+        self.current: dict[str, Any] = {}
+        self.seen = 0
+        self.tmp: Path | None = None
+
+    def send(self, obj: dict[str, Any]) -> None:
+        self.proto.write(json.dumps(obj) + "\n")
+        self.proto.flush()
+
+    def fatal(self, message: str) -> int:
+        self.send({"fatal": message})
+        return 2
+
+    def isolation_problem(self) -> str | None:
+        """Why grading must not start here (no namespaces and no --allow-unisolated), or None."""
+        if not self.cfg.options.isolate or self.cfg.allow_unisolated:
+            return None
+        from autograder.sandbox.isolation import unavailable_reason
+
+        why = unavailable_reason()
+        if not why:
+            return None
+        return (f"sandboxes cannot be isolated on this host ({why}): student code could read the "
+                "hidden tests and reach the network. Run as a user allowed to create user namespaces "
+                "(in Docker: see docker/README.md for the --security-opt flags), or pass "
+                "--allow-unisolated to grade anyway with the protections reported as NOT isolated.")
+
+    def jobs(self) -> Iterator[Path]:
+        """Each job's submission, written to a private folder; ends at end of input or a stop line."""
+        assert self.tmp is not None
+        while True:
+            line = self.job_lines.readline()
+            if not line:
+                return
+            job = json.loads(line)
+            if job.get("op") == "stop":
+                return
+            folder = self.tmp / str(self.seen)
+            self.seen += 1
+            folder.mkdir()
+            path = folder / _safe_file_name(job["name"])
+            path.write_bytes(base64.b64decode(job["data"]))
+            self.current["job"], self.current["folder"] = job, folder
+            yield path
+
+    def on_result(self, r: SubmissionResult) -> None:
+        job = self.current.pop("job")
+        shutil.rmtree(self.current.pop("folder"), ignore_errors=True)
+        self.send({"id": job["id"], "result": r.to_dict()})
+
+    def run(self) -> int:
+        why = self.isolation_problem()
+        if why:
+            return self.fatal(why)
+        # The sandbox server imports torch in its own process: start it now, while this one imports the judge.
+        starter = _ServerStarter()
+        from autograder.assignment import AssignmentError, SuiteProblems, load_assignment
+        from autograder.batch.inputs import private_tempdir
+        from autograder.batch.store import suite_version
+        from autograder.grade import grade
+
+        cfg = self.cfg
+        try:
+            assignment = load_assignment(cfg.assignment, Path(cfg.course), only=cfg.options.exercises)
+        except AssignmentError as e:
+            return self.fatal(str(e))
+        version = suite_version(assignment)
+        if cfg.suite_version and cfg.suite_version != version:
+            return self.fatal(f"this worker's copy of {cfg.assignment} is version {version}, the batch's is "
+                              f"{cfg.suite_version}: the workers must grade with the same hidden material")
+        server = starter.join()
+        if isinstance(server, BaseException):
+            return self.fatal(f"the sandbox server could not start: {server}")
+        limit_judge_memory(cfg.judge_memory_gb)  # after the server started: it must not inherit the limit
+        self.tmp = private_tempdir("worker")  # after the checks above, so that no early exit leaves it behind
+        options = cfg.options
+        options.protected.append(self.tmp)
+        try:
+            with server:
+                self.send({"ready": True, "pid": os.getpid(), "suite_version": version})
+                grade(assignment, self.jobs(), options=options, on_result=self.on_result, server=server)
+        except AssignmentError as e:
+            if isinstance(e, SuiteProblems) or "job" not in self.current:
+                return self.fatal(str(e))
+            self.send({"id": self.current["job"]["id"], "error": str(e)[-3000:]})
+            return 1
+        except Exception as e:  # noqa: BLE001 - report what stopped the worker, then exit
+            job = self.current.get("job")
+            detail = "".join(traceback.format_exception(e))[-3000:]
+            if isinstance(e, MemoryError):
+                detail = (f"the judge went over its own memory limit ({cfg.judge_memory_gb:g} GiB) grading this "
+                          f"submission; it was not graded (the rest of the batch is unaffected)\n{detail[-1500:]}")
+            self.send({"id": job["id"], "error": detail} if job else {"fatal": detail})
+            return 1
+        finally:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        return 0
+
+
+class _ServerStarter:
+    """Starts a sandbox server on a thread; ``join()`` gives the server or what stopped it."""
+
+    def __init__(self) -> None:
+        self.result: Any = None
+        self.thread = threading.Thread(target=self._start, daemon=True)
+        self.thread.start()
+
+    def _start(self) -> None:
+        from autograder.sandbox.client import SandboxServer
+
+        try:
+            self.result = SandboxServer()
+        except BaseException as e:  # noqa: BLE001 - reported by the worker, on its main thread
+            self.result = e
+
+    def join(self) -> Any:
+        self.thread.join()
+        return self.result
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     job_lines, proto = _protocol_streams()
-
-    def send(obj: dict[str, Any]) -> None:
-        proto.write(json.dumps(obj) + "\n")
-        proto.flush()
-
     from autograder.sandbox.isolation import die_with_parent
 
     parent = os.getppid()
     die_with_parent()
     if os.getppid() != parent:  # the parent died before the death signal was armed
         return 1
-
-    cfg = WorkerConfig.from_json(argv[0])
-    if cfg.options.isolate and not cfg.allow_unisolated:
-        from autograder.sandbox.isolation import unavailable_reason
-
-        why = unavailable_reason()
-        if why:
-            send({"fatal": f"sandboxes cannot be isolated on this host ({why}): student code could read the "
-                           "hidden tests and reach the network. Run as a user allowed to create user namespaces "
-                           "(in Docker: see docker/README.md for the --security-opt flags), or pass "
-                           "--allow-unisolated to grade anyway with the protections reported as NOT isolated."})
-            return 2
-    # The sandbox server imports torch in its own process: start it now, while this one imports the judge.
-    from autograder.sandbox.client import SandboxServer
-
-    started: dict[str, Any] = {}
-
-    def start_server() -> None:
-        try:
-            started["server"] = SandboxServer()
-        except BaseException as e:  # noqa: BLE001 - reported below, on the main thread
-            started["error"] = e
-
-    starter = threading.Thread(target=start_server, daemon=True)
-    starter.start()
-    from autograder.assignment import AssignmentError, load_assignment
-    from autograder.batch.store import suite_version
-    from autograder.grade import grade
-
-    try:
-        assignment = load_assignment(cfg.assignment, Path(cfg.course), only=cfg.options.exercises)
-    except AssignmentError as e:
-        send({"fatal": str(e)})
-        return 2
-    version = suite_version(assignment)
-    if cfg.suite_version and cfg.suite_version != version:
-        send({"fatal": f"this worker's copy of {cfg.assignment} is version {version}, the batch's is "
-                       f"{cfg.suite_version}: the workers must grade with the same hidden material"})
-        return 2
-    from autograder.batch.inputs import private_tempdir
-
-    tmp = private_tempdir("worker")
-    options = cfg.options
-    options.protected.append(tmp)
-    current: dict[str, Any] = {}
-
-    def jobs():
-        while True:
-            line = job_lines.readline()
-            if not line:
-                return
-            job = json.loads(line)
-            if job.get("op") == "stop":
-                return
-            folder = tmp / str(len(current.setdefault("seen", [])))
-            current["seen"].append(1)
-            folder.mkdir()
-            path = folder / _safe_file_name(job["name"])
-            path.write_bytes(base64.b64decode(job["data"]))
-            current["job"], current["folder"] = job, folder
-            yield path
-
-    def on_result(r) -> None:
-        job = current.pop("job")
-        shutil.rmtree(current.pop("folder"), ignore_errors=True)
-        send({"id": job["id"], "result": r.to_dict()})
-
-    starter.join()
-    if "error" in started:
-        send({"fatal": f"the sandbox server could not start: {started['error']}"})
-        return 2
-    limit_judge_memory(cfg.judge_memory_gb)  # after the server started: it must not inherit the limit
-    try:
-        with started["server"] as server:
-            send({"ready": True, "pid": os.getpid(), "suite_version": version})
-            grade(assignment, jobs(), options=options, on_result=on_result, server=server)
-    except AssignmentError as e:
-        if "suites have problems" in str(e) or "job" not in current:
-            send({"fatal": str(e)})
-            return 2
-        send({"id": current["job"]["id"], "error": str(e)[-3000:]})
-        return 1
-    except Exception as e:  # noqa: BLE001 - report what stopped the worker, then exit
-        job = current.get("job")
-        detail = "".join(traceback.format_exception(e))[-3000:]
-        if isinstance(e, MemoryError):
-            detail = (f"the judge went over its own memory limit ({cfg.judge_memory_gb:g} GiB) grading this "
-                      f"submission; it was not graded (the rest of the batch is unaffected)\n{detail[-1500:]}")
-        send({"id": job["id"], "error": detail} if job else {"fatal": detail})
-        return 1
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return 0
+    return Worker(WorkerConfig.from_json(argv[0]), job_lines, proto).run()
 
 
 if __name__ == "__main__":
