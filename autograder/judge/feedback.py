@@ -38,7 +38,13 @@ def check(condition: Any, message: str, misconception: str = "") -> None:
 
 
 def remote_meta(t: Any) -> dict[str, Any]:
-    """Sandbox-side facts about a returned tensor (device, requires_grad, is_leaf, grad_fn, dtype)."""
+    """Sandbox-side facts about a returned tensor (device, requires_grad, is_leaf, grad_fn, dtype).
+
+    These are only *asserted* by the sandbox, whose encoder student code can
+    reach: use them to choose a message, never to award points when the judge
+    can observe the effect itself (send an upstream gradient through a probe
+    and compare the gradient that comes back).
+    """
     meta = getattr(t, "remote_meta", None)
     if meta is None:
         raise TypeError("remote_meta() needs a tensor that came back from the sandbox")

@@ -34,6 +34,16 @@ def broken(mod):
 
 def calls_student(mod, x):
     return mod.double(x)
+
+
+class Thing:
+    pass
+
+
+def pickles(mod):
+    import pickle
+
+    return type(pickle.loads(pickle.dumps(Thing()))).__module__
 '''
 
 TESTS = '''
@@ -43,6 +53,12 @@ def test_probe_module_is_loaded_first(sandbox):
     """the probes are a real module, loaded before the student's code"""
     names = sandbox.probe("seen_by_student")
     check(names == ["autograder", "probes_basics"], f"modules: {names}")
+
+
+@pytest.mark.points(1)
+def test_probe_objects_pickle(sandbox):
+    """objects of a probe's classes pickle by reference, as in a real module"""
+    check(sandbox.probe("pickles") == "probes_basics", "did not pickle")
 
 
 @pytest.mark.points(3)
@@ -111,6 +127,8 @@ def test_probes_ship_without_docstrings_or_comments():
 
 def test_probes_are_registered_and_the_grader_is_not(graded):
     t = _test(graded, "test_probe_module_is_loaded_first")
+    assert t.status == "passed", t.message
+    t = _test(graded, "test_probe_objects_pickle")
     assert t.status == "passed", t.message
 
 
