@@ -64,26 +64,31 @@ def tail(e) -> str:
 
 
 def inputs_rows(tmp_path: Path, inputs) -> list[dict[str, str]]:
-    results = [SubmissionResult(submission=e.submission, path=e.source, assignment="demo", student=e.student)
-               for e in inputs.entries]
+    results = [
+        SubmissionResult(submission=e.submission, path=e.source, assignment="demo", student=e.student)
+        for e in inputs.entries
+    ]
     write_inputs_csv(tmp_path / "inputs.csv", inputs, results)
     return list(csv.DictReader((tmp_path / "inputs.csv").read_text(encoding="utf-8").splitlines()))
 
 
 def test_canvas_export(tmp_path):
-    archive = make_zip(tmp_path / "submissions.zip", [
-        # two students named John Smith: Canvas's user id tells them apart
-        ("smithjohn_101_5001_hw.ipynb", NB, EARLY),
-        ("smithjohn_202_5002_hw.ipynb", NB, EARLY),
-        # a resubmission: Canvas's own order (a later attachment id, -1, LATE) beats the zip entry's time
-        ("doejane_LATE_303_5009_hw-1.ipynb", NB + " ", EARLY),
-        ("doejane_303_5003_hw.ipynb", NB, LATER),
-        # a helper file uploaded last: the notebook still counts
-        ("leeann_404_5004_hw.ipynb", NB, EARLY),
-        ("leeann_404_5010_scratch.py", PY, LATER),
-        # a non-ASCII name, written as UTF-8 bytes without the flag (rubyzip's default)
-        ("núñezjosé_505_5005_tarea.ipynb".encode(), NB, EARLY),
-    ])
+    archive = make_zip(
+        tmp_path / "submissions.zip",
+        [
+            # two students named John Smith: Canvas's user id tells them apart
+            ("smithjohn_101_5001_hw.ipynb", NB, EARLY),
+            ("smithjohn_202_5002_hw.ipynb", NB, EARLY),
+            # a resubmission: Canvas's own order (a later attachment id, -1, LATE) beats the zip entry's time
+            ("doejane_LATE_303_5009_hw-1.ipynb", NB + " ", EARLY),
+            ("doejane_303_5003_hw.ipynb", NB, LATER),
+            # a helper file uploaded last: the notebook still counts
+            ("leeann_404_5004_hw.ipynb", NB, EARLY),
+            ("leeann_404_5010_scratch.py", PY, LATER),
+            # a non-ASCII name, written as UTF-8 bytes without the flag (rubyzip's default)
+            ("núñezjosé_505_5005_tarea.ipynb".encode(), NB, EARLY),
+        ],
+    )
     inputs, by = got(tmp_path, archive)
     assert sorted(by) == ["doejane_303", "leeann_404", "núñezjosé_505", "smithjohn_101", "smithjohn_202"]
     assert by["smithjohn_101"].name == by["smithjohn_202"].name == "smithjohn"  # names kept for display
@@ -101,22 +106,28 @@ def test_canvas_export(tmp_path):
 
 
 def test_moodle_folder_and_flat_exports(tmp_path):
-    folders = make_zip(tmp_path / "moodle-folders.zip", [
-        ("José Núñez_77_assignsubmission_file_/tarea.ipynb", NB, EARLY),
-        ("José Núñez_77_assignsubmission_file_/utils.py", PY, LATER),
-        ("John Doe_12_assignsubmission_file_/hw.ipynb", NB, EARLY),
-        ("John Doe_13_assignsubmission_file_/hw.ipynb", NB + " ", EARLY),
-        ("John Doe_12_assignsubmission_onlinetext_/onlinetext.html", "<p>hi</p>", EARLY),
-    ])
+    folders = make_zip(
+        tmp_path / "moodle-folders.zip",
+        [
+            ("José Núñez_77_assignsubmission_file_/tarea.ipynb", NB, EARLY),
+            ("José Núñez_77_assignsubmission_file_/utils.py", PY, LATER),
+            ("John Doe_12_assignsubmission_file_/hw.ipynb", NB, EARLY),
+            ("John Doe_13_assignsubmission_file_/hw.ipynb", NB + " ", EARLY),
+            ("John Doe_12_assignsubmission_onlinetext_/onlinetext.html", "<p>hi</p>", EARLY),
+        ],
+    )
     inputs, by = got(tmp_path, folders)
     assert sorted(by) == ["john_doe_12", "john_doe_13", "josé_núñez_77"]
     assert by["josé_núñez_77"].path.name == "tarea.ipynb" and by["josé_núñez_77"].name == "José Núñez"
     assert all(e.how == "moodle" for e in inputs.entries)
 
-    flat = make_zip(tmp_path / "moodle-flat.zip", [
-        ("John Doe_12_assignsubmission_file_hw.ipynb", NB, EARLY),
-        ("John Doe_13_assignsubmission_file_hw.ipynb", NB + " ", EARLY),
-    ])
+    flat = make_zip(
+        tmp_path / "moodle-flat.zip",
+        [
+            ("John Doe_12_assignsubmission_file_hw.ipynb", NB, EARLY),
+            ("John Doe_13_assignsubmission_file_hw.ipynb", NB + " ", EARLY),
+        ],
+    )
     (tmp_path / "work").rename(tmp_path / "work1")
     inputs, by = got(tmp_path, flat)
     assert sorted(by) == ["john_doe_12", "john_doe_13"]  # same name, both graded
@@ -124,22 +135,32 @@ def test_moodle_folder_and_flat_exports(tmp_path):
 
 
 def test_a_single_moodle_student_folder_keeps_its_identity(tmp_path):
-    one = make_zip(tmp_path / "one.zip", [
-        ("Ana Li_5_assignsubmission_file_/hw.ipynb", NB, EARLY),
-        ("Ana Li_5_assignsubmission_file_/helper.py", PY, LATER),
-    ])
+    one = make_zip(
+        tmp_path / "one.zip",
+        [
+            ("Ana Li_5_assignsubmission_file_/hw.ipynb", NB, EARLY),
+            ("Ana Li_5_assignsubmission_file_/helper.py", PY, LATER),
+        ],
+    )
     inputs, by = got(tmp_path, one)
     assert list(by) == ["ana_li_5"] and by["ana_li_5"].path.name == "hw.ipynb"
 
 
 def test_blackboard_export_and_a_file_named_to_claim_another_student(tmp_path):
-    archive = make_zip(tmp_path / "gradebook_hw.zip", [
-        ("Homework 3_bob_attempt_2024-02-01-10-00-00_hw.ipynb", NB, LATER),
-        ("Homework 3_bob_attempt_2024-02-01-10-00-00.txt", "Name: Bob (bob)", LATER),
-        ("Homework 3_bob_attempt_2024-02-02-10-00-00_hw.ipynb", NB + " ", EARLY),  # a later attempt
-        # mallory's upload is named like bob's attempt from the future
-        ("Homework 3_mallory_attempt_2024-02-01-11-00-00_x_bob_attempt_2099-12-31-23-59-59_y.ipynb", NB + "  ", FUTURE),
-    ])
+    archive = make_zip(
+        tmp_path / "gradebook_hw.zip",
+        [
+            ("Homework 3_bob_attempt_2024-02-01-10-00-00_hw.ipynb", NB, LATER),
+            ("Homework 3_bob_attempt_2024-02-01-10-00-00.txt", "Name: Bob (bob)", LATER),
+            ("Homework 3_bob_attempt_2024-02-02-10-00-00_hw.ipynb", NB + " ", EARLY),  # a later attempt
+            # mallory's upload is named like bob's attempt from the future
+            (
+                "Homework 3_mallory_attempt_2024-02-01-11-00-00_x_bob_attempt_2099-12-31-23-59-59_y.ipynb",
+                NB + "  ",
+                FUTURE,
+            ),
+        ],
+    )
     inputs, by = got(tmp_path, archive)
     assert sorted(by) == ["bob", "mallory"]
     assert tail(by["bob"]) == "Homework 3_bob_attempt_2024-02-02-10-00-00_hw.ipynb"
@@ -152,14 +173,23 @@ def test_blackboard_export_and_a_file_named_to_claim_another_student(tmp_path):
 
 
 def test_files_inside_a_students_zip_are_that_students(tmp_path):
-    archive = make_zip(tmp_path / "submissions.zip", [
-        ("bob_11_7001_hw.ipynb", NB, EARLY),
-        ("mallory_66_7002_hw.zip", student_zip({
-            "bob_11_999_hw.ipynb": (NB + " ", FUTURE),  # names bob, dated in the future
-            "a.ipynb": (NB + "  ", FUTURE),  # the student's own dates decide nothing
-            "b.ipynb": (NB + "   ", PAST),
-        }), EARLY),
-    ])
+    archive = make_zip(
+        tmp_path / "submissions.zip",
+        [
+            ("bob_11_7001_hw.ipynb", NB, EARLY),
+            (
+                "mallory_66_7002_hw.zip",
+                student_zip(
+                    {
+                        "bob_11_999_hw.ipynb": (NB + " ", FUTURE),  # names bob, dated in the future
+                        "a.ipynb": (NB + "  ", FUTURE),  # the student's own dates decide nothing
+                        "b.ipynb": (NB + "   ", PAST),
+                    }
+                ),
+                EARLY,
+            ),
+        ],
+    )
     inputs, by = got(tmp_path, archive)
     assert sorted(by) == ["bob_11", "mallory_66"]
     assert tail(by["bob_11"]) == "bob_11_7001_hw.ipynb"  # bob's own submission is never superseded
@@ -170,13 +200,16 @@ def test_files_inside_a_students_zip_are_that_students(tmp_path):
 
 
 def test_brightspace_folder_export(tmp_path):
-    archive = make_zip(tmp_path / "Homework 3 Download.zip", [
-        ("123-456 - Émile Zola - Feb 1, 2024 105 PM/hw.ipynb", NB, LATER),
-        ("130-470 - Émile Zola - Feb 2, 2024 905 AM/hw.ipynb", NB + " ", EARLY),  # resubmitted
-        ("131-471 - Ada Lovelace - Feb 1, 2024 1159 PM/notebook.ipynb", NB, EARLY),
-        ("131-471 - Ada Lovelace - Feb 1, 2024 1159 PM/helpers.py", PY, LATER),
-        ("index.html", "<html></html>", EARLY),
-    ])
+    archive = make_zip(
+        tmp_path / "Homework 3 Download.zip",
+        [
+            ("123-456 - Émile Zola - Feb 1, 2024 105 PM/hw.ipynb", NB, LATER),
+            ("130-470 - Émile Zola - Feb 2, 2024 905 AM/hw.ipynb", NB + " ", EARLY),  # resubmitted
+            ("131-471 - Ada Lovelace - Feb 1, 2024 1159 PM/notebook.ipynb", NB, EARLY),
+            ("131-471 - Ada Lovelace - Feb 1, 2024 1159 PM/helpers.py", PY, LATER),
+            ("index.html", "<html></html>", EARLY),
+        ],
+    )
     inputs, by = got(tmp_path, archive)
     assert sorted(by) == ["ada_lovelace", "émile_zola"]
     assert by["émile_zola"].source.endswith("130-470 - Émile Zola - Feb 2, 2024 905 AM/hw.ipynb")
@@ -188,8 +221,10 @@ def test_legacy_zip_names_are_decoded_as_the_tool_wrote_them(tmp_path):
     utf8 = LegacyName("José_1_2_hw.ipynb".encode())  # UTF-8 bytes, no flag: Canvas, Moodle, Linux, macOS
     assert utf8.filename == "Jos├⌐_1_2_hw.ipynb"  # what zipfile alone shows (the garbling seen)
     cp437 = LegacyName("José_3_4_hw.ipynb".encode("cp437"))  # Windows' own zip folders
-    archive = make_zip(tmp_path / "legacy.zip", [("José_1_2_hw.ipynb".encode(), NB, EARLY),
-                                                 ("Zoë_3_4_hw.ipynb".encode("cp437"), NB + " ", EARLY)])
+    archive = make_zip(
+        tmp_path / "legacy.zip",
+        [("José_1_2_hw.ipynb".encode(), NB, EARLY), ("Zoë_3_4_hw.ipynb".encode("cp437"), NB + " ", EARLY)],
+    )
     with zipfile.ZipFile(archive) as z:
         names = [zip_name(i) for i in z.infolist()]
     assert names == ["José_1_2_hw.ipynb", "Zoë_3_4_hw.ipynb"]
@@ -206,8 +241,12 @@ def test_no_csv_cell_can_be_a_formula(tmp_path):
     (subs / "@SUM(A1).py").write_text(PY)
     (subs / "alice.py").write_text(PY)
     inputs = expand([subs], tmp_path)
-    results = [SubmissionResult(submission=e.submission, path=e.source, assignment="demo", student=e.student,
-                                error="-2+3 cmd|' /C calc'!A0") for e in inputs.entries]
+    results = [
+        SubmissionResult(
+            submission=e.submission, path=e.source, assignment="demo", student=e.student, error="-2+3 cmd|' /C calc'!A0"
+        )
+        for e in inputs.entries
+    ]
     write_gradebook(results, tmp_path / "gradebook.csv", ["basics"], {e.student: e.name for e in inputs.entries})
     rows = inputs_rows(tmp_path, inputs)
     cells = [c for r in rows for c in r.values()]
@@ -228,10 +267,13 @@ def test_a_batch_with_hostile_names_grades_everyone_as_themselves(tmp_path):
     """Issue 10.9 and 10.10 end to end: honest bob, mallory's file named as bob's future attempt, a formula name."""
     from tests.batch.test_runner import REF, SQUARES, gradebook, tg
 
-    archive = make_zip(tmp_path / "gradebook_hw.zip", [
-        ("Homework 3_bob_attempt_2024-02-01-10-00-00_hw.py", REF, EARLY),
-        ("Homework 3_mallory_attempt_2024-02-01-11-00-00_x_bob_attempt_2099-12-31-23-59-59_y.py", SQUARES, FUTURE),
-    ])
+    archive = make_zip(
+        tmp_path / "gradebook_hw.zip",
+        [
+            ("Homework 3_bob_attempt_2024-02-01-10-00-00_hw.py", REF, EARLY),
+            ("Homework 3_mallory_attempt_2024-02-01-11-00-00_x_bob_attempt_2099-12-31-23-59-59_y.py", SQUARES, FUTURE),
+        ],
+    )
     folder = tmp_path / "late"
     folder.mkdir()
     (folder / '=HYPERLINK("evil.example";"open me").py').write_text(REF)

@@ -49,8 +49,12 @@ def test_dask_backend_grades_on_a_local_cluster_and_leaves_no_idle_judge(tmp_pat
     out = tmp_path / "out"
     key = hashlib.sha256(pack_course(WorkerConfig(course=str(DEMO_COURSE), assignment="demo"))).hexdigest()[:16]
     extracted = Path(tempfile.gettempdir()) / f"torchgrader-course-{key}-{os.getuid()}"
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
         p = tg(str(subs), "--out", str(out), "--backend", "dask", "--scheduler", cluster.scheduler_address)
         assert p.returncode == 0, p.stderr
@@ -61,8 +65,17 @@ def test_dask_backend_grades_on_a_local_cluster_and_leaves_no_idle_judge(tmp_pat
             workers = {w for (w,) in db.execute("SELECT worker FROM gradings")}
         client.retire_workers(list(client.nthreads())[:1])
         (subs / "alice.py").write_text(REF + "\n# resubmitted\n")
-        again = tg(str(subs), "--out", str(out), "--backend", "dask", "--scheduler", cluster.scheduler_address,
-                   "--exercise", "basics")
+        again = tg(
+            str(subs),
+            "--out",
+            str(out),
+            "--backend",
+            "dask",
+            "--scheduler",
+            cluster.scheduler_address,
+            "--exercise",
+            "basics",
+        )
         assert again.returncode == 0, again.stderr
         assert "on 1 workers" in again.stdout  # the workers alive, not those the batch started with
         assert sum(client.run(live_judges).values()) == 0
@@ -70,6 +83,9 @@ def test_dask_backend_grades_on_a_local_cluster_and_leaves_no_idle_judge(tmp_pat
     assert extracted.is_dir()
     rows = list(csv.DictReader((out / "gradebook.csv").read_text().splitlines()))
     assert [(r["student"], r["status"]) for r in rows] == [
-        ("alice", "graded"), ("bob", "graded"), ("carol", "load_error")]
+        ("alice", "graded"),
+        ("bob", "graded"),
+        ("carol", "load_error"),
+    ]
     assert all(w.startswith("dask ") for w in workers)  # graded on the cluster's workers, not locally
     assert "You squared the values" in (out / "bob" / "feedback.md").read_text()
