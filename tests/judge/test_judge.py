@@ -168,7 +168,7 @@ def test_cli_writes_gradebook_and_results_and_survives_a_corrupt_notebook(tmp_pa
         rows = list(csv.DictReader(f))
     assert [r["submission"] for r in rows] == ["alice", "bob", "carol"]
     assert list(rows[0]) == [
-        "submission", "student", "basics", "counter", "total", "max_total", "status", "flagged", "review"
+        "submission", "student", "name", "basics", "counter", "total", "max_total", "status", "flagged", "review"
     ]
     assert rows[0]["total"] == "6" and rows[2]["total"] == "6"
     assert rows[1]["status"] == "load_error" and rows[1]["total"] == "0"
