@@ -32,7 +32,13 @@ from typing import Any
 import numpy as np
 import torch
 
+from autograder.sandbox import ranks as _ranks
 from autograder.sandbox import wire
+
+# Grader modules that probes may import while they load (before the first student cell).
+# Everything else of the grader is hidden from the sandbox; these are lent to probe
+# loading only, and what a probe imports from them it keeps in its own module.
+PROBE_LIBRARY = {"autograder.sandbox.ranks": _ranks}
 
 MAX_MESSAGE = 2000
 CELL_PREFIX = "<cell "
@@ -310,13 +316,18 @@ class Runtime:
         name = f"probes_{exercise}"
         mod = types.ModuleType(name)
         mod.__file__ = f"<probes {exercise}>"
+        lent = [n for n in PROBE_LIBRARY if n not in sys.modules]
         try:
             code = compile(payload, mod.__file__, "exec", dont_inherit=True)
             sys.modules[name] = mod
+            sys.modules.update({n: PROBE_LIBRARY[n] for n in lent})
             exec(code, mod.__dict__)
         except BaseException as e:  # noqa: BLE001 - a broken probe is the grader's fault
             sys.modules.pop(name, None)
             raise _GraderFault(e) from None
+        finally:
+            for n in lent:
+                sys.modules.pop(n, None)
         self.probes[exercise] = {k: v for k, v in mod.__dict__.items() if callable(v) and not k.startswith("_")}
         self._probe_state[exercise] = (mod.__dict__, dict(mod.__dict__), _code_objects(mod))
         return None
