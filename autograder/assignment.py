@@ -45,7 +45,7 @@ STAFF_DIRS = (ALTERNATIVES_DIR, MUTANTS_DIR)  # never shipped anywhere, Gradesco
 SUITE_FILE_PATTERNS = ("test_*.py", PUBLIC_TESTS)  # how pytest finds the hidden and public suites
 
 
-@dataclass(frozen=True)
+@dataclass
 class ExerciseLayout:
     """Where one exercise's files live: ``public_dir`` goes to students, ``hidden_dir`` never does."""
 
@@ -147,7 +147,7 @@ def exercise_toml_problems(meta: dict, folder: str) -> list[tuple[str | None, st
     return out
 
 
-@dataclass(frozen=True)
+@dataclass
 class Exercise(ExerciseLayout):
     """An exercise as exercise.toml declares it, with its files (:class:`ExerciseLayout`)."""
 
