@@ -43,7 +43,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.assignment import Assignment, AssignmentError, find_course, load_assignment
+from autograder.assignment import Assignment, AssignmentError, Exercise, find_course, load_assignment
 from autograder.authoring.cases import SEP, Case, cases, compose
 from autograder.authoring.lint import (
     ExerciseFacts,
@@ -82,6 +82,29 @@ class Row:
 
 
 # ---------------------------------------------------------------------- phase 1
+def _partial_assignment(course: Path, assignment_id: str) -> Assignment | None:
+    """The exercises whose points and hidden suite can be read, when the assignment does not load as a whole."""
+    import tomllib
+
+    from autograder.assignment import ExerciseLayout
+
+    try:
+        ids = tomllib.loads((course / "assignments" / assignment_id / "assignment.toml").read_text())["exercises"]
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        return None
+    a = Assignment(id=assignment_id, title=assignment_id, course=Path(course).resolve())
+    for ex_id in ids if isinstance(ids, list) else []:
+        lay = ExerciseLayout.of(a.course, assignment_id, str(ex_id))
+        try:
+            points = tomllib.loads(lay.toml.read_text()).get("points")
+        except (OSError, tomllib.TOMLDecodeError):
+            continue
+        if isinstance(points, int | float) and not isinstance(points, bool) and lay.hidden_tests.is_file():
+            a.exercises.append(Exercise(public_dir=lay.public_dir, hidden_dir=lay.hidden_dir, id=str(ex_id),
+                                        title=str(ex_id), points=float(points)))
+    return a
+
+
 def static_phase(course: Path, assignment_id: str, only: list[str] | None = None
                  ) -> tuple[Assignment | None, dict[str, ExerciseFacts], list[Problem]]:
     """All authoring checks, every problem in one pass; the assignment is returned only when there is none.
@@ -96,10 +119,8 @@ def static_phase(course: Path, assignment_id: str, only: list[str] | None = None
     except AssignmentError as e:
         if not problems:
             problems.append(Problem(course / "assignments" / assignment_id, None, str(e)))
-        try:  # count the points of whatever loads
-            assignment = load_assignment(assignment_id, course, need_hidden=False)
-            assignment.exercises = [x for x in assignment.exercises if x.hidden_tests.is_file()]
-        except AssignmentError:
+        assignment = _partial_assignment(course, assignment_id)  # count the points of whatever loads
+        if assignment is None:
             return None, facts, problems
         complete = False
     else:
@@ -144,9 +165,13 @@ def suite_errors(r: SubmissionResult, ex: str) -> str | None:
     if not bad:
         return None
     each = " | ".join(f"{t.name} ({t.nodeid.split('::')[-1]}): "
-                      f"{t.detail.split(chr(10), 1)[0].removeprefix('grader error: ')}" for t in bad[:3])
-    return (f"the grader could not run {len(bad)} test(s) of {ex} (a student is told it costs them nothing and "
-            f"the points are withheld): {each}")
+                      f"{_first_line(t.detail).removeprefix('grader error: ')[:600]}" for t in bad[:3])
+    return (f"the grader itself failed in {len(bad)} test(s), first: {each} (a student is told it is not their "
+            "mistake and the points are withheld: withheld points must not read as full marks)")
+
+
+def _suite_errors_in(r: SubmissionResult, scope: list[str]) -> str | None:
+    return next((f"{ex}: {why}" for ex in scope if (why := suite_errors(r, ex)) is not None), None)
 
 
 def student_feedback(r: SubmissionResult, ex: str) -> list[str]:
@@ -158,11 +183,7 @@ def student_feedback(r: SubmissionResult, ex: str) -> list[str]:
 def _broken(r: SubmissionResult) -> str | None:
     if r.status != "graded":
         return f"the submission was not graded ({r.status}): {r.error}"
-    if r.grader_errors:  # withheld points would hide a grader bug behind "full marks"
-        t = r.grader_errors[0]
-        return (f"the grader itself failed in {len(r.grader_errors)} test(s), first: {t.name}: "
-                f"{_first_line(t.detail)[:240]}")
-    return None
+    return None  # grader errors are judged per exercise (suite_errors)
 
 
 def _misconception(path: Path) -> str:
@@ -234,7 +255,7 @@ def judge_public(r: SubmissionResult, scope: list[str], on: str) -> list[Row]:
     for ex in scope:
         tests = [t for e in r.exercises if e.id == ex for t in e.tests]
         label = f"public tests on {on}"
-        if (why := _broken(r)) or not tests:
+        if (why := _broken(r) or suite_errors(r, ex)) or not tests:
             rows.append(Row(ex, label, False, why or "no public test ran"))
             continue
         if on == "reference":
@@ -257,7 +278,7 @@ def judge_alternative(case: Case, r: SubmissionResult, scope: list[str]) -> Row:
     if (why := _broken(r)) or ex not in pts:
         return Row(ex, label, False, why or "no hidden test ran")
     got, full = pts[ex]
-    if (why := suite_errors(r, ex)) is not None:
+    if (why := suite_errors(r, ex) or _suite_errors_in(r, scope)) is not None:
         return Row(ex, label, False, why)
     keyed = _keyed(r, scope)
     told = f"; it received misconception message(s): {keyed}" if keyed else ""
@@ -337,6 +358,8 @@ def _judge_mutant_points(case: Case, r: SubmissionResult, scope: list[str], assi
     got, full = pts[ex_id]
     if (why := suite_errors(r, ex_id)) is not None:
         return Row(ex_id, label, False, f"not caught by a working test: {why}")
+    if (why := _suite_errors_in(r, scope)) is not None:
+        return Row(ex_id, label, False, f"grader error outside its exercise, in {why}")
     if got >= full:
         ex = assignment.exercise(ex_id)
         names = changed_names(ex.reference, case.source)

@@ -116,7 +116,7 @@ def test_probe_by_computed_name(sandbox):
     code, out = run_validate(course, server, exercises=["counter"])
     assert code == 1, out
     assert re.search(
-        r"FAIL counter: reference: the grader could not run 2 test\(s\) of counter .*Counter.add with a "
+        r"FAIL counter: reference: the grader itself failed in 2 test\(s\), first: Counter.add with a "
         r"judge-side function \(test_adds_a_callable\): the test passes argument 1 \(function\)",
         out,
     ), out
@@ -124,6 +124,7 @@ def test_probe_by_computed_name(sandbox):
         "A probe whose name is computed (test_probe_by_computed_name): the test asks for the probe 'count_too'" in out
     )
     assert "FAIL counter: stopped: nothing else was graded" in out and "mutant ignores_start" not in out
+    assert "FAIL basics" not in out  # the mistake is in counter's suite, and reported there only
 
 
 def test_validate_one_exercise_grades_every_suite_on_the_references_and_stops(course: Path, server):
