@@ -108,8 +108,9 @@ class LocalRun:
         self._tmp: tempfile.TemporaryDirectory | None = None
 
     def pytest_configure(self, config: pytest.Config) -> None:
-        config.addinivalue_line("markers", "points(n): points the test is worth")
-        config.addinivalue_line("markers", "timeout(seconds): wall-clock limit of the test")
+        from autograder.judge import collect
+
+        collect.register_markers(config)
 
     def pytest_report_header(self, config: pytest.Config) -> str:
         return (
@@ -120,12 +121,10 @@ class LocalRun:
     def pytest_collection_modifyitems(
         self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
+        from autograder.judge import collect
+
         for item in items:
-            ex = self.assignment.by_test_path(Path(str(item.path)))
-            if ex is not None:
-                item._tg_exercise = ex
-                marker = item.get_closest_marker("points")
-                item._tg_points = float(marker.args[0]) if marker and marker.args else 0.0
+            collect.classify(item, self.assignment)  # the exercise (timeout, probes) and points, in item.stash
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, Any, Any]:
@@ -177,11 +176,14 @@ class LocalRun:
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Any:
         report = yield
         if call.excinfo is not None and report.failed:
-            from autograder.judge.plugin import outcome, test_name
+            from autograder.judge.collect import test_name
+            from autograder.judge.plugin import outcome
             from autograder.judge.proxy import GraderError
 
             exc = call.excinfo.value
-            ex = getattr(item, "_tg_exercise", None)
+            from autograder.judge.collect import EXERCISE
+
+            ex = item.stash.get(EXERCISE, None)
             status, message, key = outcome(exc, test_name(item), ex.id if ex else "")
             extra = f"\n[misconception: {key}]" if key else ""
             if isinstance(exc, GraderError):

@@ -74,6 +74,11 @@ def test_hidden_suites_run_under_plain_pytest_against_a_case(tmp_path: Path):
     # no --against: a course suite runs against the reference; -k works
     r = subprocess.run([*cmd, "-k", "row_means"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
     assert r.returncode == 0 and "1 passed, 2 deselected" in r.stdout, r.stdout + r.stderr
+    # probes run as in grading (the exercise's probes.py is loaded into the sandbox)
+    counter = DEMO_COURSE / "solutions/demo/counter/test_hidden.py"
+    r = subprocess.run([*cmd[:3], str(counter), *cmd[4:], "--against", "reference"], capture_output=True,
+                       text=True, cwd=tmp_path, env=env, timeout=300)
+    assert r.returncode == 0 and "2 passed" in r.stdout, r.stdout + r.stderr
 
 
 def test_suite_mistakes_are_grader_errors_that_validate_names(course: Path, server):
