@@ -103,7 +103,7 @@ def test_points_must_add_up_and_hidden_tests_must_differ_from_public_ones(course
     toml.write_text(toml.read_text().replace("points = 5", "points = 7"))
     _, probs = check_points(load_assignment("demo", course))
     assert [p.format(course) for p in probs] == [
-        "assignments/demo/basics/exercise.toml:3: declares 7 points but the hidden tests add up to 5 (4 tests)"
+        "assignments/demo/basics/exercise.toml:2: declares 7 points but the hidden tests add up to 5 (4 tests)"
     ]
 
 
@@ -209,8 +209,8 @@ def test_every_static_problem_is_reported_in_one_pass(course: Path):
     for expected in (
         "assignments/demo/assignment.toml:2: the title is still the scaffold's TODO",
         "assignments/demo/assignment.toml:4: unknown key 'deadline' (known: id, title, exercises)",
-        "assignments/demo/basics/exercise.toml:5: unknown key 'difficulty'",
-        "assignments/demo/basics/exercise.toml:3: declares 5 points but the hidden tests add up to 4 (3 tests)",
+        "assignments/demo/basics/exercise.toml:4: unknown key 'difficulty'",
+        "assignments/demo/basics/exercise.toml:2: declares 5 points but the hidden tests add up to 4 (3 tests)",
         "solutions/demo/counter/test_hidden.py:18: probe 'count_too' does not exist in probes.py (did you mean "
         "'count_to'?); the probes are: count_to",
     ):
