@@ -69,3 +69,17 @@ def test_numpy_arrays_are_compared_as_arrays():
 def test_terminal_colour_codes_are_stripped():
     assert strip_ansi("\x1b[31mRuntimeError\x1b[0m: bad \x1b[1;33mshape\x1b[0m") == "RuntimeError: bad shape"
     assert strip_ansi("plain [31m text") == "plain [31m text"
+
+
+def test_colour_codes_in_a_students_error_never_reach_the_feedback(server, demo, tmp_path):
+    from autograder.grade import GradeOptions, grade
+
+    sub = tmp_path / "colour.py"
+    sub.write_text(
+        (demo.exercise("basics").reference).read_text()
+        + '\n\ndef double(x):\n    raise RuntimeError("\\x1b[31mshape mismatch\\x1b[0m in double")\n'
+    )
+    r = grade(demo, [sub], server=server, options=GradeOptions(exercises=["basics"]))[0]
+    messages = [t.message for e in r.exercises for t in e.tests if "double" in t.name]
+    assert messages and all("\x1b" not in m for m in messages)
+    assert any("RuntimeError: shape mismatch in double" in m for m in messages), messages
