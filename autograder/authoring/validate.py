@@ -15,6 +15,10 @@ Two phases, and the second only runs when the first finds nothing:
    on its own exercise and nowhere else; the public tests pass on the
    reference. Each submission is every exercise's reference with one file
    swapped in (:mod:`autograder.authoring.cases`), so a mutant is judged in context.
+   The all-references submission goes first, on every suite whatever the scope
+   (exercises share one namespace); when it fails, validate stops there. A test
+   the grader cannot run (an argument the sandbox cannot receive, a probe that
+   does not exist) fails the suite, never the student.
    The reference and the stubs are graded on every suite; a mutant or an
    alternative on its own exercise's suite and on every other suite it can
    reach (:func:`plan`) with ``--quick``; by default on all of them.
@@ -29,7 +33,7 @@ Two phases, and the second only runs when the first finds nothing:
 
 A surviving mutant is reported with its misconception, the functions it
 changes, and the hidden tests that exercise them (which should have caught it).
-Run: ``torchgrader validate ASSIGNMENT [--exercise ID] [--quick] [-j N]``.
+Run: ``torchgrader validate ASSIGNMENT [--exercise ID] [--quick] [--show-feedback] [-j N]``.
 """
 
 from __future__ import annotations
