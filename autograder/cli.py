@@ -146,11 +146,18 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_staff_commands(sub: argparse._SubParsersAction) -> None:
     """Course staff's authoring commands (their code lives in their own modules)."""
     from autograder.authoring import gradescope_export as gradescope
-    from autograder.authoring import notebook, release, scaffold, validate
+    from autograder.authoring import notebook, release, scaffold, trial, validate
 
     n = sub.add_parser("new", help="staff: scaffold a new exercise with every file in place")
     scaffold.add_arguments(n)
     n.set_defaults(func=scaffold.cmd_new)
+    t = sub.add_parser("try", help="staff: run one exercise's suite against one case (reference, stub, an "
+                                   "alternative, a mutant) in seconds")
+    trial.add_arguments(t)
+    t.set_defaults(func=trial.cmd_try)
+    m = sub.add_parser("new-mutant", help="staff: scaffold a mutant: a copy of the reference's function to change")
+    scaffold.add_mutant_arguments(m)
+    m.set_defaults(func=scaffold.cmd_new_mutant)
     v = sub.add_parser("validate", help="staff: prove an assignment's suites sound (reference, stubs, mutants)")
     validate.add_arguments(v)
     v.set_defaults(func=validate.cmd_validate)

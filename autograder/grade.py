@@ -34,17 +34,19 @@ class GradeOptions:
     limits: Limits = field(default_factory=Limits)
     budget: Budget = field(default_factory=Budget)
     protected: list[Path] = field(default_factory=list)  # extra paths the sandbox must never see
+    keyword: str | None = None  # pytest's -k: only the tests it selects (staff trying one test)
 
     def to_dict(self) -> dict[str, Any]:
         return {"public": self.public, "exercises": self.exercises, "isolate": self.isolate,
                 "limits": asdict(self.limits), "budget": asdict(self.budget),
-                "protected": [str(p) for p in self.protected]}
+                "protected": [str(p) for p in self.protected], "keyword": self.keyword}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> GradeOptions:
         return cls(public=bool(d.get("public", False)), exercises=d.get("exercises"),
                    isolate=bool(d.get("isolate", True)), limits=Limits(**d.get("limits", {})),
-                   budget=Budget(**d.get("budget", {})), protected=[Path(p) for p in d.get("protected", [])])
+                   budget=Budget(**d.get("budget", {})), protected=[Path(p) for p in d.get("protected", [])],
+                   keyword=d.get("keyword"))
 
 
 def suite_files(assignment: Assignment, options: GradeOptions) -> list[Path]:
@@ -95,7 +97,8 @@ def grade(
     if not files:
         return results
     try:
-        code, output = run_pytest(files, assignment.course, [plugin, "autograder.judge.plugin"])
+        code, output = run_pytest(files, assignment.course, [plugin, "autograder.judge.plugin"],
+                                  keyword=options.keyword)
         if plugin.problems:
             raise SuiteProblems("the assignment's suites have problems:\n" + "\n".join(plugin.problems))
         if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and (

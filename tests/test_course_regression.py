@@ -36,7 +36,7 @@ def _lone_catch(table: str) -> tuple[str, str, list[str]]:
             continue
         m = re.match(r"^  ok +mutant (\w+) +(?:exact|generic) +caught \([^)]*\) by (\d) test\(s\): (.*)$", line)
         if m and section in LIGHT and not m.group(3).endswith("..."):
-            names = m.group(3).split("; no effect on")[0].split("; ")
+            names = re.split(r"; (?:no effect on|diagnosed as) ", m.group(3))[0].split("; ")
             found.append((int(m.group(2)), section, m.group(1), names))
     assert found, "no mutant of a light exercise is caught by three tests or fewer"
     _, exercise, mutant, names = min(found)

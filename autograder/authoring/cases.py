@@ -45,11 +45,15 @@ def is_whole_file(text: str) -> bool:
     return any(line.strip() == WHOLE_FILE for line in text.splitlines())
 
 
-def compose(assignment: Assignment, swap: dict[str, Path], dest: Path, *, all_stubs: bool = False) -> Path:
-    """Write a .py submission: per exercise, its reference (or stub), with a swapped case on top."""
+def compose(assignment: Assignment, swap: dict[str, Path], dest: Path, *, all_stubs: bool = False,
+            stubs: tuple[str, ...] = ()) -> Path:
+    """Write a .py submission: per exercise, its reference (or stub), with a swapped case on top.
+
+    ``stubs`` names exercises whose stub stands in for the reference (``torchgrader try X --against stub``).
+    """
     chunks = []
     for ex in assignment.exercises:
-        base = ex.stub if all_stubs or not ex.reference.exists() else ex.reference
+        base = ex.stub if all_stubs or ex.id in stubs or not ex.reference.exists() else ex.reference
         case = swap.get(ex.id)
         parts = []
         if base.exists() and not (case and is_whole_file(case.read_text())):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import difflib
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -18,10 +19,19 @@ from pathlib import Path
 
 import pytest
 
-from autograder.assignment import ASSIGNMENT_TOML, EXERCISE_TOML, Assignment, ExerciseLayout, exercise_toml_problems
+from autograder.assignment import (
+    ASSIGNMENT_TOML,
+    EXERCISE_TOML,
+    STUB,
+    Assignment,
+    ExerciseLayout,
+    exercise_toml_problems,
+)
+from autograder.authoring.cases import is_whole_file
 from autograder.judge import collect
 
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
+ASSIGNMENT_KEYS = {"id": str, "title": str, "exercises": list}
 MISCONCEPTION_HEADER = re.compile(r"^#\s*misconception:(.*)$")
 KEY_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+$")
 
@@ -257,10 +267,24 @@ def check_assignment(course: Path, assignment_id: str, only: list[str] | None = 
     meta = read_toml(meta_path, top)
     if meta is None:
         return facts
+    for key, value in meta.items():
+        if key not in ASSIGNMENT_KEYS:
+            top.append(Problem(meta_path, _toml_line(meta_path, key),
+                               f"unknown key {key!r} (known: {', '.join(ASSIGNMENT_KEYS)})"))
+        elif not isinstance(value, ASSIGNMENT_KEYS[key]):
+            top.append(Problem(meta_path, _toml_line(meta_path, key), f"`{key}` has the wrong type "
+                                                                      f"({type(value).__name__})"))
+    if meta.get("id", assignment_id) != assignment_id:
+        top.append(Problem(meta_path, _toml_line(meta_path, "id"),
+                           f"id {meta.get('id')!r} does not match its folder {assignment_id!r}"))
+    if str(meta.get("title", "")).startswith("TODO"):
+        top.append(Problem(meta_path, _toml_line(meta_path, "title"),
+                           "the title is still the scaffold's TODO (it is the notebook's heading)"))
     ids = meta.get("exercises")
     if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
         top.append(Problem(meta_path, _toml_line(meta_path, "exercises"), "`exercises` must be a list of exercise ids"))
         return facts
+    top.extend(collisions(course, assignment_id, ids))
     seen = set()
     for i in ids:
         if i in seen:
@@ -317,6 +341,9 @@ def _check_files(lay: ExerciseLayout, f: ExerciseFacts) -> dict[Path, ast.Module
             f.problem(p, None, "missing (every exercise needs it; `torchgrader new` scaffolds it)")
     if lay.statement.is_file() and not lay.statement.read_text(errors="replace").strip():
         f.problem(lay.statement, None, "is empty")
+    elif lay.statement.is_file() and lay.statement.read_text(errors="replace").lstrip().startswith("#"):
+        f.problem(lay.statement, 1, "starts with a heading: the title lives in exercise.toml only, and the notebook "
+                                    "writes the heading from it (`## N. Title (`id`)`); drop this line")
     alternatives, mutants = lay.alternatives(), lay.mutants()
     f.alternatives, f.mutants = len(alternatives), len(mutants)
     if not alternatives:
@@ -394,6 +421,16 @@ def _check_submission_code(lay: ExerciseLayout, trees: dict[Path, ast.Module | N
             for name, line in names.items():
                 if name not in have:
                     f.problem(path, None, f"does not define `{name}` ({lay.stub.name}:{line} declares it)")
+    hidden_tree = trees.get(lay.hidden_tests)
+    if hidden_tree is not None:
+        known = probe_defs(trees.get(lay.probes)) if lay.probes.is_file() else set()
+        for line, name in literal_probe_calls(hidden_tree):
+            if name not in known:
+                close = difflib.get_close_matches(name, sorted(known), n=1)
+                f.problem(lay.hidden_tests, line, f"probe {name!r} does not exist" + (
+                    (f" in {lay.probes.name}" + (f" (did you mean {close[0]!r}?)" if close else "")
+                     + f"; the probes are: {', '.join(sorted(known))}") if known
+                    else f": this exercise has no {lay.probes.name} defining it"))
     ref_dump = module_dump(reference) if reference is not None else None
     for path in alternatives:
         tree = trees.get(path)
@@ -406,10 +443,80 @@ def _check_submission_code(lay: ExerciseLayout, trees: dict[Path, ast.Module | N
         doc = ast.get_docstring(tree)
         if not doc or not doc.strip():
             f.problem(path, 1, "a mutant needs a module docstring naming the misconception it encodes")
+        elif doc.strip().startswith("TODO"):
+            f.problem(path, 1, "its docstring is still the scaffold's TODO: name the misconception it encodes")
         for where, message in header_problems(path, path.read_text(encoding="utf-8")):
             f.problem(path, where, message)
         if ref_dump is not None and module_dump(tree) == ref_dump:
             f.problem(path, None, "is the reference itself: a mutant must encode a misconception")
+        elif reference is not None and not is_whole_file(path.read_text()):
+            ref_defs, mine = top_level_defs(reference), top_level_defs(tree)
+            if mine and all(ref_defs.get(n) == d for n, d in mine.items()) and not [
+                    n for n in _strip_docstring(tree.body)
+                    if not isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Import
+                                      | ast.ImportFrom)]:
+                f.problem(path, None, f"changes nothing: {', '.join(f'`{n}`' for n in mine)} "
+                                      f"{'is' if len(mine) == 1 else 'are'} the reference's own; edit the copy to "
+                                      "encode the misconception")
+
+
+# ---------------------------------------------------------------------- one namespace: names across exercises
+def collisions(course: Path, assignment_id: str, ids: list[str]) -> list[Problem]:
+    """Names two exercises both define: a submission is every exercise's code in one namespace.
+
+    The later definition silently replaces the earlier one, so the earlier
+    exercise breaks (for every student and for its own reference). Checked:
+    each stub's top-level functions and classes (the contract), and each
+    reference's, against every other exercise's.
+    """
+    owners: dict[str, list[tuple[str, Path, int]]] = {}
+    for ex_id in ids:
+        lay = ExerciseLayout.of(course, assignment_id, ex_id)
+        for path in (lay.stub, lay.reference):
+            if not path.is_file():
+                continue
+            try:
+                tree = ast.parse(path.read_text())
+            except (SyntaxError, UnicodeDecodeError):
+                continue  # reported by the exercise's own checks
+            for node in tree.body:
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                    owners.setdefault(node.name, []).append((ex_id, path, node.lineno))
+    out = []
+    for name, entries in owners.items():
+        exercises = list(dict.fromkeys(e for e, _, _ in entries))
+        if len(exercises) < 2:
+            continue
+        first_ex, later = exercises[0], exercises[-1]
+        where = "; ".join(f"{p.parent.name}/{p.name}:{ln}" for _, p, ln in entries)
+        stubs = [(e, p, ln) for e, p, ln in entries if p.name == STUB]
+        at = next(((p, ln) for e, p, ln in reversed(stubs) if e == later), None) or \
+            next((p, ln) for e, p, ln in reversed(entries) if e == later)
+        out.append(Problem(at[0], at[1],
+                           f"`{name}` is defined by {len(exercises)} exercises ({where}): a submission is every "
+                           f"exercise's code in one namespace, so {later}'s definition replaces {first_ex}'s and "
+                           f"breaks {first_ex}. Give each exercise its own names (rename one of them).", later))
+    return out
+
+
+def probe_defs(tree: ast.Module | None) -> set[str]:
+    """The probes a probes.py defines: its public top-level functions."""
+    if tree is None:
+        return set()
+    return {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+            and not n.name.startswith("_")}
+
+
+def literal_probe_calls(tree: ast.Module) -> list[tuple[int, str]]:
+    """(line, name) of every ``<anything>.probe("name", ...)`` call with a literal name."""
+    out = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "probe" and n.args \
+                and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str):
+            out.append((n.lineno, n.args[0].value))
+    return sorted(out)
+
+
 
 
 # ---------------------------------------------------------------------- collection (points as pytest sees them)
@@ -551,7 +658,8 @@ def hidden_tests_calling(hidden_tests: Path, probes: Path, names: list[str]) -> 
 _EFFECT_CALLS = {"setattr", "delattr", "exec", "eval", "__import__", "compile", "globals", "vars"}
 
 
-def _imported_names(tree: ast.Module) -> set[str]:
+def imported_names(tree: ast.Module) -> set[str]:
+    """Names a module binds by importing (``torch``, ``F``): never one of its own definitions."""
     out = set()
     for n in ast.walk(tree):
         if isinstance(n, ast.Import | ast.ImportFrom):
@@ -574,7 +682,7 @@ def global_effects(tree: ast.Module) -> list[tuple[int, str]]:
     (``torch.compile = ...``); ``setattr``, ``exec`` and the like; and calls of
     ``set_*``/``use_*`` functions of imported modules (``torch.set_default_dtype``).
     """
-    modules = _imported_names(tree)
+    modules = imported_names(tree)
     out: list[tuple[int, str]] = []
     node: ast.AST
     for node in tree.body:
@@ -640,7 +748,7 @@ def reach(assignment: Assignment, exercise: str, path: Path) -> tuple[list[str],
     if effects:
         line, what = effects[0]
         return [e.id for e in others], f"{path.name}:{line} {what}"
-    defined = {n for n, _ in defined_names(tree).items()} - _imported_names(tree)
+    defined = {n for n, _ in defined_names(tree).items()} - imported_names(tree)
     hit = []
     for e in others:
         shared = defined & suite_names(e.hidden_tests, e.probes)

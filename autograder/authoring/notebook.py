@@ -95,10 +95,12 @@ def build(assignment: Assignment, code: str = "stub", swap: dict[str, Path] | No
         "in a terminal). Public tests carry no points; the graded tests are hidden and use other inputs."
     )
     nb.cells.append(nbformat.v4.new_markdown_cell(intro, metadata=_meta("intro", solution=False, locked=True)))
-    for ex in assignment.exercises:
-        if ex.statement.exists():
-            nb.cells.append(nbformat.v4.new_markdown_cell(
-                ex.statement.read_text().strip(), metadata=_meta(f"{ex.id}-statement", solution=False, locked=True)))
+    for number, ex in enumerate(assignment.exercises, start=1):
+        text = ex.statement.read_text().strip() if ex.statement.exists() else ""
+        if not text.startswith("#"):  # the heading comes from exercise.toml's title, its one place
+            text = f"## {number}. {ex.title} (`{ex.id}`)\n\n{text}".strip()
+        nb.cells.append(nbformat.v4.new_markdown_cell(
+            text, metadata=_meta(f"{ex.id}-statement", solution=False, locked=True)))
         src = (swap or {}).get(ex.id) or (ex.reference if code == "reference" else ex.stub)
         for i, cell in enumerate(split_cells(src.read_text()) if src.exists() else []):
             todo = True

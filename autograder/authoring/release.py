@@ -22,6 +22,7 @@ import ast
 import json
 import re
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -227,10 +228,37 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="folder for the student bundle (new or empty)")
     p.add_argument("--force", action="store_true", help="write into a non-empty folder")
     p.add_argument("--course", help="folder holding assignments/ and solutions/ (default: found from cwd)")
+    p.add_argument("--unvalidated", action="store_true",
+                   help="release even though the material has not passed `torchgrader validate` since its last "
+                        "change (the static checks still run)")
+
+
+def ready(course: Path, assignment_id: str, *, unvalidated: bool = False) -> list[str]:
+    """Why the assignment may not be released yet (empty when it may).
+
+    Every static check (names defined by two exercises, TODO titles, points...)
+    must pass; and the material must be what last passed a full ``validate``
+    (:mod:`autograder.authoring.stamp`), unless ``unvalidated``.
+    """
+    from autograder.authoring.stamp import validated
+    from autograder.authoring.validate import static_phase
+
+    _, _, problems = static_phase(course, assignment_id)
+    out = [p.format(course) for p in problems]
+    ok, why = validated(course, assignment_id)
+    if not ok and not unvalidated:
+        out.append(f"{why}; releasing unvalidated material needs --unvalidated")
+    return out
 
 
 def cmd_release(args: argparse.Namespace) -> int:
     course = Path(args.course) if args.course else find_course()
+    refused = ready(course, args.assignment, unvalidated=args.unvalidated)
+    if refused:
+        print(f"release {args.assignment}: refused, nothing was written:", file=sys.stderr)
+        for line in refused:
+            print(f"  {line}", file=sys.stderr)
+        return 2
     a = load_assignment(args.assignment, course)
     files = release(a, Path(args.out), force=args.force)
     print(f"released {a.id} to {args.out}: {len(files)} files, checked for staff-only material (none found)")

@@ -1,104 +1,155 @@
 """``torchgrader new ASSIGNMENT EXERCISE``: scaffold an exercise with every file in place.
 
-The scaffold is deliberately unfinished: its hidden suite holds one failing
-placeholder test worth all the points, so ``torchgrader validate`` fails until
-the real tests are written, and every file the format needs exists, so none is
-forgotten. The exercise is appended to the assignment's ``assignment.toml``
-(the assignment is created when it does not exist yet).
+The scaffold is a small complete exercise (one function, one public test, two
+hidden tests with points and a keyed misconception, one alternative, one
+mutant written as a small change) that passes ``torchgrader validate`` as
+generated, so staff edit it rather than replace it. The exercise is appended
+to the assignment's ``assignment.toml`` (the assignment is created when it
+does not exist yet; its TODO title is reported by validate until it is set).
+
+``torchgrader new-mutant ASSIGNMENT EXERCISE NAME`` adds a mutant: the
+``# misconception:`` header, a docstring to write, and a copy of the
+reference's function to change.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+import sys
 from pathlib import Path
 
 from autograder.assignment import ASSIGNMENT_TOML, AssignmentError, ExerciseLayout, find_course
 from autograder.authoring.lint import ID_PATTERN
 
+# A small, complete example that passes `validate` as generated: staff edit it rather than replace it.
 # Keyed by the ExerciseLayout attribute that names the file ("attr/name" for a file inside a folder).
+# {f} is the example function's name, {e} the exercise id, {title} the title, {p1}/{p2} the hidden points.
 FILES = {
     "toml": '''\
-id = "{e}"
-title = "TODO: a short title"
+# The exercise id is its folder's name ({e}); the title below is the only place it is written.
+title = "{title}"
 points = {points:g}                 # must equal the sum of the hidden tests' points
 timeout = 10                # seconds per test (wall clock)
 gpu = false                 # graded on CUDA when available, CPU fallback otherwise
 ''',
     "statement": '''\
-## TODO: a short title (`{e}`)
+Write `{f}(x, dim=0, eps=1e-5)`, which standardizes `x` along `dim`: subtract
+the mean and divide by the standard deviation, so that every slice along `dim`
+ends with mean 0 and variance 1.
 
-TODO: what students write, in our own words. Name every function and class
-they must define with its exact signature, the shapes and dtypes of its inputs
-and outputs, and what "correct" means (tolerances are the hidden suite's).
-
-- `{e}(x) -> Tensor`: TODO.
+- `x` is a floating-point tensor of any shape; return a tensor of the same
+  shape and dtype, and leave `x` unchanged.
+- Use the *biased* variance (divide by the number of entries `n`, not `n - 1`)
+  and add `eps` under the square root: `(x - mean) / sqrt(var + eps)`.
 ''',
     "stub": '''\
 import torch
 
 
-def {e}(x):
-    """TODO: the docstring students see."""
+def {f}(x, dim=0, eps=1e-5):
+    """Standardize `x` along `dim`: (x - mean) / sqrt(var + eps), with the biased variance."""
     raise NotImplementedError
 ''',
     "public_tests": '''\
-"""Public tests of `{e}` (students run them with `torchgrader check`; the graded suite is hidden)."""
+"""Public tests of `{e}`: students run them with `torchgrader check` (no points; the graded suite is hidden)."""
+import torch
+
+from autograder.judge import assert_close
+
+
+def test_small_batch(student):
+    """{f}(x) on a 2x2 batch"""
+    x = torch.tensor([[1.0, 2.0], [3.0, 6.0]])
+    expected = (x - x.mean(dim=0)) / torch.sqrt(x.var(dim=0, unbiased=False) + 1e-5)
+    assert_close(student.{f}(x), expected, rtol=1e-5, atol=1e-6, name="{f}(x) for a 2x2 batch")
+''',
+    "reference": '''\
+import torch
+
+
+def {f}(x, dim=0, eps=1e-5):
+    mean = x.mean(dim=dim, keepdim=True)
+    var = x.var(dim=dim, unbiased=False, keepdim=True)
+    return (x - mean) / torch.sqrt(var + eps)
+''',
+    "hidden_tests": '''\
+"""Hidden suite of `{e}`. Every test: a docstring (its name for students), points, messages that teach.
+
+Expected values are computed here, in the judge, never by asking the sandbox. A misconception
+message is given only when the returned value is exactly what that mistake produces.
+"""
 import pytest
 import torch
 
 from autograder.judge import assert_close
 
 
-@pytest.mark.points(0)
-def test_small_example(student):
-    """TODO: the name students see for this public test"""
-    x = torch.tensor([1.0, 2.0, 3.0])
-    assert_close(student.{e}(x), x.clone(), name="{e}(x) on a small input")
-''',
-    "reference": '''\
-import torch
+def expected(x, dim=0, eps=1e-5):
+    return (x - x.mean(dim=dim, keepdim=True)) / torch.sqrt(x.var(dim=dim, unbiased=False, keepdim=True) + eps)
 
 
-def {e}(x):
-    """TODO: the staff solution."""
-    return x.clone()
-''',
-    "hidden_tests": '''\
-"""Hidden suite of `{e}`. Every test: a docstring (its name for students), points, messages."""
-import pytest
-import torch
+@pytest.mark.points({p1:g})
+def test_random_batch(student):
+    """{f}(x) on a random float64 batch"""
+    x = torch.randn(8, 3, dtype=torch.float64) * 3 + 1
+    unbiased = (x - x.mean(dim=0, keepdim=True)) / torch.sqrt(x.var(dim=0, keepdim=True) + 1e-5)
+    assert_close(
+        student.{f}(x), expected(x), rtol=1e-7, atol=1e-9, name="{f}(x) for an (8, 3) float64 batch",
+        misconceptions={{
+            "unbiased_variance": (
+                "The variance was divided by n - 1 (torch.var's default, the unbiased estimate); "
+                "standardizing uses the biased variance, divided by n (unbiased=False).",
+                unbiased,
+            ),
+        }},
+    )
 
-from autograder.judge import assert_close, check, fail
 
-
-@pytest.mark.points({points:g})
-def test_placeholder(student):
-    """TODO: replace this placeholder with the real hidden tests"""
-    fail("This exercise's hidden tests are not written yet (placeholder from `torchgrader new`).")
+@pytest.mark.points({p2:g})
+def test_other_dim_and_eps(student):
+    """{f}(x, dim=1, eps=0.1) uses the dim and eps it is given"""
+    x = torch.rand(4, 5, dtype=torch.float64)
+    assert_close(student.{f}(x, dim=1, eps=0.1), expected(x, dim=1, eps=0.1), rtol=1e-7, atol=1e-9,
+                 name="{f}(x, dim=1, eps=0.1)")
 ''',
     "probes": '''\
 """Optional trusted harness that runs inside the sandbox: `sandbox.probe("name", ...)` calls
 `name(student, ...)`. Students' code can see it at run time: never put expected answers here.
 Delete this file if the exercise needs no probe."""
 ''',
-    "alternatives_dir/TODO_rename_me.py": '''\
+    "alternatives_dir/explicit_sums.py": '''\
+"""A correct alternative, written differently from the reference: it must earn full marks.
+
+Appended after the reference when graded, so it holds only the function(s) it redefines.
+"""
 import torch
 
 
-def {e}(x):
-    """TODO: a correct implementation written differently from the reference (it must earn full marks)."""
-    return torch.clone(x)
+def {f}(x, dim=0, eps=1e-5):
+    n = x.shape[dim]
+    centered = x - x.sum(dim=dim, keepdim=True) / n
+    return centered / ((centered * centered).sum(dim=dim, keepdim=True) / n + eps).sqrt()
 ''',
-    "mutants_dir/TODO_rename_me.py": '''\
-"""TODO: the misconception this mutant encodes, in one sentence (it must lose points)."""
+    "mutants_dir/unbiased_variance.py": '''\
+"""Divides the variance by n - 1 (torch.var's default) instead of n.
+
+A mutant is a small change: appended after the reference when graded, it holds only the
+function(s) it redefines. Its header names the misconception key the suite must give it.
+"""
+# misconception: unbiased_variance
 import torch
 
 
-def {e}(x):
-    return x
+def {f}(x, dim=0, eps=1e-5):
+    mean = x.mean(dim=dim, keepdim=True)
+    var = x.var(dim=dim, keepdim=True)
+    return (x - mean) / torch.sqrt(var + eps)
 ''',
 }
+
+EXAMPLE_FUNCTION = "standardize"
+EXAMPLE_TITLE = "Standardize a batch"
 
 
 def _append_exercise(meta: Path, exercise: str) -> None:
@@ -122,14 +173,35 @@ def _append_exercise(meta: Path, exercise: str) -> None:
     meta.write_text(text)
 
 
+def _taken_names(course: Path, assignment: str) -> set[str]:
+    """Top-level functions and classes the assignment's stubs and references already define."""
+    import ast
+
+    names: set[str] = set()
+    for pattern, root in (("*/stub.py", "assignments"), ("*/reference.py", "solutions")):
+        for path in (course / root / assignment).glob(pattern):
+            try:
+                tree = ast.parse(path.read_text())
+            except (SyntaxError, UnicodeDecodeError):
+                continue
+            names |= {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef
+                                                              | ast.ClassDef)}
+    return names
+
+
 def _target(layout: ExerciseLayout, key: str) -> Path:
     attr, _, name = key.partition("/")
     path = getattr(layout, attr)
     return path / name if name else path
 
 
-def scaffold(course: Path, assignment: str, exercise: str, *, points: float = 10) -> list[Path]:
-    """Create the exercise's files; returns them. Refuses to overwrite anything."""
+def scaffold(course: Path, assignment: str, exercise: str, *, points: float = 10, title: str | None = None,
+             function: str | None = None) -> list[Path]:
+    """Create the exercise's files; returns them. Refuses to overwrite anything.
+
+    The example function is ``standardize`` (or ``standardize_<exercise>`` when the assignment
+    already defines that name: a submission is every exercise's code in one namespace).
+    """
     if not ID_PATTERN.match(exercise):
         raise AssignmentError(f"{exercise!r}: an exercise id must be lowercase letters, digits and underscores, "
                               "starting with a letter (it names a gradebook column and a notebook section)")
@@ -143,35 +215,142 @@ def scaffold(course: Path, assignment: str, exercise: str, *, points: float = 10
             existing.append(d)
     if existing:
         raise AssignmentError(f"{existing[0]} already exists: `new` never overwrites an exercise")
+    taken = _taken_names(course, assignment)
+    if function is None:
+        function = EXAMPLE_FUNCTION if EXAMPLE_FUNCTION not in taken else f"{EXAMPLE_FUNCTION}_{exercise}"
+    if not function.isidentifier() or function in taken:
+        raise AssignmentError(f"{function!r} cannot be the example function: "
+                              + ("another exercise of the assignment defines it" if function in taken
+                                 else "not a Python name"))
     meta = course / "assignments" / assignment / ASSIGNMENT_TOML
     if not meta.exists():
         meta.parent.mkdir(parents=True, exist_ok=True)
         meta.write_text(f'id = "{assignment}"\ntitle = "TODO: the assignment\'s title"\n'
                         "# Order of the exercises in the notebook and the gradebook.\nexercises = []\n")
+    p1 = round(points * 0.6, 6)
+    fields = {"e": exercise, "points": points, "f": function, "title": (title or EXAMPLE_TITLE).replace('"', "'"),
+              "p1": p1, "p2": round(points - p1, 6)}
     created = []
     for path, body in targets.items():
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(body.format(e=exercise, points=points))
+        path.write_text(body.format(**fields))
         created.append(path)
     _append_exercise(meta, exercise)
     return created
 
 
 def cmd_new(args: argparse.Namespace) -> int:
+    from autograder.authoring.lint import collisions
+
     course = Path(args.course) if args.course else find_course()
-    created = scaffold(course, args.assignment, args.exercise, points=args.points)
-    print(f"created exercise {args.exercise!r} in {args.assignment} (listed in assignment.toml):")
+    created = scaffold(course, args.assignment, args.exercise, points=args.points, title=args.title,
+                       function=args.function)
+    print(f"created exercise {args.exercise!r} in {args.assignment} (listed in assignment.toml): a small complete "
+          "example (one function, a public test, two hidden tests, an alternative, a mutant) that passes validate")
     for p in created:
         print(f"  {p.relative_to(course)}")
-    print("\nNext: write the statement, stub, reference and public tests; replace the placeholder hidden test;\n"
-          "rename and write the alternative and the mutant (add more); then run\n"
+    ids = re.findall(r'"([^"]+)"', re.search(r"^exercises\s*=\s*\[(.*?)\]",
+                                             (course / "assignments" / args.assignment / ASSIGNMENT_TOML)
+                                             .read_text(), re.S | re.M).group(1))
+    clashes = collisions(course, args.assignment, ids)
+    for c in clashes:
+        print(f"warning: {c.format(course)}", file=sys.stderr)
+    print("\nNext: edit each file into your exercise, trying each case as you go:\n"
+          f"  torchgrader try {args.assignment} {args.exercise} --against reference      # or stub, "
+          "alternatives/explicit_sums.py, mutants/unbiased_variance.py\n"
+          f"  torchgrader new-mutant {args.assignment} {args.exercise} NAME            # one more misconception\n"
           f"  torchgrader validate {args.assignment} --exercise {args.exercise}")
     return 0
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("assignment", help="assignment id (created when it does not exist)")
-    p.add_argument("exercise", help="new exercise id: lowercase letters, digits, underscores")
+    p.add_argument("exercise", help="new exercise id (its folder's name): lowercase letters, digits, underscores")
     p.add_argument("--points", type=float, default=10, help="the exercise's points (default: %(default)s)")
+    p.add_argument("--title", help=f"the exercise's title (default: the example's, {EXAMPLE_TITLE!r})")
+    p.add_argument("--function", help=f"the example function's name (default: {EXAMPLE_FUNCTION!r}, or "
+                                      f"{EXAMPLE_FUNCTION}_<exercise> when the assignment already has one)")
     p.add_argument("--course", help="folder holding assignments/ and solutions/ (default: found from cwd)")
 
+
+# ---------------------------------------------------------------------- new-mutant
+MUTANT = '''\
+"""TODO: the misconception, in one sentence: what the student does, and why it is wrong.
+
+Appended after the reference when graded: holds only the function(s) it redefines.
+Change the copy below so that it makes exactly this mistake.
+"""
+# misconception: {key}
+{imports}
+
+{functions}
+'''
+
+
+def new_mutant(course: Path, assignment: str, exercise: str, name: str, *, functions: list[str] | None = None,
+               misconception: str | None = None) -> Path:
+    """Write ``mutants/<name>.py``: the header, a TODO docstring and a copy of the reference's function(s).
+
+    ``functions`` defaults to the exercise's contract (what its stub leaves to write) when that is one
+    name; validate refuses the file until the docstring is written and the copy changed.
+    """
+    import ast
+
+    from autograder.authoring.lint import contract_names
+
+    if not re.match(r"^[a-z][a-z0-9_]*$", name):
+        raise AssignmentError(f"{name!r}: a mutant's name is lowercase letters, digits and underscores "
+                              "(it names the misconception: `unbiased_variance`)")
+    layout = ExerciseLayout.of(course, assignment, exercise)
+    reference, stub = layout.reference, layout.stub
+    dest = layout.mutants_dir / f"{name}.py"
+    if dest.exists():
+        raise AssignmentError(f"{dest} already exists")
+    try:
+        source = reference.read_text()
+        tree = ast.parse(source)
+    except (OSError, SyntaxError) as e:
+        raise AssignmentError(f"{reference}: cannot be read ({e})") from None
+    defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
+    if not functions:
+        contract = list(contract_names(ast.parse(stub.read_text()))) if stub.is_file() else []
+        if len(contract) != 1:
+            raise AssignmentError(f"say which function(s) the mutant changes: --function NAME (one of "
+                                  f"{', '.join(defs)})")
+        functions = contract
+    missing = [f for f in functions if f not in defs]
+    if missing:
+        raise AssignmentError(f"{reference} does not define {', '.join(missing)}; it defines {', '.join(defs)}")
+    lines = source.splitlines()
+
+    def segment(node: ast.AST) -> str:
+        start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        return "\n".join(lines[start - 1:node.end_lineno])
+
+    imports = "\n".join(ast.get_source_segment(source, n) or "" for n in tree.body
+                        if isinstance(n, ast.Import | ast.ImportFrom))
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(MUTANT.format(key=misconception or name, imports=imports,
+                                  functions="\n\n\n".join(segment(defs[f]) for f in functions)))
+    return dest
+
+
+def cmd_new_mutant(args: argparse.Namespace) -> int:
+    course = Path(args.course) if args.course else find_course()
+    path = new_mutant(course, args.assignment, args.exercise, args.name, functions=args.function,
+                      misconception=args.misconception)
+    print(f"created {path.relative_to(course)}: write its docstring, change the copied code, then\n"
+          f"  torchgrader try {args.assignment} {args.exercise} --against mutants/{path.name} --show-feedback")
+    return 0
+
+
+def add_mutant_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("assignment", help="assignment id")
+    p.add_argument("exercise", help="exercise id")
+    p.add_argument("name", help="the mutant's name, after its misconception (e.g. unbiased_variance)")
+    p.add_argument("--function", action="append",
+                   help="a function (or class) of the reference to copy and change (repeatable; default: the "
+                        "stub's one contract name)")
+    p.add_argument("--misconception", help="the key in its `# misconception:` header (default: the name); "
+                                           "`none` for a mistake no message names")
+    p.add_argument("--course", help="folder holding assignments/ and solutions/ (default: found from cwd)")

@@ -15,6 +15,10 @@ Two phases, and the second only runs when the first finds nothing:
    on its own exercise and nowhere else; the public tests pass on the
    reference. Each submission is every exercise's reference with one file
    swapped in (:mod:`autograder.authoring.cases`), so a mutant is judged in context.
+   The all-references submission goes first, on every suite whatever the scope
+   (exercises share one namespace); when it fails, validate stops there. A test
+   the grader cannot run (an argument the sandbox cannot receive, a probe that
+   does not exist) fails the suite, never the student.
    The reference and the stubs are graded on every suite; a mutant or an
    alternative on its own exercise's suite and on every other suite it can
    reach (:func:`plan`) with ``--quick``; by default on all of them.
@@ -29,7 +33,7 @@ Two phases, and the second only runs when the first finds nothing:
 
 A surviving mutant is reported with its misconception, the functions it
 changes, and the hidden tests that exercise them (which should have caught it).
-Run: ``torchgrader validate ASSIGNMENT [--exercise ID] [--quick] [-j N]``.
+Run: ``torchgrader validate ASSIGNMENT [--exercise ID] [--quick] [--show-feedback] [-j N]``.
 """
 
 from __future__ import annotations
@@ -40,10 +44,10 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.assignment import Assignment, AssignmentError, find_course, load_assignment
+from autograder.assignment import Assignment, AssignmentError, Exercise, find_course, load_assignment
 from autograder.authoring.cases import SEP, Case, cases, compose
 from autograder.authoring.lint import (
     ExerciseFacts,
@@ -52,10 +56,14 @@ from autograder.authoring.lint import (
     check_assignment,
     check_points,
     declared_misconceptions,
+    defined_names,
     hidden_tests_calling,
+    imported_names,
     reach,
+    suite_names,
 )
-from autograder.grade import Task, default_jobs, grade_all
+from autograder.authoring.stamp import write_stamp
+from autograder.grade import Task, default_jobs, grade, grade_all
 from autograder.report.text import first_line as _first_line
 from autograder.results import SubmissionResult
 from autograder.sandbox.client import SandboxServer
@@ -74,32 +82,69 @@ class Row:
     ok: bool
     detail: str
     diagnosis: str = ""  # mutants only: exact | generic | wrong ("-" when it was not caught)
+    feedback: list[str] = field(default_factory=list)  # what a student reads (--show-feedback)
 
 
 # ---------------------------------------------------------------------- phase 1
+def _partial_assignment(course: Path, assignment_id: str) -> Assignment | None:
+    """The exercises whose points and hidden suite can be read, when the assignment does not load as a whole."""
+    import tomllib
+
+    from autograder.assignment import ExerciseLayout
+
+    try:
+        ids = tomllib.loads((course / "assignments" / assignment_id / "assignment.toml").read_text())["exercises"]
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        return None
+    a = Assignment(id=assignment_id, title=assignment_id, course=Path(course).resolve())
+    for ex_id in ids if isinstance(ids, list) else []:
+        lay = ExerciseLayout.of(a.course, assignment_id, str(ex_id))
+        try:
+            points = tomllib.loads(lay.toml.read_text()).get("points")
+        except (OSError, tomllib.TOMLDecodeError):
+            continue
+        if isinstance(points, int | float) and not isinstance(points, bool) and lay.hidden_tests.is_file():
+            a.exercises.append(Exercise(public_dir=lay.public_dir, hidden_dir=lay.hidden_dir, id=str(ex_id),
+                                        title=str(ex_id), points=float(points)))
+    return a
+
+
 def static_phase(course: Path, assignment_id: str, only: list[str] | None = None
                  ) -> tuple[Assignment | None, dict[str, ExerciseFacts], list[Problem]]:
-    """All authoring checks; the assignment is returned only when it loads."""
+    """All authoring checks, every problem in one pass; the assignment is returned only when there is none.
+
+    The points are counted (pytest collects the suites) even when other checks
+    failed, so a mistake in the points is never reported only after the others are fixed.
+    """
     facts = check_assignment(course, assignment_id, only)
     problems = [p for f in facts.values() for p in f.problems]
-    if problems:
-        return None, facts, problems
     try:
         assignment = load_assignment(assignment_id, course)
     except AssignmentError as e:
-        return None, facts, [Problem(course / "assignments" / assignment_id, None, str(e))]
+        if not problems:
+            problems.append(Problem(course / "assignments" / assignment_id, None, str(e)))
+        assignment = _partial_assignment(course, assignment_id)  # count the points of whatever loads
+        if assignment is None:
+            return None, facts, problems
+        complete = False
+    else:
+        complete = True
     if only:
         for ex_id in only:
             try:
                 assignment.exercise(ex_id)
             except AssignmentError as e:
                 problems.append(Problem(course / "assignments" / assignment_id / "assignment.toml", None, str(e)))
+                complete = False
     by_ex, point_problems = check_points(assignment)
-    problems += point_problems
+    seen = {(p.path.resolve(), p.line, p.message) for p in problems}
+    unparsed = {p.path.resolve() for p in problems if p.message.startswith("does not parse")}
+    problems += [p for p in point_problems if (p.path.resolve(), p.line, p.message) not in seen
+                 and p.path.resolve() not in unparsed]
     for ex_id, tests in by_ex.items():
         if ex_id in facts:
             facts[ex_id].hidden_tests = len(tests)
-    return (None if problems else assignment), facts, problems
+    return (assignment if complete and not problems else None), facts, problems
 
 
 # ---------------------------------------------------------------------- phase 2
@@ -114,14 +159,35 @@ def _failing(r: SubmissionResult, ex: str, limit: int = 3) -> str:
     return " | ".join(out[:limit]) + more
 
 
+def suite_errors(r: SubmissionResult, ex: str) -> str | None:
+    """The tests of ``ex`` the grader could not run (the suite's own mistake), named with the cause.
+
+    A student is never blamed for these (the test's points are withheld), so a
+    suite that has one is broken, however the submission scored.
+    """
+    bad = [t for e in r.exercises if e.id == ex for t in e.tests if t.status == "grader_error"]
+    if not bad:
+        return None
+    each = " | ".join(f"{t.name} ({t.nodeid.split('::')[-1]}): "
+                      f"{_first_line(t.detail).removeprefix('grader error: ')[:600]}" for t in bad[:3])
+    return (f"the grader itself failed in {len(bad)} test(s), first: {each} (a student is told it is not their "
+            "mistake and the points are withheld: withheld points must not read as full marks)")
+
+
+def _suite_errors_in(r: SubmissionResult, scope: list[str]) -> str | None:
+    return next((f"{ex}: {why}" for ex in scope if (why := suite_errors(r, ex)) is not None), None)
+
+
+def student_feedback(r: SubmissionResult, ex: str) -> list[str]:
+    """Each failing test of ``ex`` with the message a student reads, as ``name: message``."""
+    return [f"{t.name} [{t.status}, {t.points:g}/{t.max_points:g}]: {t.message.strip()}"
+            for e in r.exercises if e.id == ex for t in e.tests if t.status != "passed"]
+
+
 def _broken(r: SubmissionResult) -> str | None:
     if r.status != "graded":
         return f"the submission was not graded ({r.status}): {r.error}"
-    if r.grader_errors:  # withheld points would hide a grader bug behind "full marks"
-        t = r.grader_errors[0]
-        return (f"the grader itself failed in {len(r.grader_errors)} test(s), first: {t.name}: "
-                f"{_first_line(t.detail)[:240]}")
-    return None
+    return None  # grader errors are judged per exercise (suite_errors)
 
 
 def _misconception(path: Path) -> str:
@@ -142,6 +208,9 @@ def judge_reference(r: SubmissionResult, scope: list[str]) -> list[Row]:
             rows.append(Row(ex, "reference", False, why or "no hidden test ran"))
             continue
         got, full = pts[ex]
+        if (why := suite_errors(r, ex)) is not None:
+            rows.append(Row(ex, "reference", False, why))
+            continue
         ok = got >= full
         row = Row(ex, "reference", ok, f"{got:g}/{full:g}" if ok
                   else f"should earn full marks but earned {got:g}/{full:g}: {_failing(r, ex)}")
@@ -167,6 +236,9 @@ def judge_stub(r: SubmissionResult, scope: list[str]) -> list[Row]:
             rows.append(Row(ex, "stub", False, why or "no hidden test ran"))
             continue
         got, full = pts[ex]
+        if (why := suite_errors(r, ex)) is not None:
+            rows.append(Row(ex, "stub", False, why))
+            continue
         internal = [t for e in r.exercises if e.id == ex for t in e.tests
                     if t.status == "error" and GRADER_ERROR in t.message]
         if got > 0:
@@ -187,7 +259,7 @@ def judge_public(r: SubmissionResult, scope: list[str], on: str) -> list[Row]:
     for ex in scope:
         tests = [t for e in r.exercises if e.id == ex for t in e.tests]
         label = f"public tests on {on}"
-        if (why := _broken(r)) or not tests:
+        if (why := _broken(r) or suite_errors(r, ex)) or not tests:
             rows.append(Row(ex, label, False, why or "no public test ran"))
             continue
         if on == "reference":
@@ -210,6 +282,8 @@ def judge_alternative(case: Case, r: SubmissionResult, scope: list[str]) -> Row:
     if (why := _broken(r)) or ex not in pts:
         return Row(ex, label, False, why or "no hidden test ran")
     got, full = pts[ex]
+    if (why := suite_errors(r, ex) or _suite_errors_in(r, scope)) is not None:
+        return Row(ex, label, False, why)
     keyed = _keyed(r, scope)
     told = f"; it received misconception message(s): {keyed}" if keyed else ""
     if got < full:
@@ -261,7 +335,8 @@ def judge_mutant(case: Case, r: SubmissionResult, scope: list[str], assignment: 
                  declared: dict[str, list[str] | None] | None = None) -> Row:
     """Caught on its own exercise, nowhere else, and diagnosed as the misconception it declares."""
     row = _judge_mutant_points(case, r, scope, assignment)
-    if row.detail.startswith(("SURVIVED", "the submission was not graded", "no hidden test ran")):
+    row.feedback = student_feedback(r, case.exercise)
+    if row.detail.startswith(("SURVIVED", "the submission was not graded", "no hidden test ran", "not caught by")):
         row.diagnosis = "-"
         return row
     declared = declared if declared is not None else {case.source.stem: declared_misconceptions(case.source)}
@@ -285,6 +360,10 @@ def _judge_mutant_points(case: Case, r: SubmissionResult, scope: list[str], assi
     if (why := _broken(r)) or ex_id not in pts:
         return Row(ex_id, label, False, why or "no hidden test ran")
     got, full = pts[ex_id]
+    if (why := suite_errors(r, ex_id)) is not None:
+        return Row(ex_id, label, False, f"not caught by a working test: {why}")
+    if (why := _suite_errors_in(r, scope)) is not None:
+        return Row(ex_id, label, False, f"grader error outside its exercise, in {why}")
     if got >= full:
         ex = assignment.exercise(ex_id)
         names = changed_names(ex.reference, case.source)
@@ -350,11 +429,12 @@ def repeat_cases(cs: list[Case], repeats: int, tmp: Path) -> dict[str, list[Path
 
 
 def _grade_cases(assignment: Assignment, exercises: list[str] | None, tmp: Path, server: SandboxServer | None,
-                 jobs: int, full: bool, progress: Callable[[str], None] | None, repeats: int = REPEATS
+                 jobs: int, full: bool, progress: Callable[[str], None] | None, repeats: int = REPEATS,
+                 cs: list[Case] | None = None, reference: SubmissionResult | None = None,
                  ) -> tuple[list[Case], dict[str, tuple[list[str], str]], dict[str, SubmissionResult],
                             dict[str, SubmissionResult], dict[str, list[Path]]]:
     scope = exercises or assignment.ids
-    cs = cases(assignment, exercises, tmp)
+    cs = cs if cs is not None else cases(assignment, exercises, tmp)
     suites = plan(assignment, cs, scope, full)
     again = repeat_cases(cs, repeats, tmp)
     public_dir = tmp / "public"
@@ -364,11 +444,13 @@ def _grade_cases(assignment: Assignment, exercises: list[str] | None, tmp: Path,
     tasks = [Task(public_paths, exercises, public=True)]
     groups: dict[tuple[str, ...], list[Path]] = {}
     for c in cs:
+        if reference is not None and c.kind == "reference":
+            continue  # graded already, on every suite (grade_reference)
         groups.setdefault(tuple(suites[c.name][0]), []).append(c.path)
     for name, copies in again.items():  # last in their group: graded while other workers are busy
-        groups[tuple(suites[name][0])] += copies
+        groups.setdefault(tuple(suites[name][0]), []).extend(copies)
     tasks += [Task(paths, None if list(k) == assignment.ids else list(k)) for k, paths in groups.items()]
-    total = len(cs) + len(public_paths) + sum(len(v) for v in again.values())
+    total = sum(len(t.paths) for t in tasks)
     started = time.monotonic()
     done = [0]
 
@@ -382,6 +464,8 @@ def _grade_cases(assignment: Assignment, exercises: list[str] | None, tmp: Path,
 
     pub = {r.submission: r for r in grade_all(assignment, tasks[:1], server=server, on_result=tick)}
     results = {r.submission: r for r in grade_all(assignment, tasks[1:], server=server, jobs=jobs, on_result=tick)}
+    if reference is not None:
+        results["reference"] = reference
     return cs, suites, pub, results, again
 
 
@@ -429,19 +513,64 @@ def judge_determinism(cs: list[Case], suites: dict[str, tuple[list[str], str]], 
     return rows
 
 
+def grade_reference(assignment: Assignment, path: Path, server: SandboxServer | None) -> SubmissionResult:
+    """The all-references submission, graded on every suite of the assignment."""
+    return grade(assignment, [path], server=server)[0]
+
+
+def shadowing(assignment: Assignment, broken: str) -> str:
+    """Names other exercises' references define that ``broken``'s suite uses: the likely cause, or ""."""
+    uses = suite_names(assignment.exercise(broken).hidden_tests, assignment.exercise(broken).probes)
+    found = []
+    for ex in assignment.exercises:
+        if ex.id == broken or not ex.reference.is_file():
+            continue
+        try:
+            tree = ast.parse(ex.reference.read_text())
+        except SyntaxError:
+            continue
+        imported = imported_names(tree)
+        found += [f"{ex.id}'s reference defines `{n}` (reference.py:{line})" for n, line in defined_names(tree).items()
+                  if n in uses and n not in imported]
+    return f"{'; '.join(found[:3])}, which the suite of {broken} uses; " if found else ""
+
+
+STOPPED = ("nothing else was graded: every other case is the reference with one file swapped in, so each would "
+           "fail the same way. Fix the reference (or the suite) first")
+
+
 def run_validation(assignment: Assignment, exercises: list[str] | None = None, *,
                    server: SandboxServer | None = None, jobs: int = 1, full: bool = True,
                    progress: Callable[[str], None] | None = None, repeats: int = REPEATS) -> list[Row]:
-    """Phase 2: grade the material and judge every case; one Row per check."""
+    """Phase 2: grade the material and judge every case; one Row per check.
+
+    The all-references submission goes first, on every suite of the assignment
+    whatever the scope (a new exercise can break another one: a name defined
+    twice). When it does not earn full marks nothing else is graded: every other
+    case is the reference with one file swapped in and would repeat the failure.
+    """
     scope = exercises or assignment.ids
     rows: list[Row] = []
-    own_server = server is None and jobs <= 1
+    own_server = server is None
     if own_server:
         server = SandboxServer()
     try:
         with tempfile.TemporaryDirectory(prefix="torchgrader-validate-") as tmp:
+            cs = cases(assignment, exercises, Path(tmp))
+            ref = grade_reference(assignment, next(c.path for c in cs if c.kind == "reference"), server)
+            if progress:
+                progress(f"reference: {sum(e.points for e in ref.exercises if e.tests):g}/"
+                         f"{sum(e.max_points for e in ref.exercises if e.tests):g} on every suite "
+                         f"({ref.seconds:.1f} s)")
+            ref_rows = judge_reference(ref, assignment.ids)
+            if not all(r.ok for r in ref_rows):
+                failed = [r for r in ref_rows if not r.ok]
+                for r in failed:
+                    r.feedback = student_feedback(ref, r.exercise)
+                return [*ref_rows, Row(failed[0].exercise, "stopped", False,
+                                       shadowing(assignment, failed[0].exercise) + STOPPED)]
             cs, suites, pub, results, again = _grade_cases(assignment, exercises, Path(tmp), server, jobs, full,
-                                                           progress, repeats)
+                                                           progress, repeats, cs=cs, reference=ref)
     finally:
         if own_server and server is not None:
             server.close()
@@ -468,7 +597,8 @@ def run_validation(assignment: Assignment, exercises: list[str] | None = None, *
 
 
 # ---------------------------------------------------------------------- the table
-ORDER = ("static checks", "reference", "public tests on reference", "stub", "public tests on stub", "determinism")
+ORDER = ("static checks", "reference", "stopped", "public tests on reference", "stub", "public tests on stub",
+         "determinism")
 
 
 def _order(row: Row) -> tuple[int, str]:
@@ -477,7 +607,9 @@ def _order(row: Row) -> tuple[int, str]:
     return (len(ORDER), row.check) if row.check.startswith("alternative") else (len(ORDER) + 1, row.check)
 
 
-def table(assignment: Assignment, rows: list[Row], facts: dict[str, ExerciseFacts]) -> str:
+def table(assignment: Assignment, rows: list[Row], facts: dict[str, ExerciseFacts], *,
+          show_feedback: bool = False) -> str:
+    """One block per exercise; with ``show_feedback`` each failing case's student-facing messages under its row."""
     lines = []
     width = max([len(r.check) for r in rows] + [26]) + 2
     for ex in assignment.exercises:
@@ -487,6 +619,8 @@ def table(assignment: Assignment, rows: list[Row], facts: dict[str, ExerciseFact
         lines.append(f"\n{ex.id} — {ex.title} ({ex.points:g} points){diagnosis_summary(mine)}")
         for r in mine:
             lines.append(f"  {'ok' if r.ok else 'FAIL':<5} {r.check:<{width}} {r.diagnosis:<8} {r.detail}")
+            if show_feedback or (not r.ok and r.check == "reference"):
+                lines += [f"        | {ln}" for fb in r.feedback for ln in fb.splitlines()]
     return "\n".join(lines)
 
 
@@ -514,8 +648,12 @@ def static_rows(facts: dict[str, ExerciseFacts], assignment: Assignment, scope: 
 def validate(assignment_id: str, course: Path | None = None, exercises: list[str] | None = None, *,
              server: SandboxServer | None = None, jobs: int = 1, static_only: bool = False, full: bool = True,
              out: Callable[[str], None] = print, progress: Callable[[str], None] | None = None,
-             repeats: int = REPEATS) -> int:
-    """Run both phases and print the report; the exit status: 0 sound, 1 a check failed, 2 authoring mistakes."""
+             repeats: int = REPEATS, show_feedback: bool = False) -> int:
+    """Run both phases and print the report; the exit status: 0 sound, 1 a check failed, 2 authoring mistakes.
+
+    A passing run of the whole assignment writes the stamp ``release`` asks for
+    (:mod:`autograder.authoring.stamp`).
+    """
     course = Path(course) if course else find_course()
     assignment, facts, problems = static_phase(course, assignment_id, exercises)
     if problems or assignment is None:
@@ -532,14 +670,19 @@ def validate(assignment_id: str, course: Path | None = None, exercises: list[str
         return 0
     out("Each mutant and alternative is graded on its own exercise and on every other exercise it can reach "
         "(a name that exercise's suite uses, or a global effect such as patching torch)"
-        + ("; --full: every case on every suite." if full else "; --full grades every case on every suite."))
+        + ("; by default (--full) every case is graded on every suite." if full
+           else "; --quick: only there."))
     rows += run_validation(assignment, exercises, server=server, jobs=jobs, full=full, progress=progress,
                            repeats=repeats)
-    out(table(assignment, rows, facts))
+    out(table(assignment, rows, facts, show_feedback=show_feedback))
     bad = [r for r in rows if not r.ok]
     out(f"\n{len(rows)} checks: {len(rows) - len(bad)} ok, {len(bad)} failing")
     for r in bad:
         out(f"  FAIL {r.exercise}: {r.check}: {r.detail}")
+    if any(r.check == "stopped" for r in bad):
+        out("\nThe reference does not earn full marks (above, with what a student would read): " + STOPPED + ".")
+    if not bad and not exercises:
+        write_stamp(course, assignment_id, "full" if full else "quick")
     return 1 if bad else 0
 
 
@@ -551,9 +694,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", "-j", type=int, default=default_jobs(cap=4),  # each holds torch twice: cap memory
                    help="grading processes (default: %(default)s)")
     p.add_argument("--static-only", action="store_true", help="only the authoring checks; grade nothing")
-    p.add_argument("--quick", action="store_true",
-                   help="grade each mutant and alternative only on the exercises it can reach (by static analysis) "
-                        "instead of on every exercise's suite")
+    reach_group = p.add_mutually_exclusive_group()
+    reach_group.add_argument("--full", dest="quick", action="store_false",
+                             help="grade every mutant and alternative on every exercise's suite (the default)")
+    reach_group.add_argument("--quick", dest="quick", action="store_true",
+                             help="grade each mutant and alternative only on the exercises it can reach (by static "
+                                  "analysis) instead of on every exercise's suite")
+    p.set_defaults(quick=False)  # --full is the default (each action would otherwise bring its own)
+    p.add_argument("--show-feedback", action="store_true",
+                   help="under each mutant (and stub), print what a student with that code would read")
     p.add_argument("--repeat", type=int, default=REPEATS,
                    help="grade the reference and one alternative this many times and require identical points "
                         "(default: %(default)s; 1 skips the check)")
@@ -568,5 +717,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     return validate(args.assignment, Path(args.course) if args.course else None, args.exercise, jobs=args.jobs,
                     static_only=args.static_only, full=not args.quick, out=lambda s: print(s, flush=True),
-                    progress=None if args.quiet else progress, repeats=args.repeat)
+                    progress=None if args.quiet else progress, repeats=args.repeat,
+                    show_feedback=args.show_feedback)
 

@@ -77,8 +77,9 @@ def suite_files(assignment: Assignment, exercises: Iterable[Exercise] | None = N
     return [f for f in ((e.public_tests if public else e.hidden_tests) for e in chosen) if f.is_file()]
 
 
-def pytest_args(files: Iterable[Path], course: Path, ini: Path, *, collect_only: bool = False) -> list[str]:
-    """The one command line with which suites are collected and run."""
+def pytest_args(files: Iterable[Path], course: Path, ini: Path, *, collect_only: bool = False,
+                keyword: str | None = None) -> list[str]:
+    """The one command line with which suites are collected and run (``keyword``: pytest's ``-k``)."""
     return [
         *map(str, files),
         "-c", str(ini),  # an empty ini: nothing from the course's or the cwd's configuration
@@ -90,13 +91,15 @@ def pytest_args(files: Iterable[Path], course: Path, ini: Path, *, collect_only:
         "--assert=plain",  # no assertion rewriting: a failed assert shows its message only, never test code
         "--import-mode=importlib",
         "-o", "python_files=" + " ".join(SUITE_FILE_PATTERNS),
+        "-p", "no:torchgrader",  # the staff's plain-pytest plugin (autograder.judge.local) has no part here
         "-q",
         *(["--collect-only"] if collect_only else []),
+        *(["-k", keyword] if keyword else []),
     ]
 
 
 def run_pytest(files: list[Path], course: Path, plugins: list[object], *,
-               collect_only: bool = False) -> tuple[int, str]:
+               collect_only: bool = False, keyword: str | None = None) -> tuple[int, str]:
     """Run pytest on ``files`` with ``plugins``; returns (exit code, pytest's own output)."""
     with tempfile.TemporaryDirectory(prefix="torchgrader-pytest-") as tmp:
         ini = Path(tmp) / "pytest.ini"
@@ -105,7 +108,8 @@ def run_pytest(files: list[Path], course: Path, plugins: list[object], *,
         forget_suite_modules()
         try:
             with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-                code = pytest.main(pytest_args(files, course, ini, collect_only=collect_only), plugins=plugins)
+                code = pytest.main(pytest_args(files, course, ini, collect_only=collect_only, keyword=keyword),
+                                   plugins=plugins)
         finally:
             forget_suite_modules()
     return int(code), sink.getvalue()

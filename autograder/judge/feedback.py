@@ -8,6 +8,7 @@ approach) the likely misconception, in the student's terms.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -88,7 +89,9 @@ def _fmt(x: float) -> str:
     return f"{x:.6g}"
 
 
-def _close(actual: torch.Tensor, candidate: Any, rtol: float, atol: float) -> bool:
+def _close(actual: Any, candidate: Any, rtol: float, atol: float) -> bool:
+    if not isinstance(actual, torch.Tensor):
+        actual = torch.as_tensor(actual, dtype=torch.float64)
     if not isinstance(candidate, torch.Tensor):
         candidate = torch.as_tensor(candidate)
     if actual.shape != candidate.shape:
@@ -104,13 +107,13 @@ def _diagnose(actual: Any, misconceptions: Mapping[str, Any] | None, rtol: float
     ``misconceptions`` maps a key to ``(message, wrong_value)``; the older form
     ``{message: wrong_value}`` is read with the message as its own key.
     """
-    if not misconceptions or not isinstance(actual, torch.Tensor):
+    if not misconceptions or not isinstance(actual, torch.Tensor | int | float) or isinstance(actual, bool):
         return "", ""
     for key, entry in misconceptions.items():
         message, candidate = entry if isinstance(entry, tuple) else (key, entry)
         try:
             if _close(actual, candidate, max(rtol, 1e-5), max(atol, 1e-7)):
-                return " " + _cap(message), key
+                return " " + _sentence(message), key
         except (RuntimeError, TypeError, ValueError):
             continue
     return "", ""
@@ -130,20 +133,55 @@ def assert_close(
 ) -> None:
     """Compare a returned value with the expected one; fail with a message that teaches.
 
-    Tensors are checked for type, shape, dtype, finiteness and values, in that
-    order; the first difference is reported. Python numbers are compared with
-    the same tolerances.
+    What ``expected`` is decides what ``actual`` must be:
+
+    - a ``torch.Tensor``: a tensor of the same shape and dtype (``check_dtype=False``
+      skips the dtype), finite where ``expected`` is, and within tolerance;
+    - a NumPy array: a NumPy array (a tensor is refused with a message saying so),
+      then the same checks as tensors;
+    - a Python ``int``/``float``: a Python number (a one-element tensor is refused:
+      "use .item()"), within tolerance;
+    - anything else (a string, a tuple of ints, None): equal.
+
+    Values are close when ``|actual - expected| <= atol + rtol * |expected|``
+    elementwise (``torch.isclose``). The defaults (``rtol=1e-10, atol=1e-12``) are
+    for float64 results computed the same way; loosen them for float32
+    (``rtol=1e-5, atol=1e-6``) or for results computed differently.
+
+    ``misconceptions`` maps a key to ``(message, wrong_value)``: when ``actual``
+    matches ``wrong_value`` (at a tolerance of at least ``rtol=1e-5, atol=1e-7``),
+    the message is appended as its own sentence and the key lands in the test's
+    result. Write the message as what the student did and why it is wrong, in
+    one sentence that does not give the answer away, e.g.
+    ``"The gradient is n times too large: cross_entropy averages over the batch, so divide by n."``.
+    ``hint`` is appended when no misconception matched.
     """
-    extra = ""
+    if isinstance(expected, np.ndarray):
+        if isinstance(actual, torch.Tensor):
+            fail(f"Expected {name} to be a NumPy array, but got {describe(actual)}. Return a NumPy array "
+                 "(`.numpy()`), not a tensor.")
+        if not isinstance(actual, np.ndarray):
+            fail(f"Expected {name} to be a NumPy array, but got {describe(actual)}.")
+        if actual.dtype.kind not in "biufc" or expected.dtype.kind not in "biufc":
+            if actual.shape != expected.shape or not np.array_equal(actual, expected):
+                fail(f"Expected {name} to equal the expected {describe(expected)}, but got {describe(actual)}.")
+            return
+        if check_dtype and actual.dtype != expected.dtype:
+            fail(f"Expected {name} to have dtype {expected.dtype}, but it is {actual.dtype}. Keep the dtype of "
+                 "the inputs.")
+        assert_close(torch.from_numpy(np.array(actual)), torch.from_numpy(np.array(expected)), rtol=rtol, atol=atol,
+                     name=name, misconceptions=misconceptions, hint=hint, check_dtype=False, equal_nan=equal_nan)
+        return
     if not isinstance(expected, torch.Tensor):
-        _assert_close_scalar(actual, expected, rtol=rtol, atol=atol, name=name, hint=hint)
+        _assert_close_scalar(actual, expected, rtol=rtol, atol=atol, name=name, hint=hint,
+                             misconceptions=misconceptions)
         return
     if isinstance(actual, np.ndarray):
         fail(f"Expected {name} to be a torch.Tensor, but got {describe(actual)}. Return a tensor, not a NumPy array.")
     if not isinstance(actual, torch.Tensor):
         fail(f"Expected {name} to be a torch.Tensor, but got {describe(actual)}.")
     diag, key = _diagnose(actual, misconceptions, rtol, atol)
-    tail = diag or (f" {hint}" if hint else "")
+    tail = diag or (f" {_sentence(hint)}" if hint else "")
     if actual.shape != expected.shape:
         _fail_keyed(
             key, f"Expected {name} to have shape {tuple(expected.shape)}, but it has shape {tuple(actual.shape)}.{tail}"
@@ -164,12 +202,11 @@ def assert_close(
         bad_a = bad_a & ~(torch.isnan(a) & torch.isnan(e))
     if bad_a.any() and not (bad_e == bad_a).all():
         idx = _index(bad_a & ~bad_e, a.shape)
-        _fail_keyed(
-            key,
-            f"{_cap(name)} contains {_fmt(a[idx].item() if not a.is_complex() else float('nan'))} "
-            f"at index {idx} where a finite value was expected ({int((bad_a & ~bad_e).sum())} such entries)."
-            f"{tail or ' Look for overflow (exp of a large number) or a division by zero.'}",
-        )
+        value = _fmt(a[idx].item() if not a.is_complex() else float("nan"))
+        where = (f"{_cap(name)} is {value} where a finite value was expected." if a.numel() == 1 else
+                 f"{_cap(name)} contains {value} at index {idx} where a finite value was expected "
+                 f"({int((bad_a & ~bad_e).sum())} such entries).")
+        _fail_keyed(key, f"{where}{tail or ' Look for overflow (exp of a large number) or a division by zero.'}")
     close = torch.isclose(a, e, rtol=rtol, atol=atol, equal_nan=True)
     if not bool(close.all()):
         err = (a - e).abs()
@@ -177,20 +214,25 @@ def assert_close(
         flat = int(torch.argmax(err.real if err.is_complex() else err))
         idx = _unravel(flat, a.shape)
         n_bad = int((~close).sum())
-        extra = (
-            f" {n_bad} of {a.numel()} entries differ; the largest difference is at index {idx}: "
-            f"got {_fmt(a[idx].item()) if not a.is_complex() else a[idx].item()}, "
-            f"expected {_fmt(e[idx].item()) if not e.is_complex() else e[idx].item()}."
-        )
-        _fail_keyed(key, f"{_cap(name)} has the right shape and dtype but wrong values.{extra}{tail}")
+        got = _fmt(a[idx].item()) if not a.is_complex() else a[idx].item()
+        want = _fmt(e[idx].item()) if not e.is_complex() else e[idx].item()
+        if a.numel() == 1:
+            extra = f" Got {got}, expected {want}."
+            head = f"{_cap(name)} has the right shape and dtype but the wrong value."
+        else:
+            extra = (f" {n_bad} of {a.numel()} entries differ; the largest difference is at index {idx}: "
+                     f"got {got}, expected {want}.")
+            head = f"{_cap(name)} has the right shape and dtype but wrong values."
+        _fail_keyed(key, f"{head}{extra}{tail}")
 
 
 def _fail_keyed(key: str, message: str) -> None:
     raise Failure(message, key)
 
 
-def _assert_close_scalar(actual: Any, expected: Any, *, rtol: float, atol: float, name: str, hint: str | None) -> None:
-    tail = f" {hint}" if hint else ""
+def _assert_close_scalar(actual: Any, expected: Any, *, rtol: float, atol: float, name: str, hint: str | None,
+                         misconceptions: Mapping[str, Any] | None = None) -> None:
+    tail = f" {_sentence(hint)}" if hint else ""
     if isinstance(expected, bool) or not isinstance(expected, int | float):
         if actual != expected:
             fail(f"Expected {name} to be {_short(expected)}, but got {describe(actual)}.{tail}")
@@ -200,12 +242,34 @@ def _assert_close_scalar(actual: Any, expected: Any, *, rtol: float, atol: float
     if isinstance(actual, bool) or not isinstance(actual, int | float):
         fail(f"Expected {name} to be a number, but got {describe(actual)}.{tail}")
     if not math.isclose(float(actual), float(expected), rel_tol=rtol, abs_tol=atol):
-        fail(f"{_cap(name)} is {_fmt(float(actual))}, which is not the expected value.{tail}")
+        diag, key = _diagnose(actual, misconceptions, rtol, atol)
+        _fail_keyed(key, f"{_cap(name)} is {_fmt(float(actual))}, which is not the expected value.{diag or tail}")
 
 
 def _cap(s: str) -> str:
     """Capitalise prose ("the result" -> "The result"), never an identifier ("exercise_result()")."""
     return s[:1].upper() + s[1:] if s.split(" ", 1)[0] in ("the", "a", "an", "your", "each", "every") else s
+
+
+def _sentence(s: str) -> str:
+    """A message appended after another sentence starts with a capital, unless it starts with code.
+
+    "the fit has no intercept" -> "The fit has no intercept"; "`x.sum()` drops..." and
+    "row_means(x) ..." are left alone.
+    """
+    s = s.strip()
+    first = s.split(" ", 1)[0]
+    if first[:1].islower() and first.rstrip(",:;.").isalpha():
+        return s[:1].upper() + s[1:]
+    return s
+
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+
+
+def strip_ansi(text: str) -> str:
+    """Drop terminal colour and cursor codes (torch and its compilers colour some messages)."""
+    return ANSI.sub("", text)
 
 
 def _unravel(flat: int, shape: Sequence[int]) -> tuple[int, ...]:

@@ -26,7 +26,7 @@ from autograder.assignment import Assignment
 from autograder.caps import cap_result
 from autograder.judge import collect
 from autograder.judge.collect import EXERCISE, TRACEBACK, test_name
-from autograder.judge.feedback import Failure
+from autograder.judge.feedback import Failure, strip_ansi
 from autograder.judge.proxy import Context, GraderError, SandboxFixture, StudentProblem, StudentProxy, strip_source
 from autograder.judge.tamper import scan
 from autograder.load import LoadError, Submission, load
@@ -84,6 +84,48 @@ def sandbox() -> SandboxFixture:
     """Probes and other low-level access to the sandbox."""
     _ready_sandbox()
     return SandboxFixture(CONTEXT)
+
+
+# ---------------------------------------------------------------------- what a failed test tells the student
+GRADER_FAILED = (
+    "The grader itself failed on this test; this is not a mistake in your code. The test is left out of your "
+    "score (its points are withheld from the maximum) and the staff have been told."
+)
+
+
+def as_grader_error(exc: BaseException | None) -> BaseException | None:
+    """A judge-side bug in the test code itself is the grader's: a value the student returned cannot
+    cause a NameError, an ImportError or a SyntaxError in the judge."""
+    if isinstance(exc, NameError | ImportError | SyntaxError) and not isinstance(exc, GraderError):
+        return GraderError(f"{type(exc).__name__} in the test code: {exc}")
+    return exc
+
+
+def outcome(exc: BaseException | None, name: str, exercise: str) -> tuple[str, str, str]:
+    """(status, the message a student reads, misconception key) of a test that raised ``exc``.
+
+    One place for it: grading and staff running a suite under plain pytest
+    (:mod:`autograder.judge.local`) show the same words.
+    """
+    exc = as_grader_error(exc)
+    if isinstance(exc, GraderError):
+        return "grader_error", GRADER_FAILED, ""
+    if isinstance(exc, StudentProblem):
+        return exc.status, strip_ansi(exc.message), ""
+    if isinstance(exc, Failure):
+        return "failed", strip_ansi(str(exc)), exc.misconception
+    if isinstance(exc, AssertionError):
+        return "failed", strip_ansi(str(exc)) or f"Your code did not pass this check: {name}.", ""
+    if isinstance(exc, MemoryError):
+        return "error", (
+            "The grader ran out of its own memory while checking what your code returned "
+            f"for `{exercise}`: the value is far larger than this exercise needs. Return only what the "
+            "statement asks for."
+        ), ""
+    return "error", strip_ansi(
+        f"The grader could not use what your code returned ({type(exc).__name__}: "
+        f"{str(exc)[:300]}). Compare the types and shapes you return with the exercise statement."
+    ), ""
 
 
 # ---------------------------------------------------------------------- the plugin
@@ -204,39 +246,13 @@ class GradingPlugin:
         elif any(r.skipped for r in reports) and not any(r.failed for r in reports):
             tr.status, tr.max_points = "skipped", 0.0
             tr.message = "Not applicable here: " + str(getattr(exc, "msg", "") or "skipped")
-        elif isinstance(exc, GraderError | NameError | ImportError | SyntaxError):
-            # a probe's own failure, or a judge-side bug in the test code itself (a value the
-            # student returned cannot cause a NameError or an ImportError in the judge)
-            if not isinstance(exc, GraderError):
-                exc = GraderError(f"{type(exc).__name__} in the test code: {exc}")
-            tr.status, tr.withheld, tr.max_points, tr.points = "grader_error", tr.max_points, 0.0, 0.0
-            tr.message = (
-                "The grader itself failed on this test; this is not a mistake in your code. The test is "
-                "left out of your score (its points are withheld from the maximum) and the staff have "
-                "been told."
-            )
-            tr.detail = f"grader error: {exc.detail}\n"
-        elif isinstance(exc, StudentProblem):
-            tr.status, tr.message = exc.status, exc.message
-        elif isinstance(exc, Failure):
-            tr.status, tr.message = "failed", str(exc)
-            tr.misconception = exc.misconception
-        elif isinstance(exc, AssertionError):
-            tr.status = "failed"
-            tr.message = str(exc) or f"Your code did not pass this check: {tr.name}."
-        elif isinstance(exc, MemoryError):
-            tr.status = "error"
-            tr.message = (
-                "The grader ran out of its own memory while checking what your code returned "
-                f"for `{ex.id}`: the value is far larger than this exercise needs. Return only what the "
-                "statement asks for."
-            )
         else:
-            tr.status = "error"
-            tr.message = (
-                f"The grader could not use what your code returned ({type(exc).__name__}: "
-                f"{str(exc)[:300]}). Compare the types and shapes you return with the exercise statement."
-            )
+            exc = as_grader_error(exc)
+            tr.status, tr.message, tr.misconception = outcome(exc, tr.name, ex.id)
+            if isinstance(exc, GraderError):
+                tr.withheld, tr.max_points, tr.points = tr.max_points, 0.0, 0.0
+                tr.detail = f"grader error: {exc.detail}\n"
+        tr.message = strip_ansi(tr.message)  # torch colours some of its messages
         if tr.status != "passed":
             tr.detail += item.stash.get(TRACEBACK, "")
         return tr

@@ -69,6 +69,55 @@ def strip_source(source: str) -> str:
     return ast.unparse(tree) + "\n"
 
 
+class SuiteError(GraderError):
+    """A hidden test asks for something the grader cannot do: the staff's mistake, named for the staff.
+
+    An argument that cannot cross to the sandbox (a judge-side lambda, a model
+    built in the judge) or a probe name that does not exist. Like every
+    :class:`GraderError` it never costs the student; ``validate`` fails on it,
+    naming the test.
+    """
+
+
+def _unsendable(value: Any, where: str) -> tuple[str, str] | None:
+    """(where and what, why) of the first part of an argument that cannot be sent to the sandbox, or None."""
+    if isinstance(value, Handle):
+        return None
+    if isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            if (bad := _unsendable(v, f"{where}[{i}]")) is not None:
+                return bad
+        return None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if (bad := _unsendable(v, f"{where}[{k!r}]")) is not None:
+                return bad
+        return None
+    try:
+        wire.pack({}, value)
+    except wire.WireError as e:
+        return f"{where} ({type(value).__name__})", str(e)
+    return None
+
+
+def unsendable_message(label: str, args: tuple, kwargs: dict, error: str) -> str:
+    """What a staff member reads when a test passes an argument the wire refuses."""
+    found = None
+    for i, a in enumerate(args):
+        if (found := _unsendable(a, f"argument {i + 1}")) is not None:
+            break
+    else:
+        for k, v in kwargs.items():
+            if (found := _unsendable(v, f"keyword argument {k}")) is not None:
+                break
+    what, why = found or ("an argument", error)
+    return (f"the test passes {what} of `{label}` that cannot be sent to the sandbox: {why}. Only plain "
+            "values cross (tensors, arrays, numbers, strings, lists, dicts). Build the object inside the "
+            "sandbox instead: `sandbox.ref(\"module.name\")` for an importable function or class (e.g. "
+            "`sandbox.ref(\"torch.nn.functional.relu\")`), or a probe in probes.py that constructs it and "
+            "calls the student's code.")
+
+
 class StudentNameMissing(StudentProblem):
     pass
 
@@ -253,17 +302,34 @@ class Context:
             target._check_alive()
             tid = target._ref.id
         payload = self._args(args, kwargs)
+        self._sendable(payload, args, kwargs, label)
         return self.request("call", payload, target=tid, name=name, detailed=detailed, label=label)
+
+    @staticmethod
+    def _sendable(payload: Any, args: tuple, kwargs: dict, label: str) -> None:
+        """Refuse, as the suite's mistake, arguments the wire cannot carry (before anything is sent)."""
+        try:
+            wire.pack({}, payload)
+        except wire.WireError as e:
+            raise SuiteError(unsendable_message(label, args, kwargs, str(e))) from None
 
     def probe(self, name: str, args: tuple, kwargs: dict) -> Any:
         """Run a probe; the session loaded every probe module before the student's first cell."""
         assert self.session is not None
         self.session.ensure()
         key = self.exercise
+        known = probe_names(self.probes_path)
+        if name not in known:
+            where = str(self.probes_path) if self.probes_path else f"{key}'s probes.py"
+            have = ", ".join(sorted(known)) if known else "none"
+            raise SuiteError(f"the test asks for the probe {name!r}, which {where} does not define; "
+                             f"the probes that exist: {have}")
         if key not in self.session.probes_loaded:
             why = self.session.probe_errors.get(key) or f"exercise {key!r} has no probes.py"
             raise GraderError(f"probe {name!r} of {key}: {why}")
-        return self.request("probe", self._args(args, kwargs), exercise=key, name=name, label=f"{name}")
+        payload = self._args(args, kwargs)
+        self._sendable(payload, args, kwargs, f"probe {name}")
+        return self.request("probe", payload, exercise=key, name=name, label=f"{name}")
 
     def fresh(self) -> None:
         """Replace the sandbox with a fresh one (the student's cells replayed, nothing else run in it)."""
@@ -332,6 +398,26 @@ class Handle:
 
     def __repr__(self) -> str:
         return f"<sandbox {self._ref.type} object {self._label}>"
+
+
+_PROBE_NAMES: dict[tuple[str, int], set[str]] = {}
+
+
+def probe_names(path: Path | None) -> set[str]:
+    """The probes a probes.py defines (its public top-level functions), read in the judge."""
+    import ast
+
+    if path is None or not path.is_file():
+        return set()
+    key = (str(path), path.stat().st_mtime_ns)
+    if key not in _PROBE_NAMES:
+        try:
+            tree = ast.parse(path.read_text())
+        except SyntaxError:
+            return set()
+        _PROBE_NAMES[key] = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+                             and not n.name.startswith("_")}
+    return _PROBE_NAMES[key]
 
 
 class StudentProxy:

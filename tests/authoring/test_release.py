@@ -82,7 +82,10 @@ def test_the_bundle_has_the_student_material_and_nothing_staff_only(tmp_path: Pa
     for ex in a.exercises:
         for f in ("exercise.toml", "statement.md", "public_test.py"):
             assert (out / "assignments" / assignment_id / ex.id / f).read_text() == (ex.public_dir / f).read_text()
-        assert ex.statement.read_text().strip() in [c.source for c in nb.cells]
+    # each statement under the heading written from exercise.toml's title (its one place), numbered in order
+    for number, ex in enumerate(a.exercises, start=1):
+        heading = f"## {number}. {ex.title} (`{ex.id}`)\n\n"
+        assert heading + ex.statement.read_text().strip() in [c.source for c in nb.cells]
     # the released folder is a course `torchgrader check` can load (without any hidden material)
     assert load_assignment(assignment_id, out, need_hidden=False).ids == a.ids
     assert_no_leaks(out, a)
@@ -141,13 +144,28 @@ def test_leaks_are_found_and_a_non_empty_folder_is_refused(tmp_path: Path, demo)
         release(demo, out, force=True)
 
 
-def test_release_from_the_command_line(tmp_path: Path, capsys):
+def test_release_from_the_command_line_needs_the_material_that_passed_validate(tmp_path: Path, capsys):
+    from autograder.authoring.stamp import write_stamp
     from autograder.cli import main
 
+    course = tmp_path / "course"
+    shutil.copytree(DEMO_COURSE, course, ignore=shutil.ignore_patterns("__pycache__", ".torchgrader-*"))
     out = tmp_path / "b"
-    assert main(["release", "demo", "--course", str(DEMO_COURSE), "--out", str(out)]) == 0
+    args = ["release", "demo", "--course", str(course), "--out", str(out)]
+    assert main(args) == 2
+    assert "demo has not passed `torchgrader validate demo`; releasing unvalidated material needs --unvalidated" \
+        in capsys.readouterr().err
+    assert not out.exists()
+    write_stamp(course, "demo", "full")  # what a passing `validate demo` writes
+    assert main(args) == 0
     assert "checked for staff-only material (none found)" in capsys.readouterr().out
     assert json.loads((out / "demo.ipynb").read_text())["metadata"]["torchgrader"]["assignment"] == "demo"
+    # any change since (here a hidden test) needs validate again, or an explicit override
+    hidden = course / "solutions/demo/basics/test_hidden.py"
+    hidden.write_text(hidden.read_text() + "\n")
+    assert main([*args, "--force"]) == 2
+    assert "demo changed since it last passed validate" in capsys.readouterr().err
+    assert main([*args, "--force", "--unvalidated"]) == 0
 
 
 def test_an_exercise_data_folder_is_released(tmp_path: Path):

@@ -17,8 +17,16 @@ def run_validate(course: Path, server, **kw) -> tuple[int, str]:
 
 
 def test_the_demo_suites_are_sound_and_the_table_says_why(server):
-    code, out = run_validate(DEMO_COURSE, server)
+    from autograder.authoring.stamp import stamp_path, validated
+
+    stamp_path(DEMO_COURSE, "demo").unlink(missing_ok=True)
+    code, out = run_validate(DEMO_COURSE, server, show_feedback=True)
     assert code == 0, out
+    # --show-feedback: under each mutant, what a student with that mistake reads
+    assert re.search(r"mutant column_means .*\n +\| row_means\(x\) averages each row \[failed, 0/2\]: Expected "
+                     r"row_means\(x\) to have shape \(3,\), but it has shape \(7,\)\. You averaged columns", out), out
+    # a passing validate of the whole assignment is what release asks for
+    assert validated(DEMO_COURSE, "demo")[0]
     assert "basics — Tensor basics (4 points)" in out and "counter — A stateful object (2 points)" in out
     for row in ("static checks", "reference", "public tests on reference", "stub", "public tests on stub",
                 "alternative sums", "alternative history", "mutant column_means", "mutant squares",

@@ -1,13 +1,11 @@
 """Public tests for ddp_step: two ranks with equal shards. The hidden suite
 also uses unequal shards, three ranks, stale gradients and cross-entropy."""
-import pytest
 import torch
 import torch.nn.functional as F
 
 from autograder.judge import rank_values, ranks_timeout
 
 
-@pytest.mark.points(0)
 def test_two_equal_shards_match_one_full_batch_step(student, sandbox):
     """ddp_step on 2 equal shards equals one SGD step on the whole batch"""
     x = torch.randn(6, 3, dtype=torch.float64)

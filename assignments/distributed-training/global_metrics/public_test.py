@@ -1,11 +1,9 @@
 """Public test for global_metrics: two ranks with equal counts. The hidden
 suite uses unequal counts, three ranks, padding and an empty rank."""
-import pytest
 
 from autograder.judge import rank_values, ranks_timeout
 
 
-@pytest.mark.points(0)
 def test_global_mean_two_equal_ranks(student, sandbox):
     """global_mean on 2 ranks with equal counts"""
     call = sandbox.ref("autograder.sandbox.ranks.call_on_ranks")

@@ -1,12 +1,10 @@
 """Public test for rank_zero_checkpoint: save on 2 ranks, then resume. The
 hidden suite also checks who writes, when ranks return, and that training
 continues exactly."""
-import pytest
 
 from autograder.judge import rank_values, ranks_timeout
 
 
-@pytest.mark.points(0)
 def test_resume_returns_the_saved_epoch(student, sandbox):
     """resume returns the epoch save_on_rank_zero saved"""
     model = sandbox.ref("torch.nn.Linear")(3, 2)

@@ -1,10 +1,8 @@
 """Public tests for sharding. The hidden suite draws many (n, world size,
 rank, epoch, seed) combinations and checks padding and epoch orders too."""
-import pytest
 from torch.utils.data import DistributedSampler
 
 
-@pytest.mark.points(0)
 def test_shard_indices_small_case(student):
     """shard_indices matches DistributedSampler for n=10, 3 ranks"""
     for rank in range(3):
@@ -14,7 +12,6 @@ def test_shard_indices_small_case(student):
         assert got == list(sampler), f"rank {rank}: expected {list(sampler)}, got {got}"
 
 
-@pytest.mark.points(0)
 def test_padding_mask_even_split(student):
     """padding_mask is all False when the ranks split the data evenly"""
     got = student.padding_mask(8, 2, 1)

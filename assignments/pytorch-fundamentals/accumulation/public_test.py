@@ -1,12 +1,10 @@
 """Public tests of `accumulation` (the graded suite is hidden and more thorough)."""
-import pytest
 import torch
 import torch.nn.functional as F
 
 from autograder.judge import assert_close, check
 
 
-@pytest.mark.points(0)
 def test_linear_model_matches_full_batch(student, sandbox):
     """A linear model: accumulated gradient equals the full-batch gradient"""
     torch.manual_seed(0)
@@ -26,7 +24,6 @@ def test_linear_model_matches_full_batch(student, sandbox):
                  name="bias.grad")
 
 
-@pytest.mark.points(0)
 def test_unscaled_factor_example(student):
     """unscaled_factor(32, 8)"""
     got = student.unscaled_factor(32, 8)

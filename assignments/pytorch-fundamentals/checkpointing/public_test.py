@@ -1,11 +1,9 @@
 """Public tests for checkpointing. The hidden suite interrupts and resumes
 real training runs (dropout, Adam, schedulers) and compares them bit for bit."""
-import pytest
 import torch
 import torch.nn.functional as F
 
 
-@pytest.mark.points(0)
 def test_epoch_loss_single_batch(student, sandbox):
     """epoch_loss on one batch is the loss of that batch, as a float"""
     X = torch.randn(6, 3)
@@ -20,7 +18,6 @@ def test_epoch_loss_single_batch(student, sandbox):
     assert abs(value - expected) < 1e-5 * max(1.0, abs(expected)), f"got {value}, expected {expected}"
 
 
-@pytest.mark.points(0)
 def test_load_returns_saved_epoch(student, sandbox):
     """load_checkpoint returns the epoch given to save_checkpoint"""
     Linear = sandbox.ref("torch.nn.Linear")

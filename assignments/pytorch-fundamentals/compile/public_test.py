@@ -1,6 +1,5 @@
 """Public tests for compile: the hidden suite uses other sizes and weights,
 counts graphs with its own backend and checks compile_dynamic's recompiles."""
-import pytest
 import torch
 
 
@@ -9,7 +8,6 @@ def _weights(d_in, d_h, d_out):
             "fc2.weight": torch.randn(d_out, d_h) * 0.5, "fc2.bias": torch.randn(d_out)}
 
 
-@pytest.mark.points(0)
 def test_same_function_as_chatty(student):
     """CompileFriendlyMLP gives ChattyMLP's outputs for ChattyMLP's weights"""
     sd = _weights(3, 7, 2)
@@ -25,7 +23,6 @@ def test_same_function_as_chatty(student):
             f"max abs difference {(got - expected).abs().max().item():.3g}")
 
 
-@pytest.mark.points(0)
 def test_fullgraph_compiles(student, sandbox):
     """torch.compile(CompileFriendlyMLP, fullgraph=True) runs without a graph break"""
     model = student.CompileFriendlyMLP(3, 7, 2)

@@ -1,10 +1,8 @@
 """Public tests for custom_autograd (the hidden suite uses other inputs and
 upstream gradients and checks dtypes, finite differences and edge cases)."""
-import pytest
 import torch
 
 
-@pytest.mark.points(0)
 def test_ste_rounds(student):
     """StraightThroughRound rounds to the nearest integer"""
     x = torch.tensor([0.2, 1.7, -2.3], dtype=torch.float64)
@@ -12,7 +10,6 @@ def test_ste_rounds(student):
     assert torch.equal(y, torch.round(x)), f"forward gave {y}, expected {torch.round(x)}"
 
 
-@pytest.mark.points(0)
 def test_cube_forward(student):
     """Cube computes x ** 3"""
     x = torch.tensor([-1.5, 0.0, 2.0], dtype=torch.float64)
@@ -20,7 +17,6 @@ def test_cube_forward(student):
     assert torch.allclose(y, x ** 3), f"Cube.apply gave {y}, expected {x ** 3}"
 
 
-@pytest.mark.points(0)
 def test_second_derivative_of_sin(student, sandbox):
     """The second derivative of sin is -sin"""
     x = torch.linspace(-2, 2, 5, dtype=torch.float64)

@@ -1,12 +1,10 @@
 """Public tests for `lost_gradients` (the hidden suite checks much more)."""
-import pytest
 import torch
 import torch.nn.functional as F
 
 from autograder.judge import assert_close, check, remote_meta
 
 
-@pytest.mark.points(0)
 def test_make_leaf_is_leaf(student):
     """make_leaf((2, 3)) is a float32 leaf requiring grad"""
     t = student.make_leaf((2, 3))
@@ -17,7 +15,6 @@ def test_make_leaf_is_leaf(student):
     check(meta["is_leaf"], "make_leaf((2, 3)) is not a leaf tensor.")
 
 
-@pytest.mark.points(0)
 def test_make_leaf_float64(student):
     """make_leaf((4,), dtype=torch.float64) is a float64 leaf requiring grad"""
     t = student.make_leaf((4,), dtype=torch.float64)
@@ -28,7 +25,6 @@ def test_make_leaf_float64(student):
     check(meta["is_leaf"], "make_leaf((4,), dtype=torch.float64) is not a leaf tensor.")
 
 
-@pytest.mark.points(0)
 def test_diagnose_shape(student):
     """diagnose returns a dict over snippets 1, 2, 3"""
     d = student.diagnose()
@@ -36,7 +32,6 @@ def test_diagnose_shape(student):
           f"diagnose() should return a dict with int keys 1, 2, 3; got {d!r}.")
 
 
-@pytest.mark.points(0)
 def test_training_loss_small(student):
     """training_loss on a small batch"""
     logits = torch.tensor([[1.0, 0.0, -1.0], [0.5, 0.5, 2.0]])

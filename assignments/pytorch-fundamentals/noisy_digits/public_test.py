@@ -1,6 +1,5 @@
 """Public tests of `noisy_digits` (the graded suite is hidden and more thorough)."""
 import numpy as np
-import pytest
 import torch
 
 from autograder.judge import assert_close, check
@@ -13,7 +12,6 @@ def _digits():
     return X, y
 
 
-@pytest.mark.points(0)
 def test_sigma_zero_gives_scaled_pixels(student):
     """With sigma = 0, ds[i] is (X[i] / 16 as a (1, 8, 8) float32 image, label)"""
     X, y = _digits()
@@ -26,7 +24,6 @@ def test_sigma_zero_gives_scaled_pixels(student):
           and int(label) == 4, "the label of ds[2] should be a 0-d int64 tensor equal to y[2].")
 
 
-@pytest.mark.points(0)
 def test_noise_is_fresh(student):
     """Two reads of the same index differ"""
     X, y = _digits()

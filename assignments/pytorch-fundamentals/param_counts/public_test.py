@@ -1,10 +1,8 @@
 """Public tests for `param_counts` (the hidden suite checks much more)."""
-import pytest
 
 from autograder.judge import check
 
 
-@pytest.mark.points(0)
 def test_linear_param_count_example(student):
     """linear_param_count(20, 30)"""
     got = student.linear_param_count(20, 30)
@@ -12,14 +10,12 @@ def test_linear_param_count_example(student):
                       "a 30x20 weight and a bias of 30.")
 
 
-@pytest.mark.points(0)
 def test_mlp_param_count_example(student):
     """mlp_param_count([784, 256, 10])"""
     got = student.mlp_param_count([784, 256, 10])
     check(got == 203530, f"mlp_param_count([784, 256, 10]) returned {got!r}, expected 203530.")
 
 
-@pytest.mark.points(0)
 def test_layerstack_builds(student, sandbox):
     """LayerStack(2, 3) can be built and is an nn.Module"""
     m = student.LayerStack(2, 3)

@@ -1,0 +1,85 @@
+"""Feedback text: what a student reads when assert_close fails."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from autograder.judge import Failure, assert_close
+from autograder.judge.feedback import strip_ansi
+
+
+def test_a_misconception_after_the_numbers_starts_a_capitalised_sentence():
+    x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+    with pytest.raises(Failure) as e:
+        assert_close(x * 2, x, misconceptions={"no_intercept": ("the fit has no intercept", x * 2)})
+    assert "expected 3. The fit has no intercept" in str(e.value) and e.value.misconception == "no_intercept"
+    with pytest.raises(Failure, match=r"expected 3\. Divide by n\.$"):
+        assert_close(x * 2, x, hint="divide by n.")
+    # a message that starts with code keeps its case
+    with pytest.raises(Failure, match=r"expected 3\. `x.sum\(\)` drops a dimension"):
+        assert_close(x * 2, x, misconceptions={"k": ("`x.sum()` drops a dimension", x * 2)})
+
+
+def test_a_scalar_difference_has_no_index():
+    with pytest.raises(Failure) as e:
+        assert_close(
+            torch.tensor(3.5, dtype=torch.float64), torch.tensor(2.82936, dtype=torch.float64), name="the loss"
+        )
+    text = str(e.value)
+    assert "index ()" not in text and "1 of 1" not in text
+    assert text == "The loss has the right shape and dtype but the wrong value. Got 3.5, expected 2.82936."
+    with pytest.raises(Failure, match=r"^The loss is inf where a finite value was expected"):
+        assert_close(
+            torch.tensor(float("inf"), dtype=torch.float64), torch.tensor(1.0, dtype=torch.float64), name="the loss"
+        )
+
+
+def test_python_scalars_get_misconceptions_too():
+    with pytest.raises(Failure) as e:
+        assert_close(
+            9.0, 3.0, rtol=1e-6, name="the variance", misconceptions={"squared": ("the result is squared twice", 9.0)}
+        )
+    assert str(e.value) == "The variance is 9, which is not the expected value. The result is squared twice"
+    assert e.value.misconception == "squared"
+    with pytest.raises(Failure, match=r"Use \.item\(\)"):
+        assert_close(torch.tensor(3.0), 3.0)
+
+
+def test_numpy_arrays_are_compared_as_arrays():
+    e = np.arange(4.0)
+    assert_close(e + 1e-13, e)
+    with pytest.raises(Failure, match="to be a NumPy array, but got a \\(4,\\) float64 tensor"):
+        assert_close(torch.from_numpy(e), e)
+    with pytest.raises(Failure, match="dtype float64, but it is float32"):
+        assert_close(e.astype(np.float32), e)
+    with pytest.raises(
+        Failure,
+        match=r"1 of 4 entries differ; the largest difference is at index \(3,\): got 4, "
+        r"expected 3\. Off by one at the end",
+    ):
+        assert_close(
+            np.array([0.0, 1.0, 2.0, 4.0]),
+            e,
+            misconceptions={"k": ("off by one at the end", np.array([0.0, 1.0, 2.0, 4.0]))},
+        )
+
+
+def test_terminal_colour_codes_are_stripped():
+    assert strip_ansi("\x1b[31mRuntimeError\x1b[0m: bad \x1b[1;33mshape\x1b[0m") == "RuntimeError: bad shape"
+    assert strip_ansi("plain [31m text") == "plain [31m text"
+
+
+def test_colour_codes_in_a_students_error_never_reach_the_feedback(server, demo, tmp_path):
+    from autograder.grade import GradeOptions, grade
+
+    sub = tmp_path / "colour.py"
+    sub.write_text(
+        (demo.exercise("basics").reference).read_text()
+        + '\n\ndef double(x):\n    raise RuntimeError("\\x1b[31mshape mismatch\\x1b[0m in double")\n'
+    )
+    r = grade(demo, [sub], server=server, options=GradeOptions(exercises=["basics"]))[0]
+    messages = [t.message for e in r.exercises for t in e.tests if "double" in t.name]
+    assert messages and all("\x1b" not in m for m in messages)
+    assert any("RuntimeError: shape mismatch in double" in m for m in messages), messages
