@@ -249,9 +249,9 @@ def cmd_new(args: argparse.Namespace) -> int:
           "example (one function, a public test, two hidden tests, an alternative, a mutant) that passes validate")
     for p in created:
         print(f"  {p.relative_to(course)}")
-    ids = re.findall(r'"([^"]+)"', re.search(r"^exercises\s*=\s*\[(.*?)\]",
-                                             (course / "assignments" / args.assignment / ASSIGNMENT_TOML)
-                                             .read_text(), re.S | re.M).group(1))
+    listed = re.search(r"^exercises\s*=\s*\[(.*?)\]",
+                       (course / "assignments" / args.assignment / ASSIGNMENT_TOML).read_text(), re.S | re.M)
+    ids = re.findall(r'"([^"]+)"', listed.group(1)) if listed else []
     clashes = collisions(course, args.assignment, ids)
     for c in clashes:
         print(f"warning: {c.format(course)}", file=sys.stderr)
@@ -323,7 +323,7 @@ def new_mutant(course: Path, assignment: str, exercise: str, name: str, *, funct
         raise AssignmentError(f"{reference} does not define {', '.join(missing)}; it defines {', '.join(defs)}")
     lines = source.splitlines()
 
-    def segment(node: ast.AST) -> str:
+    def segment(node: ast.stmt) -> str:
         start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
         return "\n".join(lines[start - 1:node.end_lineno])
 

@@ -9,7 +9,7 @@ case), graded in the real sandbox, and each test is printed with its points
 and, with ``--show-feedback``, the message a student with that code would read.
 
 The same cases run under plain pytest, where ``-k``, ``-x`` and ``--pdb`` work
-(:mod:`autograder.judge.local`)::
+(:mod:`autograder.authoring.pytest_plugin`)::
 
     pytest solutions/pytorch-fundamentals/views/test_hidden.py --against mutants/flatten_view.py
 """

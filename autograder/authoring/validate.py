@@ -118,6 +118,7 @@ def static_phase(course: Path, assignment_id: str, only: list[str] | None = None
     """
     facts = check_assignment(course, assignment_id, only)
     problems = [p for f in facts.values() for p in f.problems]
+    assignment: Assignment | None
     try:
         assignment = load_assignment(assignment_id, course)
     except AssignmentError as e:
@@ -565,8 +566,8 @@ def run_validation(assignment: Assignment, exercises: list[str] | None = None, *
             ref_rows = judge_reference(ref, assignment.ids)
             if not all(r.ok for r in ref_rows):
                 failed = [r for r in ref_rows if not r.ok]
-                for r in failed:
-                    r.feedback = student_feedback(ref, r.exercise)
+                for bad in failed:
+                    bad.feedback = student_feedback(ref, bad.exercise)
                 return [*ref_rows, Row(failed[0].exercise, "stopped", False,
                                        shadowing(assignment, failed[0].exercise) + STOPPED)]
             cs, suites, pub, results, again = _grade_cases(assignment, exercises, Path(tmp), server, jobs, full,

@@ -91,7 +91,7 @@ def pytest_args(files: Iterable[Path], course: Path, ini: Path, *, collect_only:
         "--assert=plain",  # no assertion rewriting: a failed assert shows its message only, never test code
         "--import-mode=importlib",
         "-o", "python_files=" + " ".join(SUITE_FILE_PATTERNS),
-        "-p", "no:torchgrader",  # the staff's plain-pytest plugin (autograder.judge.local) has no part here
+        "-p", "no:torchgrader",  # the staff's plain-pytest plugin (autograder.authoring.pytest_plugin) has no part here
         "-q",
         *(["--collect-only"] if collect_only else []),
         *(["-k", keyword] if keyword else []),

@@ -30,7 +30,7 @@ from autograder.judge.feedback import Failure, strip_ansi
 from autograder.judge.proxy import Context, GraderError, SandboxFixture, StudentProblem, StudentProxy, strip_source
 from autograder.judge.tamper import scan
 from autograder.load import LoadError, Submission, load
-from autograder.results import ExerciseResult, SubmissionResult, TestResult
+from autograder.results import ExerciseResult, SubmissionResult, TestResult, TestStatus
 from autograder.sandbox.client import SandboxConfig, SandboxError, SandboxServer
 from autograder.session import Budget, Session
 
@@ -101,11 +101,11 @@ def as_grader_error(exc: BaseException | None) -> BaseException | None:
     return exc
 
 
-def outcome(exc: BaseException | None, name: str, exercise: str) -> tuple[str, str, str]:
+def outcome(exc: BaseException | None, name: str, exercise: str) -> tuple[TestStatus, str, str]:
     """(status, the message a student reads, misconception key) of a test that raised ``exc``.
 
     One place for it: grading and staff running a suite under plain pytest
-    (:mod:`autograder.judge.local`) show the same words.
+    (:mod:`autograder.authoring.pytest_plugin`) show the same words.
     """
     exc = as_grader_error(exc)
     if isinstance(exc, GraderError):

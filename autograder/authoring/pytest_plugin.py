@@ -1,7 +1,7 @@
 """Hidden and public suites under plain pytest, against one case: the staff's inner loop.
 
 Installed as the pytest plugin ``torchgrader`` (``[project.entry-points.pytest11]``;
-without the install, add ``-p autograder.judge.local``)::
+without the install, add ``-p autograder.authoring.pytest_plugin``)::
 
     pytest solutions/pytorch-fundamentals/views/test_hidden.py --against reference
     pytest solutions/pytorch-fundamentals/views/test_hidden.py --against mutants/flatten_view.py -x --pdb
