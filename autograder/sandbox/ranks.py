@@ -79,8 +79,8 @@ def _rank_main(
     try:
         import torch.distributed as dist
 
+        from autograder.sandbox.exceptions import describe_exception
         from autograder.sandbox.isolation import die_with_parent
-        from autograder.sandbox.runtime import describe_exception
 
         die_with_parent()  # a rank never outlives the sandbox process that started it
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -321,7 +321,7 @@ def call_on_ranks(name: str, rank_args: list, *, timeout: float = 10.0) -> dict[
     """
     import sys
 
-    from autograder.sandbox.runtime import MissingName
+    from autograder.sandbox.exceptions import MissingName
 
     fn = getattr(sys.modules["__main__"], name, None)
     if fn is None:
