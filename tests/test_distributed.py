@@ -184,7 +184,7 @@ def test_two_assignments_need_two_output_folders(server, tmp_path):
     summary = run_batch(load_assignment(ASSIGNMENT, ROOT), [stub], opts, stream=io.StringIO(), err=io.StringIO())
     assert [r.total for r in summary.results] == [0]
     gradebook = (out / "gradebook.csv").read_text()
-    assert gradebook.splitlines()[0].startswith("submission,student,ddp_step,sharding,global_metrics"), gradebook
+    assert gradebook.splitlines()[0].startswith("submission,student,name,ddp_step,sharding,global_metrics"), gradebook
     before = gradebook
     other = BatchOptions(out=out, worker=WorkerConfig(course=str(ROOT), assignment="pytorch-fundamentals"), jobs=1)
     with pytest.raises(BatchError, match=rf"holds the grades of {ASSIGNMENT}.*--out .*out-pytorch-fundamentals"):

@@ -27,7 +27,7 @@ def test_a_numpy_int64_fails_the_exact_int_checks_with_a_clear_message(tmp_path)
     (r,) = grade(fundamentals, [sub], options=GradeOptions(exercises=["param_counts"]))
     tests = {t.name: t for e in r.exercises for t in e.tests}
     linear = next(t for n, t in tests.items() if n.startswith("linear_param_count"))
-    assert linear.status == "failed" and "should return a Python int, got int64" in linear.message, linear
+    assert linear.status == "failed" and "should return a Python int, got an int64" in linear.message, linear
     counts = [t for t in tests.values() if "count_parameters" in t.message]
     assert counts and all("Python int" in t.message for t in counts), [t.message for t in tests.values()]
     # the rest of the exercise is graded as usual

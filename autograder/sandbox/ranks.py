@@ -40,6 +40,11 @@ from typing import Any
 
 from autograder.sandbox import wire
 
+# Imported now, not where they are used: once the runtime hides the grader from graded code,
+# a rank (forked after that) can no longer import anything of autograder.
+from autograder.sandbox.exceptions import MissingName, describe_exception
+from autograder.sandbox.isolation import die_with_parent
+
 GRACE_SECONDS = 0.5  # after a rank fails, how long the others get to report before all are killed
 _PREFIX = wire._PREFIX  # magic, header length, body length: where a frame ends
 
@@ -78,9 +83,6 @@ def _rank_main(
     code = 0
     try:
         import torch.distributed as dist
-
-        from autograder.sandbox.exceptions import describe_exception
-        from autograder.sandbox.isolation import die_with_parent
 
         die_with_parent()  # a rank never outlives the sandbox process that started it
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -320,8 +322,6 @@ def call_on_ranks(name: str, rank_args: list, *, timeout: float = 10.0) -> dict[
     each module or tensor argument (None for others)}``.
     """
     import sys
-
-    from autograder.sandbox.exceptions import MissingName
 
     fn = getattr(sys.modules["__main__"], name, None)
     if fn is None:
