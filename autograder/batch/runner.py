@@ -19,6 +19,7 @@ same command completes; inputs are only ever read.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from dataclasses import dataclass, field
@@ -101,7 +102,7 @@ def run_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOption
     out.mkdir(parents=True, exist_ok=True)
     version = suite_version(assignment)
     opts.worker.suite_version = version
-    with Workspace() as ws, Store(out / DB_NAME) as store:
+    with Workspace() as ws, Store(out / DB_NAME) as store, contextlib.ExitStack() as later:
         other = sorted(store.assignments() - {assignment.id})
         if other:  # its gradebook, report and feedback pages would overwrite the other assignment's
             raise BatchError(
@@ -119,6 +120,8 @@ def run_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOption
             print(f"note: {note}", file=err)
         if not inputs.entries:
             raise BatchError("nothing to grade")
+        if opts.report and len(inputs.entries) > 1:  # the class report's charts: matplotlib loads while we grade
+            _start_plotting_import()
         settings = opts.worker.options
         settings.protected = sorted({*settings.protected, out.resolve(), ws.path.resolve(),
                                      *(_folder(Path(p)).resolve() for p in paths)})
@@ -140,6 +143,9 @@ def run_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOption
                 backend = make_backend(opts)
             except WorkerFatal as e:
                 raise BatchError(str(e)) from None
+            close = getattr(backend, "close", None)
+            if close:  # after the outputs are written: workers shut down while we write them
+                later.callback(close)
             workers = backend.workers
             progress = make_progress(len(jobs), stream, verbose=opts.verbose, mode=opts.progress)
 
@@ -161,9 +167,6 @@ def run_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOption
                 raise BatchError(str(e)) from None
             finally:
                 progress.close()
-                close = getattr(backend, "close", None)
-                if close:
-                    close()
         store.finish_run(run_id)
 
         results: list[SubmissionResult] = []
@@ -202,6 +205,20 @@ def write_outputs(assignment: Assignment, inputs: Inputs, results: list[Submissi
         times = {e.student: e.timestamp for e in inputs.entries}
         write_scores(opts.nbgrader_db, assignment, [(r, times.get(r.student, 0.0)) for r in ordered],
                      nb_assignment=nb_assignment, notebook=notebook)
+
+
+def _start_plotting_import() -> None:
+    import threading
+
+    from autograder.report.classreport import import_plotting
+
+    def load() -> None:
+        try:
+            import_plotting()
+        except Exception:  # noqa: BLE001 - the report imports it again and says what is wrong
+            pass
+
+    threading.Thread(target=load, daemon=True, name="tg-import-matplotlib").start()
 
 
 def _folder(p: Path) -> Path:

@@ -220,10 +220,16 @@ def _png(fig) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
 
 
-def _plots(stats: ClassStats) -> dict[str, str]:
+def import_plotting() -> None:
+    """Import matplotlib (Agg): about a second, so a batch does it in a thread while it grades."""
     import matplotlib
 
     matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot  # noqa: F401
+
+
+def _plots(stats: ClassStats) -> dict[str, str]:
+    import_plotting()
     import matplotlib.pyplot as plt
 
     out: dict[str, str] = {}
@@ -270,10 +276,16 @@ def _plots(stats: ClassStats) -> dict[str, str]:
 # ---------------------------------------------------------------------- the page
 def class_report_html(results: Sequence[SubmissionResult], *, title: str, exercise_ids: list[str] | None = None,
                       superseded: Sequence[tuple[str, str, str]] = (), problems: Sequence[str] = (),
-                      top: int = 20) -> str:
-    """``superseded``: (student, older source, the source that counts); ``problems``: unreadable inputs."""
+                      top: int = 20, plots: bool | None = None) -> str:
+    """``superseded``: (student, older source, the source that counts); ``problems``: unreadable inputs.
+
+    ``plots``: draw the charts (default: only for a class, i.e. more than one
+    submission; for one student they say nothing the tables do not, and cost
+    a second and a half of matplotlib).
+    """
     stats = class_stats(results, exercise_ids)
-    plots = _plots(stats)
+    draw = len(stats.results) > 1 if plots is None else plots
+    images = _plots(stats) if draw else {}
     graded = stats.graded
     totals = [r.total for r in graded]
     max_total = max((r.max_total for r in graded), default=0)
@@ -286,14 +298,22 @@ def class_report_html(results: Sequence[SubmissionResult], *, title: str, exerci
                   ("full marks", sum(r.total >= r.max_total for r in graded))]
     b.append("<div class=\"cards\">" + "".join(f"<div class=\"card\">{_e(k)}<b>{_e(v)}</b></div>" for k, v in cards)
              + "</div>")
+    if not draw:
+        b.append("<p class=\"muted\">Charts are drawn for a class (more than one submission); "
+                 "the tables below say it all for one.</p>")
 
     b.append("<h2>Score distribution</h2>")
-    b.append(f"<img alt=\"score distribution\" src=\"{plots['scores']}\">" if "scores" in plots
-             else "<p class=\"muted\">No graded submissions.</p>")
+    if "scores" in images:
+        b.append(f"<img alt=\"score distribution\" src=\"{images['scores']}\">")
+    elif not graded:
+        b.append("<p class=\"muted\">No graded submissions.</p>")
+    else:
+        b.append("<p>" + ", ".join(f"{_e(r.student or r.submission)}: {_pts(r.total)} / {_pts(r.max_total)}"
+                                   for r in graded) + "</p>")
 
     b.append("<h2>Per exercise</h2>")
-    if "exercises" in plots:
-        b.append(f"<img alt=\"per exercise\" src=\"{plots['exercises']}\">")
+    if "exercises" in images:
+        b.append(f"<img alt=\"per exercise\" src=\"{images['exercises']}\">")
     b.append("<table><tr><th>exercise</th><th>mean</th><th>max</th><th>students losing points</th></tr>")
     for ex in stats.exercise_ids:
         got = [e for r in graded for e in r.exercises if e.id == ex]
@@ -306,8 +326,8 @@ def class_report_html(results: Sequence[SubmissionResult], *, title: str, exerci
     b.append("</table>")
 
     b.append("<h2>Per test failure rates</h2>")
-    if "tests" in plots:
-        b.append(f"<img alt=\"tests failed most often\" src=\"{plots['tests']}\">")
+    if "tests" in images:
+        b.append(f"<img alt=\"tests failed most often\" src=\"{images['tests']}\">")
     b.append("<table><tr><th>exercise</th><th>test</th><th>points</th><th>failed</th></tr>")
     for t in stats.tests:
         b.append(f"<tr><td>{_e(t.exercise)}</td><td>{_e(t.name)}</td><td class=\"num\">{_pts(t.max_points)}</td>"

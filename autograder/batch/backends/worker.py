@@ -23,7 +23,6 @@ import json
 import os
 import shutil
 import sys
-import threading
 import traceback
 from pathlib import Path
 from typing import Any
@@ -100,30 +99,27 @@ def main(argv: list[str] | None = None) -> int:
                            "(in Docker: see docker/README.md for the --security-opt flags), or pass "
                            "--allow-unisolated to grade anyway with the protections reported as NOT isolated."})
             return 2
-    # The sandbox server imports torch in its own process: start it now, while this one imports the judge.
-    from autograder.sandbox.client import SandboxServer
-
-    started: dict[str, Any] = {}
-
-    def start_server() -> None:
-        try:
-            started["server"] = SandboxServer()
-        except BaseException as e:  # noqa: BLE001 - reported below, on the main thread
-            started["error"] = e
-
-    starter = threading.Thread(target=start_server, daemon=True)
-    starter.start()
     from autograder.assignment import AssignmentError, load_assignment
     from autograder.batch.store import suite_version
-    from autograder.grade import grade
+    from autograder.grade import grade, needs_compiler
+    from autograder.sandbox.client import SandboxServer
 
     try:
         assignment = load_assignment(cfg.assignment, Path(cfg.course), only=cfg.options.exercises)
     except AssignmentError as e:
         send({"fatal": str(e)})
         return 2
+    # Nothing above imports torch. The sandbox server starts now and imports torch in its own process
+    # while this one imports the judge and collects the suites (inside grade()); the first job waits
+    # for it to be ready.
+    try:
+        server = SandboxServer(warm_compiler=needs_compiler(assignment, cfg.options))
+    except OSError as e:
+        send({"fatal": f"the sandbox server could not start: {e}"})
+        return 2
     version = suite_version(assignment)
     if cfg.suite_version and cfg.suite_version != version:
+        server.close()
         send({"fatal": f"this worker's copy of {cfg.assignment} is version {version}, the batch's is "
                        f"{cfg.suite_version}: the workers must grade with the same hidden material"})
         return 2
@@ -135,6 +131,12 @@ def main(argv: list[str] | None = None) -> int:
     current: dict[str, Any] = {}
 
     def jobs():
+        try:
+            server.wait_ready()
+        except RuntimeError as e:
+            current["fatal"] = True
+            send({"fatal": f"the sandbox server could not start: {e}"})
+            return
         while True:
             line = job_lines.readline()
             if not line:
@@ -155,15 +157,13 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(current.pop("folder"), ignore_errors=True)
         send({"id": job["id"], "result": r.to_dict()})
 
-    starter.join()
-    if "error" in started:
-        send({"fatal": f"the sandbox server could not start: {started['error']}"})
-        return 2
-    limit_judge_memory(cfg.judge_memory_gb)  # after the server started: it must not inherit the limit
+    limit_judge_memory(cfg.judge_memory_gb)  # the server is started already: it does not inherit the limit
     try:
-        with started["server"] as server:
+        with server:
             send({"ready": True, "pid": os.getpid(), "suite_version": version})
             grade(assignment, jobs(), options=options, on_result=on_result, server=server)
+        if current.get("fatal"):
+            return 2
     except AssignmentError as e:
         if "suites have problems" in str(e) or "job" not in current:
             send({"fatal": str(e)})
@@ -184,4 +184,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    # Everything is sent, the server is closed and the scratch folder removed: skip the interpreter's
+    # shutdown (a second or more of torch's atexit work and module teardown, on the batch's critical path).
+    sys.stderr.flush()
+    os._exit(code)
