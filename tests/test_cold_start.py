@@ -20,8 +20,11 @@ from autograder.grade import GradeOptions, needs_compiler
 from autograder.sandbox.client import Sandbox, SandboxConfig, SandboxServer
 from tests.helpers import DEMO_COURSE, ROOT
 
-REF = (DEMO_COURSE / "solutions/demo/basics/reference.py").read_text() + "\n# %%\n" + (
-    DEMO_COURSE / "solutions/demo/counter/reference.py").read_text()
+REF = (
+    (DEMO_COURSE / "solutions/demo/basics/reference.py").read_text()
+    + "\n# %%\n"
+    + (DEMO_COURSE / "solutions/demo/counter/reference.py").read_text()
+)
 HEAVY = ("torch", "pytest", "numpy", "matplotlib")
 
 
@@ -34,10 +37,31 @@ def test_the_grade_command_never_imports_torch_and_one_submission_draws_no_chart
     sub = tmp_path / "alice.py"
     sub.write_text(REF)
     out = tmp_path / "out"
-    run = subprocess.run([sys.executable, "-X", "importtime", "-m", "autograder.cli", "grade", str(sub),
-                          "--assignment", "demo", "--course", str(DEMO_COURSE), "--out", str(out),
-                          "--progress", "plain", "--jobs", "2"],
-                         capture_output=True, text=True, timeout=600, cwd=ROOT)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-X",
+            "importtime",
+            "-m",
+            "autograder.cli",
+            "grade",
+            str(sub),
+            "--assignment",
+            "demo",
+            "--course",
+            str(DEMO_COURSE),
+            "--out",
+            str(out),
+            "--progress",
+            "plain",
+            "--jobs",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     assert run.returncode == 0, run.stdout + run.stderr[-3000:]
     mods = imported(run.stderr)
     assert "autograder" in mods and "sqlite3" in mods  # the measurement sees this process's imports
@@ -55,10 +79,12 @@ def test_every_staff_command_still_parses_and_grade_parses_without_them():
     for name in STAFF_COMMANDS:
         sub = everything._subparsers._group_actions[0].choices[name]
         assert sub._actions[1:], f"{name} has no arguments"
-    code = ("import sys\nfrom autograder.cli import build_parser\n"
-            "a = build_parser('grade').parse_args(['grade', 'x.py', '--assignment', 'a', '--out', 'o'])\n"
-            "print(a.command, sorted(m for m in sys.modules if m.split('.')[0] in "
-            f"{HEAVY!r} or m.startswith('autograder.authoring')))")
+    code = (
+        "import sys\nfrom autograder.cli import build_parser\n"
+        "a = build_parser('grade').parse_args(['grade', 'x.py', '--assignment', 'a', '--out', 'o'])\n"
+        "print(a.command, sorted(m for m in sys.modules if m.split('.')[0] in "
+        f"{HEAVY!r} or m.startswith('autograder.authoring')))"
+    )
     check = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert check.stdout.strip() == "grade []", check.stdout + check.stderr
 
