@@ -172,7 +172,9 @@ def kernel_history() -> list[str] | None:
 
 def history_notebook(history: list[str], dest: Path, assignment_id: str) -> Path:
     """A notebook whose cell N is the kernel's ``In [N]`` (positions match execution counts)."""
-    import nbformat
+    from autograder.load import import_nbformat
+
+    nbformat = import_nbformat()
 
     nb = nbformat.v4.new_notebook()
     nb.metadata["torchgrader"] = {"assignment": assignment_id}

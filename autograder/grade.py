@@ -73,9 +73,9 @@ def grade(
     config = SandboxConfig(limits=options.limits, protected=[str(p) for p in protected], isolate=options.isolate)
     own_server = server is None
     # Started first: the server imports torch in its own process while this one imports the judge.
-    # A warm compiler serves later sandboxes only: not worth it for one submission.
-    warm = needs_compiler(assignment, options) and (streamed or len(paths) > 1)
-    server = server or SandboxServer(warm_compiler=warm)
+    # The warm-up runs after the first sandbox is handed over: later ones (a fresh() sandbox, a restart,
+    # the next submission) import torch._dynamo (a compile exercise's probes do) at no cost.
+    server = server or SandboxServer(warm_compiler=needs_compiler(assignment, options))
     try:
         import pytest
 

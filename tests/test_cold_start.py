@@ -89,6 +89,19 @@ def test_every_staff_command_still_parses_and_grade_parses_without_them():
     assert check.stdout.strip() == "grade []", check.stdout + check.stderr
 
 
+def test_reading_a_notebook_skips_jsonschemas_format_grammars():
+    """nbformat validates without format checkers; jsonschema's IRI grammars (Lark) cost a second per judge."""
+    code = (
+        "import sys\nfrom pathlib import Path\nfrom autograder.load import load\n"
+        "sub = load(Path('samples/alice.ipynb'))\n"
+        "print(len(sub.cells) > 5, 'lark' in sys.modules, 'rfc3987_syntax' in sys.modules)\n"
+        "import importlib.util\n"
+        "if importlib.util.find_spec('rfc3987_syntax'):\n    import rfc3987_syntax  # still importable afterwards\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert run.stdout.split() == ["True", "False", "False"], run.stdout + run.stderr
+
+
 def _dynamo_loaded(sb: Sandbox) -> bool:
     sb.request("exec", "import sys\nWARM = 'torch._dynamo' in sys.modules", cell=1, timeout=30)
     return sb.request("getattr", target=None, name="WARM", timeout=30)[1]
