@@ -86,6 +86,8 @@ def floor(assignment: Assignment, paths: list[Path], exercises: list[str] | None
             self._output = bytearray()
             self.output_truncated = False
             self.pid = -1
+            self._oom_file = None  # no cgroup: nothing is limited here
+            self._ooms = 0
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             self.sock = ours
             self.alive = True

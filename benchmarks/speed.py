@@ -356,7 +356,10 @@ def batch_throughput(args, assignment, sources: list[Path], tmp: Path) -> None:
         wall = time.perf_counter() - t0
     rate = 60 * args.batch_n / wall
     per = [r.seconds for r in summary.results]
-    fl = [r.seconds for r in floor(assignment, paths[: args.floor_n], None)]
+    floor_results = floor(assignment, paths[: args.floor_n], None)
+    fl = [r.seconds for r in floor_results]
+    batch_totals = {Path(r.path).name: r.total for r in summary.results}
+    differ = [r.path for r in floor_results if batch_totals.get(Path(r.path).name) != r.total]
     floor_rate = 60 / statistics.mean(fl)
     print(
         f"4. batch: {args.batch_n} submissions, {len(assignment.exercises)} exercises, --jobs {args.jobs}; "
@@ -365,7 +368,8 @@ def batch_throughput(args, assignment, sources: list[Path], tmp: Path) -> None:
         f"{statistics.median(per):.2f} s (worker side)\n"
         f"   floor (one warm process, no isolation, {len(fl)} submissions): {statistics.mean(fl):.2f} s each, "
         f"{floor_rate:.0f}/min on one core, {args.jobs * floor_rate:.0f}/min if {args.jobs} cores scaled perfectly; "
-        f"batch per-submission median / floor median = {statistics.median(per) / statistics.median(fl):.2f}x"
+        f"batch per-submission median / floor median = {statistics.median(per) / statistics.median(fl):.2f}x\n"
+        f"   same scores in the floor and the batch: {'yes' if not differ else f'NO ({len(differ)} differ)'}"
     )
 
 

@@ -146,7 +146,7 @@ def run_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOption
             close = getattr(backend, "close", None)
             if close:  # after the outputs are written: workers shut down while we write them
                 later.callback(close)
-            workers = backend.workers
+            workers = min(backend.workers, len(jobs))
             progress = make_progress(len(jobs), stream, verbose=opts.verbose, mode=opts.progress)
 
             def deliver(job: Job, result: dict | None, error: str, worker: str) -> None:
