@@ -144,15 +144,20 @@ def assignment_for(exercise: str | None, course: Path, given: str | None = None)
 
 
 # ---------------------------------------------------------------------- grading
-def _server() -> Any:
-    """One warm sandbox server per kernel: the first check starts it, later ones reuse it."""
+def _server(warm_compiler: bool = False) -> Any:
+    """One warm sandbox server per kernel: the first check starts it, later ones reuse it.
+
+    Starting it returns at once (the server imports torch in its own process,
+    while this one imports the judge); the first sandbox waits for it.
+    """
     global _SERVER
     from autograder.sandbox.client import SandboxServer
 
     if _SERVER is not None and _SERVER.proc.poll() is None:
         return _SERVER
-    _SERVER = SandboxServer()
-    atexit.register(_close_server)
+    if _SERVER is None:
+        atexit.register(_close_server)
+    _SERVER = SandboxServer(warm_compiler=warm_compiler)
     return _SERVER
 
 
@@ -197,7 +202,9 @@ def kernel_history() -> list[str] | None:
 
 def history_notebook(history: list[str], dest: Path, assignment_id: str) -> Path:
     """A notebook whose cell N is the kernel's ``In [N]`` (positions match execution counts)."""
-    import nbformat
+    from autograder.load import import_nbformat
+
+    nbformat = import_nbformat()
 
     nb = nbformat.v4.new_notebook()
     nb.metadata["torchgrader"] = {"assignment": assignment_id}
@@ -229,12 +236,15 @@ def check_in_notebook(exercise: str | None = None, *, assignment: str | None = N
     assignment_id = assignment or (notebook_assignment(target) if target else None)
     assignment_id = assignment_for(exercise, course_dir, assignment_id)
     a = load_assignment(assignment_id, course_dir, need_hidden=False, only=[exercise] if exercise else None)
+    from autograder.grade import needs_compiler
+
+    server = _server(needs_compiler(a, GradeOptions(public=True, exercises=[exercise] if exercise else None)))
     what = f"exercise {exercise!r}" if exercise else f"all of {assignment_id}"
     print(f"Checking {what} against its public tests in the grading sandbox...", flush=True)
     with tempfile.TemporaryDirectory(prefix="torchgrader-check-") as tmp:
         if target is None:
             target = history_notebook(history or [""], Path(tmp) / "kernel_history.ipynb", assignment_id)
-        r = run_check(target, a, [exercise] if exercise else None, server=_server())
+        r = run_check(target, a, [exercise] if exercise else None, server=server)
     r.seconds = time.monotonic() - started
     print(check_report(r, a))
     if history is not None and any(c.status != "ok" for c in r.cells):

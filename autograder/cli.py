@@ -1,4 +1,11 @@
-"""The ``torchgrader`` command."""
+"""The ``torchgrader`` command.
+
+This process only reads arguments, starts workers and writes reports: it never
+imports torch or pytest (``tests/test_cli_light.py`` holds it to that), so
+the first line appears at once and the workers' start-up is the only wait.
+Grading in this process (``check``) imports the judge inside ``grade()``,
+after the sandbox server has started.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +16,8 @@ from pathlib import Path
 from autograder.assignment import AssignmentError, load_assignment
 from autograder.batch.backends import REGISTRY
 from autograder.errors import TorchgraderError
-from autograder.grade import GradeOptions, grade
+from autograder.options import Budget, GradeOptions
 from autograder.sandbox.isolation import Limits
-from autograder.session import Budget
 
 
 def _options(args: argparse.Namespace) -> GradeOptions:
@@ -81,6 +87,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     options.public = True
     stream = sys.stdout
     from autograder.checker import check_report
+    from autograder.grade import grade
 
     print(f"Checking {path.name} against the public tests of {assignment.id}, in the grading sandbox...",
           file=stream, flush=True)
@@ -102,7 +109,8 @@ def _add_limits(g: argparse.ArgumentParser) -> None:
                    help="skip namespaces (rlimits only); for debugging the grader, never for grading")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``command`` (``grade``, ``check``, ...), only that staff command's module is imported."""
     p = argparse.ArgumentParser(prog="torchgrader", description="Grade PyTorch exercises safely.")
     sub = p.add_subparsers(dest="command", required=True)
     g = sub.add_parser("grade", help="grade notebooks or .py files with the hidden suites")
@@ -139,41 +147,54 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--assignment", help="assignment id (read from the notebook when omitted)")
     _add_limits(c)
     c.set_defaults(func=cmd_check)
-    _add_staff_commands(sub)
+    _add_staff_commands(sub, command)
     return p
 
 
-def _add_staff_commands(sub: argparse._SubParsersAction) -> None:
-    """Course staff's authoring commands (their code lives in their own modules)."""
-    from autograder.authoring import gradescope_export as gradescope
-    from autograder.authoring import notebook, release, scaffold, trial, validate
+# name -> (module under autograder.authoring, its command function, its arguments function, help).
+# A module is imported only when its command is the one being run (or none is known yet, for --help):
+# `validate` imports the judge and torch, which `grade` and `check` must not pay for in this process.
+STAFF_COMMANDS = {
+    "new": ("scaffold", "cmd_new", "add_arguments", "staff: scaffold a new exercise with every file in place"),
+    "try": ("trial", "cmd_try", "add_arguments", "staff: run one exercise's suite against one case (reference, "
+            "stub, an alternative, a mutant) in seconds"),
+    "new-mutant": ("scaffold", "cmd_new_mutant", "add_mutant_arguments",
+                   "staff: scaffold a mutant: a copy of the reference's function to change"),
+    "validate": ("validate", "cmd_validate", "add_arguments",
+                 "staff: prove an assignment's suites sound (reference, stubs, mutants)"),
+    "release": ("release", "cmd_release", "add_arguments",
+                "staff: build the student bundle (notebook, public tests, how-to)"),
+    "notebook": ("notebook", "cmd_notebook", "add_arguments",
+                 "staff: build the student notebook from the exercise folders"),
+    "export-gradescope": ("gradescope_export", "cmd_export", "add_arguments",
+                          "staff: write a Gradescope autograder zip"),
+}
 
-    n = sub.add_parser("new", help="staff: scaffold a new exercise with every file in place")
-    scaffold.add_arguments(n)
-    n.set_defaults(func=scaffold.cmd_new)
-    t = sub.add_parser("try", help="staff: run one exercise's suite against one case (reference, stub, an "
-                                   "alternative, a mutant) in seconds")
-    trial.add_arguments(t)
-    t.set_defaults(func=trial.cmd_try)
-    m = sub.add_parser("new-mutant", help="staff: scaffold a mutant: a copy of the reference's function to change")
-    scaffold.add_mutant_arguments(m)
-    m.set_defaults(func=scaffold.cmd_new_mutant)
-    v = sub.add_parser("validate", help="staff: prove an assignment's suites sound (reference, stubs, mutants)")
-    validate.add_arguments(v)
-    v.set_defaults(func=validate.cmd_validate)
-    r = sub.add_parser("release", help="staff: build the student bundle (notebook, public tests, how-to)")
-    release.add_arguments(r)
-    r.set_defaults(func=release.cmd_release)
-    b = sub.add_parser("notebook", help="staff: build the student notebook from the exercise folders")
-    notebook.add_arguments(b)
-    b.set_defaults(func=notebook.cmd_notebook)
-    x = sub.add_parser("export-gradescope", help="staff: write a Gradescope autograder zip")
-    gradescope.add_arguments(x)
-    x.set_defaults(func=gradescope.cmd_export)
+
+def _add_staff_commands(sub: argparse._SubParsersAction, command: str | None = None) -> None:
+    """Course staff's authoring commands (their code lives in their own modules)."""
+    import importlib
+
+    for name, (module, func, arguments, help_) in STAFF_COMMANDS.items():
+        parser = sub.add_parser(name, help=help_)
+        if command in ("grade", "check") or (command in STAFF_COMMANDS and command != name):
+            continue  # not this run's command: its arguments are never parsed
+        mod = importlib.import_module(f"autograder.authoring.{module}")
+        getattr(mod, arguments)(parser)
+        parser.set_defaults(func=getattr(mod, func))
+
+
+def _command_of(argv: list[str]) -> str | None:
+    """The subcommand named on the command line (the first word that is not an option), if any."""
+    for arg in argv:
+        if not arg.startswith("-"):
+            return arg
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(_command_of(argv)).parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except TorchgraderError as e:  # every deliberate error carries its own person-facing message

@@ -6,47 +6,23 @@ call, so the per-submission cost is the student's own code plus the checks.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import pytest
+from typing import TYPE_CHECKING
 
 from autograder.assignment import Assignment, AssignmentError, SuiteProblems, load_assignment
-from autograder.judge import collect
-from autograder.judge.collect import run_pytest
-from autograder.judge.plugin import GradingPlugin
+from autograder.options import GradeOptions
 from autograder.results import SubmissionResult
-from autograder.sandbox.client import SandboxConfig, SandboxServer
-from autograder.sandbox.isolation import Limits
-from autograder.session import Budget
 
+if TYPE_CHECKING:
+    from autograder.sandbox.client import SandboxServer
 
-@dataclass
-class GradeOptions:
-    """The grading settings, once: the CLI fills them in, batch workers receive them as JSON (``to_dict``)."""
-
-    public: bool = False  # run the public tests (students' `check`) instead of the hidden ones
-    exercises: list[str] | None = None  # restrict to these exercise ids
-    isolate: bool = True
-    limits: Limits = field(default_factory=Limits)
-    budget: Budget = field(default_factory=Budget)
-    protected: list[Path] = field(default_factory=list)  # extra paths the sandbox must never see
-    keyword: str | None = None  # pytest's -k: only the tests it selects (staff trying one test)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"public": self.public, "exercises": self.exercises, "isolate": self.isolate,
-                "limits": asdict(self.limits), "budget": asdict(self.budget),
-                "protected": [str(p) for p in self.protected], "keyword": self.keyword}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> GradeOptions:
-        return cls(public=bool(d.get("public", False)), exercises=d.get("exercises"),
-                   isolate=bool(d.get("isolate", True)), limits=Limits(**d.get("limits", {})),
-                   budget=Budget(**d.get("budget", {})), protected=[Path(p) for p in d.get("protected", [])],
-                   keyword=d.get("keyword"))
+# pytest, torch and the judge are imported by the functions that grade, never at import time:
+# the CLI process takes GradeOptions from here and must stay free of torch (see autograder.options).
+__all__ = ["GradeOptions", "Task", "default_jobs", "grade", "grade_all", "suite_files"]
 
 
 def suite_files(assignment: Assignment, options: GradeOptions) -> list[Path]:
@@ -57,6 +33,8 @@ def suite_files(assignment: Assignment, options: GradeOptions) -> list[Path]:
         for ex in chosen:
             if not ex.hidden_tests.exists():
                 raise AssignmentError(f"{ex.hidden_tests}: missing (every exercise needs its hidden suite)")
+    from autograder.judge import collect
+
     return collect.suite_files(assignment, chosen, public=options.public)
 
 
@@ -74,6 +52,8 @@ def grade(
     batch workers do): an iterable that is not a list or tuple is consumed one
     path at a time, and only ``options.protected`` guards folders from sandboxes.
     """
+    from autograder.sandbox.client import SandboxConfig, SandboxServer
+
     options = options or GradeOptions()
     streamed = not isinstance(paths, list | tuple)
     paths = (Path(p) for p in paths) if streamed else [Path(p) for p in paths]
@@ -84,21 +64,30 @@ def grade(
         if on_result is not None:
             on_result(r)
 
+    files = suite_files(assignment, options)
+    if not files:
+        return results
     protected = [assignment.course / "solutions", *options.protected]
     if not streamed:
         protected += sorted({p.resolve().parent for p in paths})
     config = SandboxConfig(limits=options.limits, protected=[str(p) for p in protected], isolate=options.isolate)
     own_server = server is None
-    server = server or SandboxServer()
-    plugin = GradingPlugin(
-        assignment, paths, server, config, options.budget, collect, require_points=not options.public
-    )
-    files = suite_files(assignment, options)
-    if not files:
-        return results
+    # Started first: the server imports torch in its own process while this one imports the judge.
+    # The warm-up runs after the first sandbox is handed over: later ones (a fresh() sandbox, a restart,
+    # the next submission) import torch._dynamo (a compile exercise's probes do) at no cost.
+    server = server or SandboxServer(warm_compiler=needs_compiler(assignment, options))
     try:
-        code, output = run_pytest(files, assignment.course, [plugin, "autograder.judge.plugin"],
-                                  keyword=options.keyword)
+        import pytest
+
+        from autograder.judge.collect import run_pytest
+        from autograder.judge.plugin import GradingPlugin
+
+        plugin = GradingPlugin(
+            assignment, paths, server, config, options.budget, collect, require_points=not options.public
+        )
+        with one_judge_thread():
+            code, output = run_pytest(files, assignment.course, [plugin, "autograder.judge.plugin"],
+                                      keyword=options.keyword)
         if plugin.problems:
             raise SuiteProblems("the assignment's suites have problems:\n" + "\n".join(plugin.problems))
         if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and (
@@ -108,6 +97,48 @@ def grade(
         if own_server:
             server.close()
     return results
+
+
+@contextlib.contextmanager
+def one_judge_thread() -> Iterator[None]:
+    """The judge's own torch work on one thread, as in batch workers (``OMP_NUM_THREADS=1``).
+
+    The judge's tensors are tiny and it takes turns with the sandbox: more
+    threads only spin against the sandbox and the other workers (on a busy
+    2-core machine, four times slower per submission). Batch workers, the
+    ``check`` command and a notebook's ``check()`` thus compute the same
+    expected values the same way. A notebook kernel's own setting is restored after.
+    """
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+COMPILER_MARKS = ("torch.compile", "torch._dynamo", "torch.export")
+
+
+def needs_compiler(assignment: Assignment, options: GradeOptions) -> bool:
+    """Whether a selected exercise compiles: its suite or probes mention ``torch.compile``.
+
+    Only an optimisation hint for the sandbox server (warm dynamo up once, so
+    every sandbox's first compile is cheap); when it is wrong, a sandbox
+    compiles cold and grading is slower, never different.
+    """
+    chosen = [assignment.exercise(e) for e in options.exercises] if options.exercises else assignment.exercises
+    for ex in chosen:
+        for f in (ex.public_tests if options.public else ex.hidden_tests, ex.probes):
+            try:
+                text = f.read_text() if f is not None and f.is_file() else ""
+            except OSError:
+                continue
+            if any(m in text for m in COMPILER_MARKS):
+                return True
+    return False
 
 
 def default_jobs(cap: int | None = None) -> int:
@@ -122,10 +153,12 @@ _WORKER_SERVER: SandboxServer | None = None
 
 def _worker_init() -> None:
     global _WORKER_SERVER
+    from autograder.sandbox.client import SandboxServer
+
+    _WORKER_SERVER = SandboxServer()  # imports torch in its own process, side by side with this one
     import torch
 
     torch.set_num_threads(1)
-    _WORKER_SERVER = SandboxServer()
 
 
 def _worker_grade(assignment_id: str, course: str, paths: list[str], exercises: list[str] | None,

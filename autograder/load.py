@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from autograder.errors import StudentFacingError
 
@@ -122,8 +124,29 @@ def load(path: str | Path) -> Submission:
     return sub
 
 
+def import_nbformat() -> Any:
+    """``import nbformat``, without jsonschema's IRI format checker.
+
+    jsonschema imports ``rfc3987_syntax`` when it is installed (Jupyter pulls
+    it in), which builds 38 Lark grammars: a second or more in every judge's
+    first notebook. nbformat validates without any format checker, so nothing
+    it checks changes; the block is lifted again once nbformat is imported.
+    """
+    if "nbformat" in sys.modules or "jsonschema" in sys.modules or "rfc3987_syntax" in sys.modules:
+        import nbformat
+
+        return nbformat
+    sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment] - makes its import raise ImportError
+    try:
+        import nbformat
+    finally:
+        if sys.modules.get("rfc3987_syntax", 0) is None:
+            del sys.modules["rfc3987_syntax"]
+    return nbformat
+
+
 def _notebook_cells(path: Path, raw: bytes) -> list[tuple[int, str]]:
-    import nbformat
+    nbformat = import_nbformat()
 
     if not raw.strip():
         raise LoadError(

@@ -10,11 +10,11 @@ sandbox; the next test gets a fresh one with the same cells replayed.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from autograder.caps import cap_error
 from autograder.load import Cell, Submission
+from autograder.options import Budget
 from autograder.results import CellResult
 from autograder.sandbox.client import (
     Sandbox,
@@ -27,15 +27,6 @@ from autograder.sandbox.client import (
     StudentException,
 )
 from autograder.sandbox.seccomp import blocked_hint
-
-
-@dataclass
-class Budget:
-    """Wall-clock limits for one submission."""
-
-    cell_seconds: float = 60.0  # one notebook cell
-    submission_seconds: float = 600.0  # everything: cells, replays and all tests
-    max_restarts: int = 20
 
 
 def format_frames(cells_by_index: dict[int, Cell], frames: list) -> str:

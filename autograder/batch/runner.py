@@ -19,6 +19,7 @@ same command completes; inputs are only ever read.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from dataclasses import dataclass, field
@@ -105,7 +106,7 @@ def run_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOption
     out.mkdir(parents=True, exist_ok=True)
     version = suite_version(assignment)
     opts.worker.suite_version = version
-    with Workspace() as ws, Store(out / DB_NAME) as store:
+    with Workspace() as ws, Store(out / DB_NAME) as store, contextlib.ExitStack() as later:
         other = sorted(store.assignments() - {assignment.id})
         if other:  # its gradebook, report and feedback pages would overwrite the other assignment's
             raise BatchError(
@@ -114,12 +115,15 @@ def run_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOption
                 "every assignment keeps its own gradebook.csv, report.html and feedback pages"
             )
         inputs = _expand(assignment, paths, opts, ws, err)
+        if opts.report and len(inputs.entries) > 1:  # the class report's charts: matplotlib loads while we grade
+            _start_plotting_import()
         todo = _plan(assignment, inputs, store, version, opts)
         reused = len(inputs.entries) - len(todo)
         print(f"{len(inputs.entries)} submissions ({len(inputs.superseded)} superseded, {len(inputs.problems)} "
               f"unreadable): {len(todo)} to grade, {reused} already graded", file=stream, flush=True)
         run_id = store.start_run(assignment.id, version, opts.argv, len(todo), reused)
-        written, workers = _grade(assignment, todo, opts, store, version, run_id, stream) if todo else (set(), 0)
+        written, workers = (_grade(assignment, todo, opts, store, version, run_id, stream, later) if todo
+                            else (set(), 0))
         store.finish_run(run_id)
         results = _collect(assignment, inputs, store, version, written, out)
         write_outputs(assignment, inputs, results, opts)
@@ -155,7 +159,7 @@ def _plan(assignment: Assignment, inputs: Inputs, store: Store, version: str, op
 
 
 def _grade(assignment: Assignment, todo: list[Entry], opts: BatchOptions, store: Store, version: str, run_id: int,
-           stream: TextIO) -> tuple[set[str], int]:
+           stream: TextIO, later: contextlib.ExitStack) -> tuple[set[str], int]:
     """Grade ``todo`` on the backend, storing and writing each result as it arrives.
 
     Returns the students whose outputs were written, and the workers alive at the end (Dask's may come and go).
@@ -166,6 +170,9 @@ def _grade(assignment: Assignment, todo: list[Entry], opts: BatchOptions, store:
     jobs = [Job(id=k, name=e.path.name, path=e.path) for k, e in by_id.items()]
     try:
         backend = make_backend(opts)
+        close = getattr(backend, "close", None)
+        if close:  # after the outputs are written: workers shut down while we write them
+            later.callback(close)
     except WorkerFatal as exc:
         raise BatchError(str(exc)) from None
     progress = make_progress(len(jobs), stream, verbose=opts.verbose, mode=opts.progress)
@@ -188,10 +195,7 @@ def _grade(assignment: Assignment, todo: list[Entry], opts: BatchOptions, store:
         raise BatchError(str(exc)) from None
     finally:
         progress.close()
-        close = getattr(backend, "close", None)
-        if close:
-            close()
-    return written, backend.workers
+    return written, min(backend.workers, len(jobs))
 
 
 def _collect(assignment: Assignment, inputs: Inputs, store: Store, version: str, written: set[str],
@@ -271,3 +275,17 @@ def write_inputs_csv(path: Path, inputs: Inputs, results: list[SubmissionResult]
         src, _, why = p.partition(": ")
         rows.append([src, "", "", "ignored", why])
     write_csv(path, ["source", "student", "name", "fate", "detail"], rows)
+
+
+def _start_plotting_import() -> None:
+    import threading
+
+    from autograder.report.classreport import import_plotting
+
+    def load() -> None:
+        try:
+            import_plotting()
+        except Exception:  # noqa: BLE001 - the report imports it again and says what is wrong
+            pass
+
+    threading.Thread(target=load, daemon=True, name="tg-import-matplotlib").start()

@@ -87,6 +87,7 @@ def pytest_args(files: Iterable[Path], course: Path, ini: Path, *, collect_only:
         "-p", "no:cacheprovider",
         "-p", "no:randomly",
         "-p", "no:logging",  # per-test log capture costs milliseconds per test, per submission
+        "-p", "no:unraisableexception",  # two full gc.collect() per session: a second per `check`
         "--capture=sys",  # fd-level capture would dup2 three times per test
         "--assert=plain",  # no assertion rewriting: a failed assert shows its message only, never test code
         "--import-mode=importlib",

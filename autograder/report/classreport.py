@@ -154,10 +154,16 @@ def _png(fig) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
 
 
-def _plots(stats: ClassStats) -> dict[str, str]:
+def import_plotting() -> None:
+    """Import matplotlib (Agg): about a second, so a batch does it in a thread while it grades."""
     import matplotlib
 
     matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot  # noqa: F401
+
+
+def _plots(stats: ClassStats) -> dict[str, str]:
+    import_plotting()
     import matplotlib.pyplot as plt
 
     out: dict[str, str] = {}
@@ -204,10 +210,16 @@ def _plots(stats: ClassStats) -> dict[str, str]:
 # ---------------------------------------------------------------------- the page
 def class_report_html(results: Sequence[SubmissionResult], *, title: str, exercise_ids: list[str] | None = None,
                       superseded: Sequence[tuple[str, str, str]] = (), problems: Sequence[str] = (),
-                      top: int = 20) -> str:
-    """``superseded``: (student, older source, the source that counts); ``problems``: unreadable inputs."""
+                      top: int = 20, plots: bool | None = None) -> str:
+    """``superseded``: (student, older source, the source that counts); ``problems``: unreadable inputs.
+
+    ``plots``: draw the charts (default: only for a class, i.e. more than one
+    submission; for one student they say nothing the tables do not, and cost
+    a second and a half of matplotlib).
+    """
     stats = class_stats(results, exercise_ids)
-    plots = _plots(stats)
+    draw = len(stats.results) > 1 if plots is None else plots
+    images = _plots(stats) if draw else {}
     graded = stats.graded
     totals = [r.total for r in graded]
     max_total = max((r.max_total for r in graded), default=0)
@@ -220,9 +232,12 @@ def class_report_html(results: Sequence[SubmissionResult], *, title: str, exerci
                   ("full marks", sum(r.total >= r.max_total for r in graded))]
     b.append("<div class=\"cards\">" + "".join(f"<div class=\"card\">{_e(k)}<b>{_e(v)}</b></div>" for k, v in cards)
              + "</div>")
-    b += _scores_section(stats, plots)
-    b += _exercises_section(stats, plots)
-    b += _tests_section(stats, plots)
+    if not draw:
+        b.append("<p class=\"muted\">Charts are drawn for a class (more than one submission); "
+                 "the tables below say it all for one.</p>")
+    b += _scores_section(stats, images)
+    b += _exercises_section(stats, images)
+    b += _tests_section(stats, images)
     b += _misconceptions_section(stats, top)
     b += _slowest_section(stats)
     b += _errors_section(stats)
@@ -235,8 +250,13 @@ def _scores_section(stats: ClassStats, plots: dict[str, str]) -> list[str]:
     """The histogram of totals."""
     b: list[str] = []
     b.append("<h2>Score distribution</h2>")
-    b.append(f"<img alt=\"score distribution\" src=\"{plots['scores']}\">" if "scores" in plots
-             else "<p class=\"muted\">No graded submissions.</p>")
+    if "scores" in plots:
+        b.append(f"<img alt=\"score distribution\" src=\"{plots['scores']}\">")
+    elif not stats.graded:
+        b.append("<p class=\"muted\">No graded submissions.</p>")
+    else:
+        b.append("<p>" + ", ".join(f"{_e(r.student or r.submission)}: {_pts(r.total)} / {_pts(r.max_total)}"
+                                   for r in stats.graded) + "</p>")
     return b
 
 

@@ -17,13 +17,19 @@ import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from autograder.sandbox import wire
 from autograder.sandbox.isolation import Limits
+
+if TYPE_CHECKING:
+    from autograder.sandbox import wire
+
+# ``wire`` (numpy and torch) is imported where replies are decoded, not here: starting a server
+# must not wait for torch, so that the server imports torch while the judge does (see SandboxServer).
 
 OUTPUT_CAP = 64 * 1024
 START_TIMEOUT = 60.0
+CLOSE_TIMEOUT = 30.0
 
 
 class SandboxError(Exception):
@@ -92,26 +98,55 @@ def _clean_env() -> dict[str, str]:
 
 
 class SandboxServer:
-    """One warm server per judge process; spawns sandboxes in milliseconds."""
+    """One warm server per judge process; spawns sandboxes in milliseconds.
 
-    def __init__(self) -> None:
+    Creating one only starts the server process (which imports torch and,
+    with ``warm_compiler``, runs one tiny ``torch.compile`` so that every
+    sandbox inherits dynamo's warmed-up state): the caller goes on with its own
+    imports meanwhile, and the first ``spawn`` (or ``wait_ready``) waits for the
+    server to be ready. Started before the judge imports torch, the two imports
+    run side by side instead of one after the other.
+    """
+
+    def __init__(self, *, warm_compiler: bool = True) -> None:
         self._lock = threading.Lock()
+        self._ready = False
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "autograder.sandbox.server", str(child.fileno())],
-            pass_fds=[child.fileno()],
-            cwd="/",
-            env=_clean_env(),
-            stdin=subprocess.DEVNULL,
-        )
+        argv = [sys.executable, "-m", "autograder.sandbox.server", str(child.fileno())]
+        if warm_compiler:
+            argv.append("--warm-compiler")
+        # Ctrl-C (a terminal's, a Jupyter kernel's interrupt) must not kill a server that is still
+        # starting, before its own handler is in place: an ignored signal stays ignored across exec.
+        main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+        try:
+            self.proc = subprocess.Popen(
+                argv, pass_fds=[child.fileno()], cwd="/", env=_clean_env(), stdin=subprocess.DEVNULL
+            )
+        finally:
+            if main:
+                signal.signal(signal.SIGINT, previous)
         child.close()
         self.sock = parent
         self._file = parent.makefile("rb")
+
+    def wait_ready(self) -> None:
+        """Block until the server has imported torch; raises RuntimeError if it could not start."""
+        with self._lock:
+            self._wait_ready_locked()
+
+    def _wait_ready_locked(self) -> None:
+        if self._ready:
+            return
         self.sock.settimeout(START_TIMEOUT)
-        line = self._file.readline()
+        try:
+            line = self._file.readline()
+        except (TimeoutError, OSError):
+            line = b""
         if not line:
             raise RuntimeError("the sandbox server failed to start (see the errors above)")
         self.sock.settimeout(None)
+        self._ready = True
 
     def spawn(self, request: dict[str, Any]) -> tuple[socket.socket, int, int, dict[str, Any]]:
         """Returns (control socket, output pipe read end, sandbox pid, the server's facts about it)."""
@@ -119,6 +154,7 @@ class SandboxServer:
         out_r, out_w = os.pipe()
         try:
             with self._lock:
+                self._wait_ready_locked()
                 if self.proc.poll() is not None:
                     raise RuntimeError("the sandbox server has exited")
                 socket.send_fds(self.sock, [json.dumps(request).encode()], [theirs.fileno(), out_w])
@@ -135,12 +171,17 @@ class SandboxServer:
         return ours, out_r, int(reply["pid"]), reply
 
     def close(self) -> None:
+        """Close the socket; the server then removes its sandboxes' cgroups and exits by itself.
+
+        It is killed only if it has not left after ``CLOSE_TIMEOUT`` (a compiler
+        warm-up in progress finishes first; killing it would leave cgroups behind).
+        """
         try:
             self._file.close()  # the makefile() reader keeps the socket open otherwise
             self.sock.close()
         finally:
             try:
-                self.proc.wait(timeout=5)
+                self.proc.wait(timeout=CLOSE_TIMEOUT)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
@@ -230,6 +271,8 @@ class Sandbox:
 
     # ------------------------------------------------------------------ requests
     def request(self, op: str, payload: Any = None, *, timeout: float, **fields: Any) -> tuple[dict, Any]:
+        from autograder.sandbox import wire
+
         if not self.alive:
             raise SandboxCrashed("the sandbox is not running")
         rid = next(self._ids)
@@ -246,6 +289,8 @@ class Sandbox:
         return self._receive(rid, time.monotonic() + timeout, timeout)
 
     def _receive(self, rid: Any, deadline: float, timeout: float) -> tuple[dict, Any]:
+        from autograder.sandbox import wire
+
         try:
             frame = wire.recv_frame(self.sock, deadline, self._stop_if_out_of_memory if self._oom_file else None)
             head, payload = wire.unpack(frame, resolve_handle=_handle_node)
@@ -308,6 +353,8 @@ class Sandbox:
 
 
 def _handle_node(node: dict) -> wire.HandleRef:
+    from autograder.sandbox import wire
+
     hid, typ, mro = node.get("id"), node.get("type", ""), node.get("mro", [])
     if type(hid) is not int or not isinstance(typ, str) or not isinstance(mro, list):
         raise wire.WireError("bad handle")

@@ -27,23 +27,29 @@ from autograder.sandbox import seccomp
 from autograder.sandbox.cgroups import Cgroups, SandboxCgroup, open_cgroups, per_process_report
 
 PRELOAD = ("torch", "torch.nn", "torch.nn.functional", "torch.utils.data", "torch.optim", "numpy")
-OPTIONAL_PRELOAD = ("sklearn.datasets", "torch._dynamo")
+OPTIONAL_PRELOAD = ("sklearn.datasets",)
+COMPILER_PRELOAD = ("torch._dynamo",)  # only for a server that warms the compiler (about 1 s otherwise wasted)
 UID_BASE = 200_000
 
 
-def _preload() -> None:
+def _preload(warm_compiler: bool = False) -> None:
+    _import_all(PRELOAD, required=True)
+    _import_all(OPTIONAL_PRELOAD)
+    import autograder.sandbox.runtime  # noqa: F401 - warm import for the children
+
+    if warm_compiler:
+        _warm_compiler()
+
+
+def _import_all(names: tuple[str, ...], required: bool = False) -> None:
     import importlib
 
-    for name in PRELOAD:
-        importlib.import_module(name)
-    for name in OPTIONAL_PRELOAD:
+    for name in names:
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - optional: a missing package only costs import time later
-            pass
-    import autograder.sandbox.runtime  # noqa: F401 - warm import for the children
-
-    _warm_compiler()
+            if required:
+                raise
 
 
 def _warm_compiler() -> None:
@@ -55,6 +61,7 @@ def _warm_compiler() -> None:
     (no OpenMP pool to break in the child) and never touches CUDA.
     """
     try:
+        _import_all(COMPILER_PRELOAD)
         import torch
 
         torch.set_num_threads(1)
@@ -344,7 +351,15 @@ def _root_mount_point() -> tuple[str, bool]:
     return tempfile.mkdtemp(prefix="torchgrader-root-"), True
 
 
-def serve(sock: socket.socket) -> None:
+def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
+    """Answer spawn requests until the judge closes ``sock``.
+
+    With ``warm_compiler``, the compiler is warmed up right after the first
+    sandbox is handed over, before the next one is forked: the first sandbox
+    starts without waiting for it (and compiles cold, if it compiles at all),
+    every later one inherits the warm state, and the warm-up runs while the
+    first submission is being graded instead of before it.
+    """
     root_dir, remove_root = _root_mount_point()
     read_only = default_read_only()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # keepers are reaped by the kernel
@@ -379,6 +394,9 @@ def serve(sock: socket.socket) -> None:
                 for fd in fds:
                     os.close(fd)
                 sock.sendall(json.dumps(reply).encode() + b"\n")
+                if warm_compiler:  # no sandbox is being forked now; each later one inherits the warm state
+                    warm_compiler = False
+                    _warm_compiler()
                 spare = Spare(key, req, root_dir, groups)  # the next one gets ready while this one works
                 continue
             for fd in fds:
@@ -406,7 +424,7 @@ def main() -> None:
     sock = socket.socket(fileno=fd)
     _preload()
     sock.sendall(json.dumps({"ok": True, "ready": True, "pid": os.getpid()}).encode() + b"\n")
-    serve(sock)
+    serve(sock, warm_compiler="--warm-compiler" in sys.argv[2:])
     # Nothing to flush; skipping interpreter shutdown (torch's atexit work) saves seconds.
     os._exit(0)
 

@@ -124,6 +124,18 @@ def test_class_report_groups_misconceptions_and_lists_errors():
     assert "def test_" not in page and "Traceback" not in page
 
 
+def test_charts_are_drawn_for_a_class_only():
+    """One submission's report (a regrade, a Gradescope run) skips matplotlib; its score is said in words."""
+    charts = r'src="data:image/png;base64,'
+    one = class_report_html([result("alice", double="failed", msg="wrong")], title="Demo", exercise_ids=["basics"])
+    assert charts not in one and "Charts are drawn for a class" in one and "alice: 2 / 3" in one
+    assert "Per test failure rates" in one and "1 / 1 (100%)" in one  # the tables are all there
+    two = class_report_html([result("alice"), result("bob")], title="Demo", exercise_ids=["basics"])
+    assert two.count(charts) == 3 and "Charts are drawn" not in two
+    forced = class_report_html([result("alice")], title="Demo", exercise_ids=["basics"], plots=True)
+    assert forced.count(charts) == 3
+
+
 def test_progress_plain_lines_and_rich_bar():
     import io
 

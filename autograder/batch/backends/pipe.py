@@ -124,6 +124,14 @@ class WorkerPipe:
             self.proc.kill()
         self.proc.wait()
 
+    def finish(self) -> None:
+        """Tell the worker there is no more work (EOF on stdin) without waiting for it to exit."""
+        try:
+            if self.proc.stdin:
+                self.proc.stdin.close()
+        except OSError:
+            pass
+
     def close(self, wait: float = 10.0) -> None:
         """Let the worker finish (EOF on stdin ends its loop); kill it if it does not."""
         try:

@@ -27,6 +27,7 @@ class ProcessBackend:
         self.workers = max(1, workers)
         self.log_dir = log_dir
         self._pipes: dict[int, WorkerPipe] = {}
+        self._finishing: list[WorkerPipe] = []  # told to stop, not yet waited for (see close)
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ one worker
@@ -99,8 +100,10 @@ class ProcessBackend:
                 fatal.append(str(e))
                 stop.set()
             finally:
-                if pipe is not None:
-                    pipe.close()
+                if pipe is not None:  # it exits on its own; close() waits for it, after the outputs are written
+                    pipe.finish()
+                    with self._lock:
+                        self._finishing.append(pipe)
                 done.put(_DONE)
 
         threads = [threading.Thread(target=slot_loop, args=(i,), daemon=True, name=f"tg-slot-{i}")
@@ -127,6 +130,13 @@ class ProcessBackend:
             raise
         if fatal:
             raise WorkerFatal(fatal[0])
+
+    def close(self) -> None:
+        """Wait for the workers told to stop (each ends its sandbox server and cleans up; killed after 10 s)."""
+        with self._lock:
+            pipes, self._finishing = self._finishing, []
+        for p in pipes:
+            p.close()
 
     def kill_all(self) -> None:
         with self._lock:

@@ -23,7 +23,6 @@ import json
 import os
 import shutil
 import sys
-import threading
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
@@ -88,6 +87,7 @@ class Worker:
         self.current: dict[str, Any] = {}
         self.seen = 0
         self.tmp: Path | None = None
+        self.server: Any = None
 
     def send(self, obj: dict[str, Any]) -> None:
         self.proto.write(json.dumps(obj) + "\n")
@@ -114,6 +114,12 @@ class Worker:
     def jobs(self) -> Iterator[Path]:
         """Each job's submission, written to a private folder; ends at end of input or a stop line."""
         assert self.tmp is not None
+        try:
+            self.server.wait_ready()
+        except RuntimeError as e:
+            self.current["fatal"] = True
+            self.send({"fatal": f"the sandbox server could not start: {e}"})
+            return
         while True:
             line = self.job_lines.readline()
             if not line:
@@ -138,12 +144,11 @@ class Worker:
         why = self.isolation_problem()
         if why:
             return self.fatal(why)
-        # The sandbox server imports torch in its own process: start it now, while this one imports the judge.
-        starter = _ServerStarter()
         from autograder.assignment import AssignmentError, SuiteProblems, load_assignment
         from autograder.batch.inputs import private_tempdir
         from autograder.batch.store import suite_version
-        from autograder.grade import grade
+        from autograder.grade import grade, needs_compiler
+        from autograder.sandbox.client import SandboxServer
 
         cfg = self.cfg
         try:
@@ -154,10 +159,15 @@ class Worker:
         if cfg.suite_version and cfg.suite_version != version:
             return self.fatal(f"this worker's copy of {cfg.assignment} is version {version}, the batch's is "
                               f"{cfg.suite_version}: the workers must grade with the same hidden material")
-        server = starter.join()
-        if isinstance(server, BaseException):
-            return self.fatal(f"the sandbox server could not start: {server}")
-        limit_judge_memory(cfg.judge_memory_gb)  # after the server started: it must not inherit the limit
+        # Nothing above imports torch. The sandbox server starts now and imports torch in its own process
+        # while this one imports the judge and collects the suites (inside grade()); the first job waits
+        # for it to be ready (jobs()).
+        try:
+            server = SandboxServer(warm_compiler=needs_compiler(assignment, cfg.options))
+        except OSError as e:
+            return self.fatal(f"the sandbox server could not start: {e}")
+        self.server = server
+        limit_judge_memory(cfg.judge_memory_gb)  # the server is started already: it does not inherit the limit
         self.tmp = private_tempdir("worker")  # after the checks above, so that no early exit leaves it behind
         options = cfg.options
         options.protected.append(self.tmp)
@@ -165,6 +175,8 @@ class Worker:
             with server:
                 self.send({"ready": True, "pid": os.getpid(), "suite_version": version})
                 grade(assignment, self.jobs(), options=options, on_result=self.on_result, server=server)
+            if self.current.get("fatal"):
+                return 2
         except AssignmentError as e:
             if isinstance(e, SuiteProblems) or "job" not in self.current:
                 return self.fatal(str(e))
@@ -183,27 +195,6 @@ class Worker:
         return 0
 
 
-class _ServerStarter:
-    """Starts a sandbox server on a thread; ``join()`` gives the server or what stopped it."""
-
-    def __init__(self) -> None:
-        self.result: Any = None
-        self.thread = threading.Thread(target=self._start, daemon=True)
-        self.thread.start()
-
-    def _start(self) -> None:
-        from autograder.sandbox.client import SandboxServer
-
-        try:
-            self.result = SandboxServer()
-        except BaseException as e:  # noqa: BLE001 - reported by the worker, on its main thread
-            self.result = e
-
-    def join(self) -> Any:
-        self.thread.join()
-        return self.result
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     job_lines, proto = _protocol_streams()
@@ -217,4 +208,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    # Everything is sent, the server is closed and the scratch folder removed: skip the interpreter's
+    # shutdown (a second or more of torch's atexit work and module teardown, on the batch's critical path).
+    sys.stderr.flush()
+    os._exit(code)

@@ -1,0 +1,60 @@
+"""The grading settings, in a module that imports nothing heavy.
+
+The ``torchgrader`` command only reads arguments, starts workers and writes
+reports: it must never import torch or pytest (about 1.5 s before the first
+line on a 2-core machine). Everything it needs to describe a grading run lives
+here; the judge (``autograder.grade``, ``autograder.session``) re-exports it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from autograder.sandbox.isolation import Limits
+
+
+@dataclass
+class Budget:
+    """Wall-clock limits for one submission."""
+
+    cell_seconds: float = 60.0  # one notebook cell
+    submission_seconds: float = 600.0  # everything: cells, replays and all tests
+    max_restarts: int = 20
+
+
+@dataclass
+class GradeOptions:
+    """The grading settings, once: the CLI fills them in, batch workers receive them as JSON (``to_dict``)."""
+
+    public: bool = False  # run the public tests (students' `check`) instead of the hidden ones
+    exercises: list[str] | None = None  # restrict to these exercise ids
+    isolate: bool = True
+    limits: Limits = field(default_factory=Limits)
+    budget: Budget = field(default_factory=Budget)
+    protected: list[Path] = field(default_factory=list)  # extra paths the sandbox must never see
+    keyword: str | None = None  # pytest's -k: only the tests it selects (staff trying one test)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "public": self.public,
+            "exercises": self.exercises,
+            "isolate": self.isolate,
+            "limits": asdict(self.limits),
+            "budget": asdict(self.budget),
+            "protected": [str(p) for p in self.protected],
+            "keyword": self.keyword,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> GradeOptions:
+        return cls(
+            public=bool(d.get("public", False)),
+            exercises=d.get("exercises"),
+            isolate=bool(d.get("isolate", True)),
+            limits=Limits(**d.get("limits", {})),
+            budget=Budget(**d.get("budget", {})),
+            protected=[Path(p) for p in d.get("protected", [])],
+            keyword=d.get("keyword"),
+        )

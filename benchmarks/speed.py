@@ -1,0 +1,384 @@
+"""How fast grading is from cold and at scale, measured side by side in one run (issue 13).
+
+Prints, each with its ratio to what it is compared with in the same run:
+
+1. ``import torch`` in a fresh interpreter (the yardstick of everything cold);
+2. cold single submission: ``torchgrader grade`` of one sample, full
+   assignment, report included; and one exercise only;
+3. check latency: ``torchgrader check`` (one exercise), and in a fresh Python
+   process that has imported torch as a notebook kernel would, the first
+   ``check()`` and the later ones (a warm server per kernel);
+4. batch throughput: N copies of the samples with ``--jobs``, worker start-up
+   included, against the floor (the same checks in one warm process, no isolation);
+5. at scale: BIG submissions (copies of the samples plus broken files) graded
+   by the real command; killed at 90 %, then rerun: per-submission time of the
+   first hundred against the last hundred before the kill, peak memory (RSS)
+   of each judge and sandbox server when the first hundred are done and at
+   the kill, what the rerun grades and how long it takes, and a third run
+   with nothing left to grade (gradebook, feedback pages, class report).
+
+    python benchmarks/speed.py [--batch-n 100] [--big-n 1000] [--big-exercise ID ...] [--jobs 2] [--skip-big]
+
+Timing is never asserted in the tests; the behaviours behind these figures are.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import signal
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+CHECK_SCRIPT = r"""
+import json, sys, time, io, contextlib
+t0 = time.perf_counter()
+import torch  # a notebook kernel has imported torch before it checks
+t_torch = time.perf_counter() - t0
+from autograder import check
+times = []
+for _ in range(int(sys.argv[3])):
+    t = time.perf_counter()
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        check(sys.argv[1], notebook=sys.argv[2], course=sys.argv[4])
+    times.append(time.perf_counter() - t)
+    assert "public tests pass" in out.getvalue(), out.getvalue()
+print(json.dumps({"torch": t_torch, "checks": times}))
+"""
+
+BROKEN = {
+    "corrupt.ipynb": '{"cells": [ {"cell_type": "code", "sou',  # a truncated download
+    "syntax.py": "import torch\n\ndef softmax_grad(x)\n    return x\n",
+    "empty.py": "",
+}
+
+
+def uptime() -> str:
+    try:
+        return "load average " + " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "load average unknown"
+
+
+def timed(cmd: list[str], **kw) -> tuple[float, subprocess.CompletedProcess]:
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, **kw)
+    took = time.perf_counter() - t0
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+    return took, done
+
+
+def cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "autograder.cli", *args]
+
+
+def import_torch(runs: int = 3) -> float:
+    return statistics.median(timed([sys.executable, "-c", "import torch"])[0] for _ in range(runs))
+
+
+# ---------------------------------------------------------------------- 2. cold single submission
+def cold_single(args, tmp: Path, sample: Path, exercise: str | None) -> float:
+    out = tmp / f"cold-{exercise or 'all'}-{time.monotonic_ns()}"
+    cmd = cli(
+        "grade",
+        str(sample),
+        "--assignment",
+        args.assignment,
+        "--course",
+        args.course,
+        "--out",
+        str(out),
+        "--progress",
+        "plain",
+        *(["--exercise", exercise] if exercise else []),
+    )
+    took, done = timed(cmd)
+    if not (out / "report.html").is_file() or "1 graded now" not in done.stdout:
+        raise SystemExit(f"cold grading did not produce a report:\n{done.stdout}\n{done.stderr[-2000:]}")
+    return took
+
+
+# ---------------------------------------------------------------------- 3. check latency
+def check_latency(args, sample: Path) -> tuple[float, float, list[float]]:
+    cli_s, done = timed(
+        cli(
+            "check",
+            str(sample),
+            "--assignment",
+            args.assignment,
+            "--course",
+            args.course,
+            "--exercise",
+            args.check_exercise,
+        )
+    )
+    if "public tests pass" not in done.stdout:
+        raise SystemExit(f"torchgrader check failed:\n{done.stdout}\n{done.stderr[-2000:]}")
+    _, run = timed([sys.executable, "-c", CHECK_SCRIPT, args.check_exercise, str(sample), "4", args.course])
+    got = json.loads(run.stdout.strip().splitlines()[-1])
+    return cli_s, got["torch"], got["checks"]
+
+
+# ---------------------------------------------------------------------- 5. at scale
+def processes_of(root_pid: int) -> dict[str, list[int]]:
+    """The batch's judges (workers) and sandbox servers below ``root_pid``."""
+    children: dict[int, list[int]] = {}
+    cmdlines: dict[int, str] = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            cmdlines[int(d.name)] = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(d.name))
+    found: dict[str, list[int]] = {"judge": [], "server": []}
+    todo = [root_pid]
+    while todo:
+        pid = todo.pop()
+        for c in children.get(pid, []):
+            cmd = cmdlines.get(c, "")
+            if "autograder.batch.backends.worker" in cmd:
+                found["judge"].append(c)
+                todo.append(c)
+            elif "autograder.sandbox.server" in cmd:
+                found["server"].append(c)  # its children are sandboxes: not counted
+    return found
+
+
+def rss_mib(pid: int) -> tuple[float, float]:
+    """(current RSS, peak RSS) in MiB."""
+    cur = peak = 0.0
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                cur = int(line.split()[1]) / 1024
+            elif line.startswith("VmHWM:"):
+                peak = int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return cur, peak
+
+
+def committed(db: Path) -> int:
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as c:
+            return c.execute("SELECT COUNT(*) FROM gradings").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def memory_line(pids: dict[str, list[int]]) -> str:
+    parts = []
+    for kind in ("judge", "server"):
+        vals = [rss_mib(p) for p in sorted(pids[kind])]
+        parts.append(f"{kind}s " + ", ".join(f"{cur:.0f} MiB (peak {peak:.0f})" for cur, peak in vals))
+    return "; ".join(parts)
+
+
+def at_scale(args, sources: list[Path], tmp: Path) -> None:
+    from benchmarks.batch import class_of
+
+    broken = []
+    for name, text in BROKEN.items():
+        p = tmp / "broken" / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+        broken.append(p)
+    folder = tmp / "big"
+    class_of(sources + broken, args.big_n, folder)
+    out = tmp / "big-out"
+    cmd = cli(
+        "grade",
+        str(folder),
+        "--assignment",
+        args.assignment,
+        "--course",
+        args.course,
+        "--out",
+        str(out),
+        "--jobs",
+        str(args.jobs),
+        "--progress",
+        "plain",
+        *[a for e in args.big_exercise or [] for a in ("--exercise", e)],
+    )
+    db = out / "grades.sqlite"
+    kill_at = int(0.9 * args.big_n)
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    start_mem = end_mem = ""
+    pids: dict[str, list[int]] = {"judge": [], "server": []}
+    while proc.poll() is None:
+        time.sleep(0.25)
+        n = committed(db)
+        found = processes_of(proc.pid)
+        if found["judge"]:
+            pids = found
+        if not start_mem and n >= min(100, args.big_n // 2):
+            start_mem = memory_line(pids)
+        if n >= kill_at:
+            end_mem = memory_line(pids)
+            proc.send_signal(signal.SIGKILL)  # its workers die with it
+            proc.wait()
+            break
+    first_run = time.perf_counter() - t0
+    if not end_mem:
+        raise SystemExit(f"the big batch ended before it could be killed at {kill_at} (exit {proc.returncode})")
+    killed_at = committed(db)
+    time.sleep(2)
+    t1 = time.perf_counter()
+    rerun = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    rerun_s = time.perf_counter() - t1
+    m = re.search(r"(\d+) to grade, (\d+) already graded", rerun.stdout)
+    t2 = time.perf_counter()
+    again = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    outputs_s = time.perf_counter() - t2
+    with sqlite3.connect(db) as c:
+        rows = c.execute("SELECT run_id, graded_at, seconds FROM gradings ORDER BY id").fetchall()
+        twice = c.execute(
+            "SELECT COUNT(*) FROM (SELECT student FROM gradings GROUP BY student HAVING COUNT(*) > 1)"
+        ).fetchone()[0]
+    first = [r for r in rows if r[0] == rows[0][0]]
+    stamps = [r[1] for r in first]
+    k = min(100, len(first) // 2)  # a hundred at the default size
+    head, tail = first[:k], first[-k:]
+    wall_head = (stamps[k - 1] - stamps[0]) / (k - 1)
+    wall_tail = (stamps[-1] - stamps[-k]) / (k - 1)
+    mean_head = statistics.mean(r[2] for r in head)
+    mean_tail = statistics.mean(r[2] for r in tail)
+    what = f"exercises {', '.join(args.big_exercise)}" if args.big_exercise else "the whole assignment"
+    print(
+        f"5. at scale: {args.big_n} submissions ({len(sources)} samples and {len(broken)} broken files, cycled), "
+        f"{what}, --jobs {args.jobs}; {uptime()}"
+    )
+    print(
+        f"   killed at {killed_at} graded ({first_run:.0f} s); per submission, first {k} vs last {k} before the "
+        f"kill: wall {wall_head:.2f} s vs {wall_tail:.2f} s ({wall_tail / wall_head:.2f}x), worker-side mean "
+        f"{mean_head:.2f} s vs {mean_tail:.2f} s ({mean_tail / mean_head:.2f}x)"
+    )
+    print(f"   memory after the first {min(100, args.big_n // 2)}: {start_mem}")
+    print(f"   memory at the kill ({killed_at}):   {end_mem}")
+    if m:
+        print(
+            f"   rerun after the kill: {m.group(1)} to grade, {m.group(2)} already graded, {rerun_s:.1f} s "
+            f"(exit {rerun.returncode}); students graded twice: {twice}"
+        )
+    else:
+        print(f"   rerun after the kill failed (exit {rerun.returncode}): {rerun.stdout[-500:]} {rerun.stderr[-500:]}")
+    print(
+        f"   third run, nothing to grade (gradebook, {args.big_n} feedback pages, class report): {outputs_s:.1f} s "
+        f"(exit {again.returncode})"
+    )
+
+
+# ---------------------------------------------------------------------- main
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--assignment", default="pytorch-fundamentals")
+    ap.add_argument("--course", default=str(ROOT))
+    ap.add_argument("--sample", default=str(ROOT / "samples" / "alice.ipynb"), help="the cold single submission")
+    ap.add_argument("--exercise", default="softmax_grad", help="the one exercise of the cold one-exercise run")
+    ap.add_argument("--check-exercise", default="softmax_grad", help="the exercise checked for check latency")
+    ap.add_argument("--batch-n", type=int, default=100)
+    ap.add_argument("--floor-n", type=int, default=20)
+    ap.add_argument("--big-n", type=int, default=1000)
+    ap.add_argument(
+        "--big-exercise",
+        action="append",
+        help="grade only these exercises in the big run (repeatable; default: the whole assignment)",
+    )
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--skip-batch", action="store_true")
+    ap.add_argument("--skip-big", action="store_true")
+    args = ap.parse_args()
+    args.course = str(Path(args.course).resolve())
+    sample = Path(args.sample).resolve()
+
+    print(
+        f"torchgrader speed, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.node()}: {os.cpu_count()} cores, "
+        f"{platform.processor() or platform.machine()}, Python {platform.python_version()}; {uptime()}"
+    )
+    torch_s = import_torch()
+    print(f"1. import torch (fresh interpreter, median of 3): {torch_s:.2f} s")
+    with tempfile.TemporaryDirectory(prefix="torchgrader-speed-") as tmp_name:
+        tmp = Path(tmp_name)
+        full = [cold_single(args, tmp, sample, None) for _ in range(2)]
+        one = [cold_single(args, tmp, sample, args.exercise) for _ in range(2)]
+        print(
+            f"2. cold single submission ({sample.name}), `torchgrader grade`, report included; {uptime()}\n"
+            f"   full assignment: {min(full):.2f} s (runs: {', '.join(f'{x:.2f}' for x in full)}) = "
+            f"{min(full) / torch_s:.1f}x import torch\n"
+            f"   one exercise ({args.exercise}): {min(one):.2f} s = {min(one) / torch_s:.1f}x import torch"
+        )
+
+        cli_s, kernel_torch, checks = check_latency(args, sample)
+        later = statistics.median(checks[1:]) if len(checks) > 1 else float("nan")
+        print(
+            f"3. check latency ({args.check_exercise}); {uptime()}\n"
+            f"   `torchgrader check`: {cli_s:.2f} s = {cli_s / torch_s:.1f}x import torch\n"
+            f"   in a fresh kernel (torch imported in {kernel_torch:.2f} s): first check() {checks[0]:.2f} s = "
+            f"{checks[0] / torch_s:.1f}x import torch; later ones median {later:.2f} s "
+            f"({', '.join(f'{x:.2f}' for x in checks[1:])})"
+        )
+
+        from autograder.assignment import load_assignment
+        from benchmarks.batch import samples
+
+        assignment = load_assignment(args.assignment, Path(args.course))
+        sources = samples(assignment, tmp / "samples", None)
+        if not args.skip_batch:
+            batch_throughput(args, assignment, sources, tmp)
+        if not args.skip_big:
+            at_scale(args, sources, tmp)
+
+
+def batch_throughput(args, assignment, sources: list[Path], tmp: Path) -> None:
+    from autograder.batch.backends.config import WorkerConfig
+    from autograder.batch.runner import BatchOptions, run_batch
+    from autograder.grade import GradeOptions
+    from benchmarks.batch import class_of, floor
+
+    paths = class_of(sources, args.batch_n, tmp / "class")
+    cfg = WorkerConfig(course=str(assignment.course), assignment=assignment.id, options=GradeOptions())
+    opts = BatchOptions(out=tmp / "class-out", worker=cfg, jobs=args.jobs, progress="plain", report=True)
+    with open(tmp / "progress.log", "w") as log:
+        t0 = time.perf_counter()
+        summary = run_batch(assignment, [tmp / "class"], opts, stream=log, err=log)
+        wall = time.perf_counter() - t0
+    rate = 60 * args.batch_n / wall
+    per = [r.seconds for r in summary.results]
+    floor_results = floor(assignment, paths[: args.floor_n], None)
+    fl = [r.seconds for r in floor_results]
+    batch_totals = {Path(r.path).name: r.total for r in summary.results}
+    differ = [r.path for r in floor_results if batch_totals.get(Path(r.path).name) != r.total]
+    floor_rate = 60 / statistics.mean(fl)
+    print(
+        f"4. batch: {args.batch_n} submissions, {len(assignment.exercises)} exercises, --jobs {args.jobs}; "
+        f"{uptime()}\n"
+        f"   {wall:.1f} s wall, start-up included: {rate:.0f} submissions/min; per submission median "
+        f"{statistics.median(per):.2f} s (worker side)\n"
+        f"   floor (one warm process, no isolation, {len(fl)} submissions): {statistics.mean(fl):.2f} s each, "
+        f"{floor_rate:.0f}/min on one core, {args.jobs * floor_rate:.0f}/min if {args.jobs} cores scaled perfectly; "
+        f"batch per-submission median / floor median = {statistics.median(per) / statistics.median(fl):.2f}x\n"
+        f"   same scores in the floor and the batch: {'yes' if not differ else f'NO ({len(differ)} differ)'}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""What makes grading fast from cold, held as behaviour (timings live in benchmarks/, never here).
+
+- the ``torchgrader`` process never imports torch, pytest or numpy: it only
+  starts workers and writes reports;
+- one submission's class report draws no charts (no matplotlib);
+- the sandbox server warms the compiler only when asked, and only after the
+  first sandbox is handed over: the first sandbox starts without waiting for
+  it, every later one inherits the warm state;
+- whether to ask is read from the selected exercises' suites and probes.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from autograder.assignment import load_assignment
+from autograder.grade import GradeOptions, needs_compiler
+from autograder.sandbox.client import Sandbox, SandboxConfig, SandboxServer
+from tests.helpers import DEMO_COURSE, ROOT
+
+REF = (
+    (DEMO_COURSE / "solutions/demo/basics/reference.py").read_text()
+    + "\n# %%\n"
+    + (DEMO_COURSE / "solutions/demo/counter/reference.py").read_text()
+)
+HEAVY = ("torch", "pytest", "numpy", "matplotlib")
+
+
+def imported(stderr: str) -> set[str]:
+    """Top-level names of the modules a ``python -X importtime`` run imported."""
+    return {m.group(1).strip().split(".")[0] for m in re.finditer(r"^import time:.*\|\s*(\S+)\s*$", stderr, re.M)}
+
+
+def test_the_grade_command_never_imports_torch_and_one_submission_draws_no_charts(tmp_path):
+    sub = tmp_path / "alice.py"
+    sub.write_text(REF)
+    out = tmp_path / "out"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-X",
+            "importtime",
+            "-m",
+            "autograder.cli",
+            "grade",
+            str(sub),
+            "--assignment",
+            "demo",
+            "--course",
+            str(DEMO_COURSE),
+            "--out",
+            str(out),
+            "--progress",
+            "plain",
+            "--jobs",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr[-3000:]
+    mods = imported(run.stderr)
+    assert "autograder" in mods and "sqlite3" in mods  # the measurement sees this process's imports
+    assert not mods & set(HEAVY), f"the CLI process imported {sorted(mods & set(HEAVY))}"
+    assert "alice: 6 / 6 points" in run.stdout  # graded for real, by a worker process
+    page = (out / "report.html").read_text()
+    assert "data:image/png" not in page and "Charts are drawn for a class" in page
+    assert "alice: 6 / 6" in page  # the one score, in words instead of a histogram
+
+
+def test_every_staff_command_still_parses_and_grade_parses_without_them():
+    from autograder.cli import STAFF_COMMANDS, build_parser
+
+    everything = build_parser()  # --help: every command with its arguments
+    for name in STAFF_COMMANDS:
+        sub = everything._subparsers._group_actions[0].choices[name]
+        assert sub._actions[1:], f"{name} has no arguments"
+    code = (
+        "import sys\nfrom autograder.cli import build_parser\n"
+        "a = build_parser('grade').parse_args(['grade', 'x.py', '--assignment', 'a', '--out', 'o'])\n"
+        "print(a.command, sorted(m for m in sys.modules if m.split('.')[0] in "
+        f"{HEAVY!r} or m.startswith('autograder.authoring')))"
+    )
+    check = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert check.stdout.strip() == "grade []", check.stdout + check.stderr
+
+
+def test_reading_a_notebook_skips_jsonschemas_format_grammars():
+    """nbformat validates without format checkers; jsonschema's IRI grammars (Lark) cost a second per judge."""
+    code = (
+        "import sys\nfrom pathlib import Path\nfrom autograder.load import load\n"
+        "sub = load(Path('samples/alice.ipynb'))\n"
+        "print(len(sub.cells) > 5, 'lark' in sys.modules, 'rfc3987_syntax' in sys.modules)\n"
+        "import importlib.util\n"
+        "if importlib.util.find_spec('rfc3987_syntax'):\n    import rfc3987_syntax  # still importable afterwards\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert run.stdout.split() == ["True", "False", "False"], run.stdout + run.stderr
+
+
+def _dynamo_loaded(sb: Sandbox) -> bool:
+    sb.request("exec", "import sys\nWARM = 'torch._dynamo' in sys.modules", cell=1, timeout=30)
+    return sb.request("getattr", target=None, name="WARM", timeout=30)[1]
+
+
+def test_the_server_warms_the_compiler_only_when_asked_and_after_the_first_sandbox():
+    cold = SandboxServer(warm_compiler=False)
+    warm = SandboxServer(warm_compiler=True)
+    try:
+        for server, expected in ((cold, [False, False]), (warm, [False, True])):
+            seen = []
+            for _ in expected:
+                sb = Sandbox(server, SandboxConfig())
+                try:
+                    seen.append(_dynamo_loaded(sb))
+                finally:
+                    sb.kill()
+            assert seen == expected
+    finally:
+        cold.close()
+        warm.close()
+
+
+def test_the_compiler_is_wanted_only_for_exercises_whose_checks_compile():
+    a = load_assignment("pytorch-fundamentals", ROOT)
+    assert needs_compiler(a, GradeOptions())  # the whole assignment has `compile`
+    assert needs_compiler(a, GradeOptions(exercises=["compile"]))
+    assert needs_compiler(a, GradeOptions(exercises=["compile"], public=True))
+    assert not needs_compiler(a, GradeOptions(exercises=["views", "softmax_grad"]))
+    assert not needs_compiler(load_assignment("demo", DEMO_COURSE), GradeOptions())
