@@ -136,7 +136,8 @@ def import_nbformat() -> Any:
         import nbformat
 
         return nbformat
-    sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment] - makes its import raise ImportError
+    # None in sys.modules makes its import raise ImportError
+    sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]
     try:
         import nbformat
     finally:

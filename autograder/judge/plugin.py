@@ -173,8 +173,8 @@ class GradingPlugin:
             # pytest's own failure report (source lines found by parsing the suite's AST, per frame) is
             # never shown to anyone: a result carries the check's message, staff get the traceback from
             # pytest_runtest_makereport. Building it cost more than the checks of a failing submission.
-            item.repr_failure = _exception_line
-            item._repr_failure_py = _exception_line
+            item.repr_failure = _exception_line  # type: ignore[method-assign]
+            item._repr_failure_py = _exception_line  # type: ignore[method-assign,assignment]
         self.items = items
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
