@@ -205,12 +205,18 @@ def test_validate_passes_on_the_distributed_training_assignment():
     assert code == 0, "\n".join(lines)
 
 
+RANKS_PROBE = (
+    "from autograder.sandbox.ranks import run_ranks\n"
+    "def go(mod, name, world_size):\n"
+    "    return run_ranks(world_size, getattr(mod, name), timeout=15)\n"
+)
+
+
 def test_every_rank_counts_against_the_process_limit(server, tmp_path):
     """Ranks and whatever they fork share one process limit; a fork bomb in every rank stays bounded."""
     p = tmp_path / "bomb.py"
     p.write_text(
         "import os, time\n"
-        "from autograder.sandbox.ranks import run_ranks\n"
         "def bomb(rank, world_size):\n"
         "    n = 0\n"
         "    try:\n"
@@ -222,13 +228,13 @@ def test_every_rank_counts_against_the_process_limit(server, tmp_path):
         "    except OSError:\n"
         "        pass\n"
         "    return n\n"
-        "REPORT = run_ranks(3, bomb, timeout=15)\n"
     )
     config = SandboxConfig(limits=Limits(max_processes=40))
-    session = Session(server, load(p), config, Budget(cell_seconds=30))
+    # graded code cannot import the grader; probes can, while they load (as the distributed suites' do)
+    session = Session(server, load(p), config, Budget(cell_seconds=30), probes={"ddp": RANKS_PROBE})
     try:
         sb = session.ensure()
-        _, report = sb.request("getattr", target=None, name="REPORT", timeout=10)
+        _, report = sb.request("probe", [["bomb", 3], {}], exercise="ddp", name="go", timeout=30)
     finally:
         session.close()
     ranks = report["ranks"]
@@ -241,16 +247,14 @@ def test_what_a_rank_prints_reaches_the_output(server, tmp_path):
     """A rank ends with os._exit; its buffered prints are flushed first (students debug with print)."""
     p = tmp_path / "printer.py"
     p.write_text(
-        "from autograder.sandbox.ranks import run_ranks\n"
         "def talk(rank, world_size):\n"
         "    print(f'rank {rank} of {world_size} says hi')\n"
         "    return rank\n"
-        "REPORT = run_ranks(2, talk, timeout=15)\n"
     )
-    session = Session(server, load(p), SandboxConfig(), Budget(cell_seconds=30))
+    session = Session(server, load(p), SandboxConfig(), Budget(cell_seconds=30), probes={"ddp": RANKS_PROBE})
     try:
         sb = session.ensure()
-        _, report = sb.request("getattr", target=None, name="REPORT", timeout=10)
+        _, report = sb.request("probe", [["talk", 2], {}], exercise="ddp", name="go", timeout=30)
         time.sleep(0.2)  # the output pipe is drained by a reader thread
         output = sb.output
     finally:

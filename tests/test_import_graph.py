@@ -22,6 +22,7 @@ LAYERS: list[list[str]] = [
     ["autograder.results", "autograder.assignment", "autograder.load"],
     ["autograder.caps"],  # judge-side caps on student-derived strings in results (session and judge use it)
     ["autograder.sandbox"],
+    ["autograder.options"],  # the grading settings, light enough for the CLI process (no torch)
     ["autograder.session"],
     ["autograder.judge"],
     ["autograder.grade"],

@@ -133,6 +133,7 @@ class Runtime:
         # The dispatch table and the encoder, bound now: rebinding Runtime.op_probe,
         # wire.pack or wire.tensor_meta later changes nothing in the serving loop.
         self._ops = {name: getattr(self, f"op_{name}") for name in self.OPS}
+        self._library = dict(PROBE_LIBRARY)
         self._pack = wire.pack
         self._send = wire.send_frame
         self._recv = wire.recv_frame
@@ -223,11 +224,11 @@ class Runtime:
         name = f"probes_{exercise}"
         mod = types.ModuleType(name)
         mod.__file__ = f"<probes {exercise}>"
-        lent = [n for n in PROBE_LIBRARY if n not in sys.modules]
+        lent = [n for n in self._library if n not in sys.modules]
         try:
             code = compile(payload, mod.__file__, "exec", dont_inherit=True)
             sys.modules[name] = mod
-            sys.modules.update({n: PROBE_LIBRARY[n] for n in lent})
+            sys.modules.update({n: self._library[n] for n in lent})
             exec(code, mod.__dict__)
         except BaseException as e:  # noqa: BLE001 - a broken probe is the grader's fault
             sys.modules.pop(name, None)
@@ -277,10 +278,14 @@ class Runtime:
         path = req["path"]
         parts = path.split(".")
         for i in range(len(parts), 0, -1):
-            try:
-                obj = importlib.import_module(".".join(parts[:i]))
-            except ImportError:
-                continue
+            prefix = ".".join(parts[:i])
+            if prefix in self._library:  # a grader helper lent to suites; hidden from graded code
+                obj = self._library[prefix]
+            else:
+                try:
+                    obj = importlib.import_module(prefix)
+                except ImportError:
+                    continue
             for p in parts[i:]:
                 obj = getattr(obj, p)
             return obj

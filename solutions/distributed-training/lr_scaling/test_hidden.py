@@ -41,8 +41,11 @@ def test_effective_batch_values(student):
 def test_effective_batch_default_and_type(student):
     """effective_batch's accum_steps defaults to 1 and the result is an int"""
     got = student.effective_batch(48, 3)
+    if got == 48:  # the evidence of a missing world size, not of a wrong default
+        fail("effective_batch(48, 3) returned 48, expected 144: the world size is missing: every rank "
+             "contributes its batch to each step.", misconception="ignores_world")
     check(got == 144, f"effective_batch(48, 3) returned {got!r}, expected 144 (accum_steps defaults to 1).",
-          misconception="accum_default")
+          misconception="accum_default" if got == 0 else "")  # a default of 0 accumulation steps
     got = student.effective_batch(8, 2, 3)
     check(type(got) is int, f"effective_batch(8, 2, 3) returned a {type(got).__name__}; return a Python int.",
           misconception="types")

@@ -111,7 +111,10 @@ def test_every_example_once_per_epoch(student):
         for rank in range(w):
             shard = student.shard_indices(n, w, rank, epoch, seed)
             mask = student.padding_mask(n, w, rank)
-            check(isinstance(shard, list) and isinstance(mask, list) and len(mask) == len(shard),
+            check(isinstance(shard, list) and isinstance(mask, list),
+                  f"shard_indices and padding_mask return plain lists; with n={n} and {w} ranks they returned "
+                  f"{type(shard).__name__} and {type(mask).__name__}.", misconception="types")
+            check(len(mask) == len(shard),
                   f"With n={n} and {w} ranks, rank {rank}'s padding_mask has {len(mask)} entries for a shard of "
                   f"{len(shard)} indices: give one flag per position.", misconception="mask_length")
             seen += [i for i, pad in zip(shard, mask) if not pad]

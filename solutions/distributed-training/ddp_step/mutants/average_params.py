@@ -1,4 +1,4 @@
-# misconception: average_params
+# misconception: average_params, no_sync
 """Misconception: each rank steps on its own gradient and the parameters are
 averaged afterwards, which looks equivalent but weighs every rank equally."""
 import torch

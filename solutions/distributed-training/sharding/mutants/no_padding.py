@@ -1,4 +1,4 @@
-# misconception: no_padding
+# misconception: no_padding, mask_length
 """Misconception: the indices are dealt out with no padding, so ranks may get
 different numbers of examples."""
 import torch
