@@ -11,7 +11,6 @@ the batch goes on.
 from __future__ import annotations
 
 import io
-import os
 import re
 import shutil
 import socket
@@ -29,23 +28,11 @@ from autograder.load import load
 from autograder.sandbox.client import SandboxConfig
 from autograder.sandbox.isolation import Limits
 from autograder.session import Budget, Session
-from tests.helpers import ROOT
+from tests.helpers import ROOT, processes_named
 
 ASSIGNMENT = "distributed-training"
 EXPLOITS = ROOT / "tests" / "exploits_distributed"
 NAME = "tg-ddp-evil"
-
-
-def _processes_named(name: str) -> list[int]:
-    out = []
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                if Path(f"/proc/{pid}/comm").read_text().strip() == name:
-                    out.append(int(pid))
-            except OSError:
-                pass
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -113,9 +100,9 @@ def test_code_that_never_cleans_up_leaves_nothing_behind(graded):
     ddp = _exercise(graded["leaves_everything_behind"], "ddp_step")
     assert ddp.points == ddp.max_points, ddp  # correct arithmetic: the grader cleans up after it
     deadline = time.monotonic() + 5  # the kernel tears a PID namespace down asynchronously
-    while _processes_named(NAME) and time.monotonic() < deadline:
+    while processes_named(NAME) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _processes_named(NAME) == [], "a rank or its daemon survived grading"
+    assert processes_named(NAME) == [], "a rank or its daemon survived grading"
 
 
 def test_destroying_the_graders_group_costs_only_that_check(graded):
