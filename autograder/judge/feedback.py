@@ -157,20 +157,8 @@ def assert_close(
     ``hint`` is appended when no misconception matched.
     """
     if isinstance(expected, np.ndarray):
-        if isinstance(actual, torch.Tensor):
-            fail(f"Expected {name} to be a NumPy array, but got {describe(actual)}. Return a NumPy array "
-                 "(`.numpy()`), not a tensor.")
-        if not isinstance(actual, np.ndarray):
-            fail(f"Expected {name} to be a NumPy array, but got {describe(actual)}.")
-        if actual.dtype.kind not in "biufc" or expected.dtype.kind not in "biufc":
-            if actual.shape != expected.shape or not np.array_equal(actual, expected):
-                fail(f"Expected {name} to equal the expected {describe(expected)}, but got {describe(actual)}.")
-            return
-        if check_dtype and actual.dtype != expected.dtype:
-            fail(f"Expected {name} to have dtype {expected.dtype}, but it is {actual.dtype}. Keep the dtype of "
-                 "the inputs.")
-        assert_close(torch.from_numpy(np.array(actual)), torch.from_numpy(np.array(expected)), rtol=rtol, atol=atol,
-                     name=name, misconceptions=misconceptions, hint=hint, check_dtype=False, equal_nan=equal_nan)
+        _assert_close_numpy(actual, expected, rtol=rtol, atol=atol, name=name, misconceptions=misconceptions,
+                            hint=hint, check_dtype=check_dtype, equal_nan=equal_nan)
         return
     if not isinstance(expected, torch.Tensor):
         _assert_close_scalar(actual, expected, rtol=rtol, atol=atol, name=name, hint=hint,
@@ -196,6 +184,32 @@ def assert_close(
         return
     a = actual.detach().to(torch.complex128 if actual.is_complex() else torch.float64)
     e = expected.detach().to(a.dtype)
+    _check_finite(a, e, name=name, key=key, tail=tail, equal_nan=equal_nan)
+    _check_values(a, e, name=name, key=key, tail=tail, rtol=rtol, atol=atol)
+
+
+def _assert_close_numpy(actual: Any, expected: np.ndarray, *, rtol: float, atol: float, name: str,
+                        misconceptions: Mapping[str, Any] | None, hint: str | None, check_dtype: bool,
+                        equal_nan: bool) -> None:
+    """A NumPy result must be a NumPy array (not a tensor); numbers are then compared as tensors."""
+    if isinstance(actual, torch.Tensor):
+        fail(f"Expected {name} to be a NumPy array, but got {describe(actual)}. Return a NumPy array "
+             "(`.numpy()`), not a tensor.")
+    if not isinstance(actual, np.ndarray):
+        fail(f"Expected {name} to be a NumPy array, but got {describe(actual)}.")
+    if actual.dtype.kind not in "biufc" or expected.dtype.kind not in "biufc":
+        if actual.shape != expected.shape or not np.array_equal(actual, expected):
+            fail(f"Expected {name} to equal the expected {describe(expected)}, but got {describe(actual)}.")
+        return
+    if check_dtype and actual.dtype != expected.dtype:
+        fail(f"Expected {name} to have dtype {expected.dtype}, but it is {actual.dtype}. Keep the dtype of "
+             "the inputs.")
+    assert_close(torch.from_numpy(np.array(actual)), torch.from_numpy(np.array(expected)), rtol=rtol, atol=atol,
+                 name=name, misconceptions=misconceptions, hint=hint, check_dtype=False, equal_nan=equal_nan)
+
+
+def _check_finite(a: torch.Tensor, e: torch.Tensor, *, name: str, key: str, tail: str, equal_nan: bool) -> None:
+    """A NaN or inf where the expected value is finite gets its own message: it has its own usual causes."""
     bad_a = ~torch.isfinite(a)
     bad_e = ~torch.isfinite(e)
     if equal_nan:
@@ -207,23 +221,29 @@ def assert_close(
                  f"{_cap(name)} contains {value} at index {idx} where a finite value was expected "
                  f"({int((bad_a & ~bad_e).sum())} such entries).")
         _fail_keyed(key, f"{where}{tail or ' Look for overflow (exp of a large number) or a division by zero.'}")
+
+
+def _check_values(a: torch.Tensor, e: torch.Tensor, *, name: str, key: str, tail: str, rtol: float,
+                  atol: float) -> None:
+    """Name the worst entry and how many differ, so the student can find the bug's footprint."""
     close = torch.isclose(a, e, rtol=rtol, atol=atol, equal_nan=True)
-    if not bool(close.all()):
-        err = (a - e).abs()
-        err = torch.where(close, torch.zeros_like(err), err)
-        flat = int(torch.argmax(err.real if err.is_complex() else err))
-        idx = _unravel(flat, a.shape)
-        n_bad = int((~close).sum())
-        got = _fmt(a[idx].item()) if not a.is_complex() else a[idx].item()
-        want = _fmt(e[idx].item()) if not e.is_complex() else e[idx].item()
-        if a.numel() == 1:
-            extra = f" Got {got}, expected {want}."
-            head = f"{_cap(name)} has the right shape and dtype but the wrong value."
-        else:
-            extra = (f" {n_bad} of {a.numel()} entries differ; the largest difference is at index {idx}: "
-                     f"got {got}, expected {want}.")
-            head = f"{_cap(name)} has the right shape and dtype but wrong values."
-        _fail_keyed(key, f"{head}{extra}{tail}")
+    if bool(close.all()):
+        return
+    err = (a - e).abs()
+    err = torch.where(close, torch.zeros_like(err), err)
+    flat = int(torch.argmax(err.real if err.is_complex() else err))
+    idx = _unravel(flat, a.shape)
+    n_bad = int((~close).sum())
+    got = _fmt(a[idx].item()) if not a.is_complex() else a[idx].item()
+    want = _fmt(e[idx].item()) if not e.is_complex() else e[idx].item()
+    if a.numel() == 1:
+        extra = f" Got {got}, expected {want}."
+        head = f"{_cap(name)} has the right shape and dtype but the wrong value."
+    else:
+        extra = (f" {n_bad} of {a.numel()} entries differ; the largest difference is at index {idx}: "
+                 f"got {got}, expected {want}.")
+        head = f"{_cap(name)} has the right shape and dtype but wrong values."
+    _fail_keyed(key, f"{head}{extra}{tail}")
 
 
 def _fail_keyed(key: str, message: str) -> None:
