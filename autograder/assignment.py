@@ -43,6 +43,38 @@ PUBLIC_FILES = (EXERCISE_TOML, STATEMENT, PUBLIC_TESTS)  # shipped as files (the
 STAFF_FILES = (REFERENCE, HIDDEN_TESTS, PROBES)  # never shipped to students
 STAFF_DIRS = (ALTERNATIVES_DIR, MUTANTS_DIR)  # never shipped anywhere, Gradescope included
 SUITE_FILE_PATTERNS = ("test_*.py", PUBLIC_TESTS)  # how pytest finds the hidden and public suites
+NOT_FOR_GRADING = (REFERENCE, *STAFF_DIRS)  # staff-only files grading never reads: workers elsewhere never get them
+CACHE_PARTS = ("__pycache__",)  # with every dot-named file or folder (.ipynb_checkpoints, .git): never material
+
+
+def material_files(course: Path, assignment_id: str, *, grading_only: bool = False) -> list[tuple[Path, str, Path]]:
+    """Every file of an assignment as ``(file, side, path inside side/<id>/)``, sorted: ``side`` is
+    ``assignments`` or ``solutions``. Caches, dot-files and symlinks are never material; with
+    ``grading_only``, neither are the references, alternatives and mutants.
+
+    The one answer to "which files make up this assignment", for the validate stamp's digest, the
+    material shipped to workers elsewhere, and the Gradescope autograder.
+    """
+    out: list[tuple[Path, str, Path]] = []
+    for side in ("assignments", "solutions"):
+        top = Path(course) / side / assignment_id
+        if not top.is_dir():
+            continue
+        for p in sorted(top.rglob("*")):
+            rel = p.relative_to(top)
+            if not is_material(rel, staff=side == "solutions" and not grading_only) or p.is_symlink():
+                continue
+            if p.is_file():
+                out.append((p, side, rel))
+    return out
+
+
+def is_material(rel: Path, *, staff: bool = True) -> bool:
+    """Whether a path inside an assignment's folder is material (``staff``: references and mutants count)."""
+    parts = Path(rel).parts
+    if any(x in CACHE_PARTS or x.startswith(".") for x in parts) or Path(rel).suffix == ".pyc":
+        return False
+    return staff or not any(x in NOT_FOR_GRADING for x in parts)
 
 
 @dataclass

@@ -35,17 +35,15 @@ from pathlib import Path
 
 from autograder.assignment import (
     ASSIGNMENT_TOML,
-    REFERENCE,
-    STAFF_DIRS,
     Assignment,
     AssignmentError,
     find_course,
+    is_material,
     load_assignment,
 )
 
 ROOT_ENV = "TORCHGRADER_AUTOGRADER_ROOT"
 PYTHON_ENV = "TORCHGRADER_PYTHON"
-HIDDEN_EXCLUDE = (REFERENCE, *STAFF_DIRS, "__pycache__")
 
 SETUP_SH = """\
 #!/usr/bin/env bash
@@ -108,12 +106,11 @@ def _torch_version() -> str:
         return "2.13.0"
 
 
-def _add_tree(z: zipfile.ZipFile, src: Path, arc: str, exclude: tuple[str, ...] = ("__pycache__",)) -> None:
+def _add_tree(z: zipfile.ZipFile, src: Path, arc: str, *, staff: bool = True) -> None:
     for p in sorted(src.rglob("*")):
         rel = p.relative_to(src)
-        if any(part in exclude or part.startswith(".") for part in rel.parts) or not p.is_file():
-            continue
-        z.write(p, f"{arc}/{rel.as_posix()}")
+        if is_material(rel, staff=staff) and p.is_file() and not p.is_symlink():
+            z.write(p, f"{arc}/{rel.as_posix()}")
 
 
 def _add_text(z: zipfile.ZipFile, name: str, text: str, executable: bool = False) -> None:
@@ -132,24 +129,36 @@ def export(assignment: Assignment, out: Path) -> Path:
     with tempfile.TemporaryDirectory(prefix="torchgrader-export-") as tmp:
         wheel = build_wheel(Path(tmp))
         with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-            _add_text(z, "setup.sh", SETUP_SH.format(root_env=ROOT_ENV, torch_version=_torch_version(),
-                                                     wheel=wheel.name), executable=True)
-            _add_text(z, "run_autograder", RUN_AUTOGRADER.format(root_env=ROOT_ENV, python_env=PYTHON_ENV,
-                                                                 assignment=assignment.id), executable=True)
+            _add_text(
+                z,
+                "setup.sh",
+                SETUP_SH.format(root_env=ROOT_ENV, torch_version=_torch_version(), wheel=wheel.name),
+                executable=True,
+            )
+            _add_text(
+                z,
+                "run_autograder",
+                RUN_AUTOGRADER.format(root_env=ROOT_ENV, python_env=PYTHON_ENV, assignment=assignment.id),
+                executable=True,
+            )
             z.write(wheel, wheel.name)
             pub = f"course/assignments/{assignment.id}"
             z.write(assignment.public_dir / ASSIGNMENT_TOML, f"{pub}/{ASSIGNMENT_TOML}")
             for ex in assignment.exercises:
                 _add_tree(z, ex.public_dir, f"{pub}/{ex.id}")
-                _add_tree(z, ex.hidden_dir, f"course/solutions/{assignment.id}/{ex.id}", HIDDEN_EXCLUDE)
+                _add_tree(z, ex.hidden_dir, f"course/solutions/{assignment.id}/{ex.id}", staff=False)
     return out
 
 
 # ---------------------------------------------------------------------- run (on Gradescope)
 def pick_submission(folder: Path, assignment_id: str) -> Path:
     """The notebook to grade: ``<assignment>.ipynb`` if present, else the only notebook (or .py)."""
-    files = [p for p in sorted(folder.rglob("*")) if p.is_file() and not any(
-        part.startswith(".") or part == "__pycache__" for part in p.relative_to(folder).parts)]
+    files = [
+        p
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+        and not any(part.startswith(".") or part == "__pycache__" for part in p.relative_to(folder).parts)
+    ]
     named = [p for p in files if p.name == f"{assignment_id}.ipynb"]
     if len(named) == 1:
         return named[0]
@@ -158,10 +167,14 @@ def pick_submission(folder: Path, assignment_id: str) -> Path:
         if len(found) == 1:
             return found[0]
         if len(found) > 1:
-            raise AssignmentError(f"several {suffix} files were submitted ({', '.join(p.name for p in found)}): "
-                                  f"submit only your notebook, named {assignment_id}.ipynb")
-    raise AssignmentError(f"no notebook was submitted (found: {', '.join(p.name for p in files) or 'nothing'}): "
-                          f"submit {assignment_id}.ipynb")
+            raise AssignmentError(
+                f"several {suffix} files were submitted ({', '.join(p.name for p in found)}): "
+                f"submit only your notebook, named {assignment_id}.ipynb"
+            )
+    raise AssignmentError(
+        f"no notebook was submitted (found: {', '.join(p.name for p in files) or 'nothing'}): "
+        f"submit {assignment_id}.ipynb"
+    )
 
 
 def _root_only(paths: list[Path]) -> None:
@@ -206,9 +219,13 @@ def grade_on_gradescope(root: Path, assignment_id: str, *, stream=None) -> dict:
             data = gradescope_results(r)
     except Exception as e:  # noqa: BLE001 - Gradescope needs a results.json whatever happens
         traceback.print_exc(file=stream)
-        data = {"score": 0.0, "stdout_visibility": "hidden", "tests": [],
-                "output": f"The autograder itself failed ({type(e).__name__}: {e}); this is not your fault: "
-                          "course staff can see the details. Please tell them."}
+        data = {
+            "score": 0.0,
+            "stdout_visibility": "hidden",
+            "tests": [],
+            "output": f"The autograder itself failed ({type(e).__name__}: {e}); this is not your fault: "
+            "course staff can see the details. Please tell them.",
+        }
     out.write_text(json.dumps(data, indent=2))
     return data
 
@@ -226,9 +243,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     out = export(a, Path(args.out))
     with zipfile.ZipFile(out) as z:
         names = z.namelist()
-    print(f"wrote {out} ({len(names)} files, {out.stat().st_size / 1024:.0f} KiB): upload it as the Gradescope "
-          "autograder; setup.sh installs Python 3.11+, PyTorch (CPU) and torchgrader, run_autograder grades "
-          "/autograder/submission")
+    print(
+        f"wrote {out} ({len(names)} files, {out.stat().st_size / 1024:.0f} KiB): upload it as the Gradescope "
+        "autograder; setup.sh installs Python 3.11+, PyTorch (CPU) and torchgrader, run_autograder grades "
+        "/autograder/submission"
+    )
     return 0
 
 

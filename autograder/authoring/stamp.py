@@ -14,6 +14,9 @@ import json
 import time
 from pathlib import Path
 
+from autograder.assignment import material_files
+from autograder.report.files import write_atomic
+
 STAMP = ".torchgrader-validated.json"
 
 
@@ -22,23 +25,12 @@ def stamp_path(course: Path, assignment_id: str) -> Path:
 
 
 def material_digest(course: Path, assignment_id: str) -> str:
-    """sha256 over every file of the assignment (names and bytes), caches and the stamp left out."""
+    """sha256 over every file of the assignment (names and bytes); the stamp, a dot-file, is not material."""
     h = hashlib.sha256()
-    for side in ("assignments", "solutions"):
-        root = Path(course) / side / assignment_id
-        if not root.is_dir():
-            continue
-        for p in sorted(root.rglob("*")):
-            rel = p.relative_to(root)
-            if (
-                not p.is_file()
-                or p.name == STAMP
-                or any(part == "__pycache__" or part.startswith(".") for part in rel.parts)
-            ):
-                continue
-            h.update(f"{side}/{rel.as_posix()}\0".encode())
-            h.update(p.read_bytes())
-            h.update(b"\0")
+    for p, side, rel in material_files(course, assignment_id):
+        h.update(f"{side}/{rel.as_posix()}\0".encode())
+        h.update(p.read_bytes())
+        h.update(b"\0")
     return h.hexdigest()
 
 
@@ -49,10 +41,7 @@ def write_stamp(course: Path, assignment_id: str, mode: str) -> Path:
         "mode": mode,
         "validated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1) + "\n")
-    tmp.replace(path)
-    return path
+    return write_atomic(path, json.dumps(data, indent=1) + "\n")
 
 
 def validated(course: Path, assignment_id: str) -> tuple[bool, str]:

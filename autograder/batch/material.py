@@ -20,27 +20,13 @@ import shutil
 import tarfile
 from pathlib import Path
 
-# Staff-only files that take no part in grading.
-NOT_FOR_GRADING = ("reference.py", "alternatives", "mutants")
-SKIPPED = ("__pycache__", ".ipynb_checkpoints")
+from autograder.assignment import material_files
 
 
 def files(course: Path, assignment: str) -> list[tuple[Path, str]]:
     """(file, path inside the material) for everything a worker needs, sorted."""
-    out: list[tuple[Path, str]] = []
-    for part in ("assignments", "solutions"):
-        top = Path(course) / part / assignment
-        if not top.is_dir():
-            continue
-        for p in sorted(top.rglob("*")):
-            rel = p.relative_to(top)
-            if any(x in SKIPPED or x.startswith(".") for x in rel.parts) or p.suffix == ".pyc":
-                continue
-            if part == "solutions" and any(x in NOT_FOR_GRADING for x in rel.parts):
-                continue
-            if p.is_file() and not p.is_symlink():
-                out.append((p, f"{part}/{assignment}/{rel.as_posix()}"))
-    return out
+    return [(p, f"{side}/{assignment}/{rel.as_posix()}")
+            for p, side, rel in material_files(course, assignment, grading_only=True)]
 
 
 def stage(course: Path, assignment: str, dest: Path) -> Path:
