@@ -78,15 +78,15 @@ def grade(
     try:
         import pytest
 
-        from autograder.judge.collect import run_pytest
+        from autograder.judge.collect import invoke_pytest
         from autograder.judge.plugin import GradingPlugin
 
         plugin = GradingPlugin(
             assignment, paths, server, config, options.budget, collect, require_points=not options.public
         )
         with one_judge_thread():
-            code, output = run_pytest(files, assignment.course, [plugin, "autograder.judge.plugin"],
-                                      keyword=options.keyword)
+            code, output = invoke_pytest(files, assignment.course, [plugin, "autograder.judge.plugin"],
+                                         keyword=options.keyword)
         if plugin.problems:
             raise SuiteProblems("the assignment's suites have problems:\n" + "\n".join(plugin.problems))
         if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and (

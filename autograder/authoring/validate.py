@@ -53,12 +53,12 @@ from autograder.authoring.lint import (
     ExerciseFacts,
     Problem,
     changed_names,
-    check_assignment,
-    check_points,
     declared_misconceptions,
     defined_names,
     hidden_tests_calling,
     imported_names,
+    lint_assignment,
+    lint_points,
     reach,
     suite_names,
 )
@@ -117,7 +117,7 @@ def static_phase(course: Path, assignment_id: str, only: list[str] | None = None
     The points are counted (pytest collects the suites) even when other checks
     failed, so a mistake in the points is never reported only after the others are fixed.
     """
-    facts = check_assignment(course, assignment_id, only)
+    facts = lint_assignment(course, assignment_id, only)
     problems = [p for f in facts.values() for p in f.problems]
     assignment: Assignment | None
     try:
@@ -138,7 +138,7 @@ def static_phase(course: Path, assignment_id: str, only: list[str] | None = None
             except AssignmentError as e:
                 problems.append(Problem(course / "assignments" / assignment_id / "assignment.toml", None, str(e)))
                 complete = False
-    by_ex, point_problems = check_points(assignment)
+    by_ex, point_problems = lint_points(assignment)
     seen = {(p.path.resolve(), p.line, p.message) for p in problems}
     unparsed = {p.path.resolve() for p in problems if p.message.startswith("does not parse")}
     problems += [p for p in point_problems if (p.path.resolve(), p.line, p.message) not in seen
@@ -533,7 +533,7 @@ def grade_tasks(assignment: Assignment, tasks: list[Task], tmp: Path, *, server:
             on_result(r)
 
     try:
-        backend.run(queue, deliver)
+        backend.grade_jobs(queue, deliver)
     finally:
         backend.close()
     return out
@@ -609,9 +609,9 @@ STOPPED = ("nothing else was graded: every other case is the reference with one 
            "fail the same way. Fix the reference (or the suite) first")
 
 
-def run_validation(assignment: Assignment, exercises: list[str] | None = None, *,
-                   server: SandboxServer | None = None, jobs: int = 1, full: bool = True,
-                   progress: Callable[[str], None] | None = None, repeats: int = REPEATS) -> list[Row]:
+def grading_phase(assignment: Assignment, exercises: list[str] | None = None, *,
+                  server: SandboxServer | None = None, jobs: int = 1, full: bool = True,
+                  progress: Callable[[str], None] | None = None, repeats: int = REPEATS) -> list[Row]:
     """Phase 2: grade the material and judge every case; one Row per check.
 
     The all-references submission goes first, on every suite of the assignment
@@ -742,8 +742,8 @@ def validate(assignment_id: str, course: Path | None = None, exercises: list[str
         "(a name that exercise's suite uses, or a global effect such as patching torch)"
         + ("; by default (--full) every case is graded on every suite." if full
            else "; --quick: only there."))
-    rows += run_validation(assignment, exercises, server=server, jobs=jobs, full=full, progress=progress,
-                           repeats=repeats)
+    rows += grading_phase(assignment, exercises, server=server, jobs=jobs, full=full, progress=progress,
+                          repeats=repeats)
     out(table(assignment, rows, facts, show_feedback=show_feedback))
     bad = [r for r in rows if not r.ok]
     out(f"\n{len(rows)} checks: {len(rows) - len(bad)} ok, {len(bad)} failing")

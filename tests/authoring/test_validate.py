@@ -177,7 +177,7 @@ def test_parallel_validate_grades_on_the_batch_workers_and_reports_the_same(monk
 
     seen: list[tuple[Path, dict | None]] = []
     delivered: list[Path] = []
-    real_run = ProcessBackend.run
+    real_run = ProcessBackend.grade_jobs
 
     def spy(self, jobs, deliver):
         seen.extend((j.path, j.options) for j in jobs)
@@ -188,7 +188,7 @@ def test_parallel_validate_grades_on_the_batch_workers_and_reports_the_same(monk
 
         return real_run(self, jobs, counted)
 
-    monkeypatch.setattr(ProcessBackend, "run", spy)
+    monkeypatch.setattr(ProcessBackend, "grade_jobs", spy)
     serial_code, serial = run_validate(DEMO_COURSE, server, show_feedback=True)
     assert seen == []  # --jobs 1 grades in this process
     lines: list[str] = []

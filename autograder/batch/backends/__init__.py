@@ -64,7 +64,7 @@ class Backend(Protocol):
     name: str
     workers: int
 
-    def run(self, jobs: list[Job], deliver: Deliver) -> None:
+    def grade_jobs(self, jobs: list[Job], deliver: Deliver) -> None:
         """Grade every job, calling ``deliver`` once per job on this thread; raises WorkerFatal."""
 
 

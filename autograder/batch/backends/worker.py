@@ -169,7 +169,7 @@ class Worker:
         shutil.rmtree(self.current.pop("folder"), ignore_errors=True)
         self.send({"id": job["id"], "result": r.to_dict()})
 
-    def run(self) -> int:
+    def serve(self) -> int:
         why = self.isolation_problem()
         if why:
             return self.fatal(why)
@@ -233,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     die_with_parent()
     if os.getppid() != parent:  # the parent died before the death signal was armed
         return 1
-    return Worker(WorkerConfig.from_json(argv[0]), job_lines, proto).run()
+    return Worker(WorkerConfig.from_json(argv[0]), job_lines, proto).serve()
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ def test_one_worker_grades_each_job_on_the_suites_it_asks_for(tmp_path: Path):
     Counting.started = 0
     backend = Counting(WorkerConfig(course=str(DEMO_COURSE), assignment="demo", allow_unisolated=True), 1, tmp_path)
     try:
-        backend.run(jobs, lambda job, result, error, worker: got.setdefault(job.id, (result, error, worker)))
+        backend.grade_jobs(jobs, lambda job, result, error, worker: got.setdefault(job.id, (result, error, worker)))
     finally:
         backend.close()
     assert Counting.started == 1 and {w for _, _, w in got.values()} == {"worker 0"}
