@@ -171,8 +171,8 @@ def _close_server() -> None:
         _SERVER = None
 
 
-def run_check(path: Path, assignment: Assignment, exercises: list[str] | None = None,
-              options: GradeOptions | None = None, server: Any = None) -> SubmissionResult:
+def grade_public(path: Path, assignment: Assignment, exercises: list[str] | None = None,
+                 options: GradeOptions | None = None, server: Any = None) -> SubmissionResult:
     options = options or GradeOptions()
     options.public = True
     options.exercises = exercises or options.exercises
@@ -244,7 +244,7 @@ def check_in_notebook(exercise: str | None = None, *, assignment: str | None = N
     with tempfile.TemporaryDirectory(prefix="torchgrader-check-") as tmp:
         if target is None:
             target = history_notebook(history or [""], Path(tmp) / "kernel_history.ipynb", assignment_id)
-        r = run_check(target, a, [exercise] if exercise else None, server=server)
+        r = grade_public(target, a, [exercise] if exercise else None, server=server)
     r.seconds = time.monotonic() - started
     print(check_report(r, a))
     if history is not None and any(c.status != "ok" for c in r.cells):

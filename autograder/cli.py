@@ -30,7 +30,7 @@ def _options(args: argparse.Namespace) -> GradeOptions:
 def cmd_grade(args: argparse.Namespace) -> int:
     """TAs: grade a class in parallel, resumably; gradebook, feedback and class report in --out."""
     from autograder.batch.backends.config import WorkerConfig
-    from autograder.batch.runner import BatchError, BatchOptions, run_batch
+    from autograder.batch.runner import BatchError, BatchOptions, grade_batch
     from autograder.grade import default_jobs
 
     assignment = load_assignment(args.assignment, Path(args.course) if args.course else None, only=args.exercise)
@@ -44,7 +44,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
                         nbgrader_assignment=args.nbgrader_assignment, nbgrader_notebook=args.nbgrader_notebook,
                         argv=sys.argv[1:])
     try:
-        summary = run_batch(assignment, args.paths, opts)
+        summary = grade_batch(assignment, args.paths, opts)
     except BatchError as e:
         print(f"torchgrader: {e}", file=sys.stderr)
         return 2

@@ -9,11 +9,10 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autograder.assignment import Assignment, AssignmentError, SuiteProblems, load_assignment
+from autograder.assignment import Assignment, AssignmentError, SuiteProblems
 from autograder.options import GradeOptions
 from autograder.results import SubmissionResult
 
@@ -22,7 +21,7 @@ if TYPE_CHECKING:
 
 # pytest, torch and the judge are imported by the functions that grade, never at import time:
 # the CLI process takes GradeOptions from here and must stay free of torch (see autograder.options).
-__all__ = ["GradeOptions", "Task", "default_jobs", "grade", "grade_all", "suite_files"]
+__all__ = ["GradeOptions", "default_jobs", "grade", "suite_files"]
 
 
 def suite_files(assignment: Assignment, options: GradeOptions) -> list[Path]:
@@ -79,15 +78,15 @@ def grade(
     try:
         import pytest
 
-        from autograder.judge.collect import run_pytest
+        from autograder.judge.collect import invoke_pytest
         from autograder.judge.plugin import GradingPlugin
 
         plugin = GradingPlugin(
             assignment, paths, server, config, options.budget, collect, require_points=not options.public
         )
         with one_judge_thread():
-            code, output = run_pytest(files, assignment.course, [plugin, "autograder.judge.plugin"],
-                                      keyword=options.keyword)
+            code, output = invoke_pytest(files, assignment.course, [plugin, "autograder.judge.plugin"],
+                                         keyword=options.keyword)
         if plugin.problems:
             raise SuiteProblems("the assignment's suites have problems:\n" + "\n".join(plugin.problems))
         if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and (
@@ -145,64 +144,3 @@ def default_jobs(cap: int | None = None) -> int:
     """Parallel grading processes: one per core this process may use (at most ``cap``)."""
     n = max(1, len(os.sched_getaffinity(0)))
     return min(n, cap) if cap else n
-
-
-# ---------------------------------------------------------------------- grading in parallel (validate)
-_WORKER_SERVER: SandboxServer | None = None
-
-
-def _worker_init() -> None:
-    global _WORKER_SERVER
-    from autograder.sandbox.client import SandboxServer
-
-    _WORKER_SERVER = SandboxServer()  # imports torch in its own process, side by side with this one
-    import torch
-
-    torch.set_num_threads(1)
-
-
-def _worker_grade(assignment_id: str, course: str, paths: list[str], exercises: list[str] | None,
-                  public: bool) -> list[dict]:
-    a = load_assignment(assignment_id, Path(course))
-    rs = grade(a, [Path(p) for p in paths], server=_WORKER_SERVER,
-               options=GradeOptions(exercises=exercises, public=public))
-    return [r.to_dict() for r in rs]
-
-
-@dataclass
-class Task:
-    """Submissions graded together against the same suites."""
-
-    paths: list[Path]
-    exercises: list[str] | None  # None: every exercise's suite
-    public: bool = False
-
-
-def grade_all(assignment: Assignment, tasks: list[Task], *, server: SandboxServer | None = None, jobs: int = 1,
-              on_result: Callable[[SubmissionResult], None] | None = None) -> list[SubmissionResult]:
-    """Grade every task; with ``jobs > 1``, in that many worker processes (each with its own sandbox server)."""
-    tasks = [t for t in tasks if t.paths]
-    out: list[SubmissionResult] = []
-    if jobs <= 1 or sum(len(t.paths) for t in tasks) <= 2:
-        for t in tasks:
-            out += grade(assignment, t.paths, options=GradeOptions(exercises=t.exercises, public=t.public),
-                         server=server, on_result=on_result)
-        return out
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    chunks: list[Task] = []
-    for t in tasks:  # small chunks keep every worker busy until the end
-        size = max(1, min(4, len(t.paths) // jobs or 1))
-        chunks += [Task(t.paths[i:i + size], t.exercises, t.public) for i in range(0, len(t.paths), size)]
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init) as pool:
-        futures = [pool.submit(_worker_grade, assignment.id, str(assignment.course), [str(p) for p in c.paths],
-                               c.exercises, c.public) for c in chunks]
-        for fut in as_completed(futures):
-            for d in fut.result():
-                r = SubmissionResult.from_dict(d)
-                out.append(r)
-                if on_result:
-                    on_result(r)
-    return out
-

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from autograder.assignment import Assignment, load_assignment  # noqa: E402
 from autograder.batch.backends.config import WorkerConfig  # noqa: E402
-from autograder.batch.runner import BatchOptions, run_batch  # noqa: E402
+from autograder.batch.runner import BatchOptions, grade_batch  # noqa: E402
 from autograder.grade import GradeOptions  # noqa: E402
 
 
@@ -156,7 +156,7 @@ def main() -> None:
             original(self, r)
 
         progress_mod.PlainProgress.render = stamp
-        summary = run_batch(assignment, [tmp / "class"], opts, stream=log, err=log)
+        summary = grade_batch(assignment, [tmp / "class"], opts, stream=log, err=log)
         wall = time.perf_counter() - t0
         log.close()
         per = [r.seconds for r in summary.results]

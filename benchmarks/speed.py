@@ -350,7 +350,7 @@ def main() -> None:
 
 def batch_throughput(args, assignment, sources: list[Path], tmp: Path) -> None:
     from autograder.batch.backends.config import WorkerConfig
-    from autograder.batch.runner import BatchOptions, run_batch
+    from autograder.batch.runner import BatchOptions, grade_batch
     from autograder.grade import GradeOptions
     from benchmarks.batch import class_of, floor
 
@@ -359,7 +359,7 @@ def batch_throughput(args, assignment, sources: list[Path], tmp: Path) -> None:
     opts = BatchOptions(out=tmp / "class-out", worker=cfg, jobs=args.jobs, progress="plain", report=True)
     with open(tmp / "progress.log", "w") as log:
         t0 = time.perf_counter()
-        summary = run_batch(assignment, [tmp / "class"], opts, stream=log, err=log)
+        summary = grade_batch(assignment, [tmp / "class"], opts, stream=log, err=log)
         wall = time.perf_counter() - t0
     rate = 60 * args.batch_n / wall
     per = [r.seconds for r in summary.results]

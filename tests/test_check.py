@@ -13,7 +13,7 @@ import pytest
 from autograder.assignment import load_assignment
 from autograder.authoring.notebook import build
 from autograder.authoring.release import release
-from autograder.checker import assignment_for, check_report, history_notebook, run_check
+from autograder.checker import assignment_for, check_report, grade_public, history_notebook
 from autograder.load import load
 from tests.helpers import DEMO_COURSE
 
@@ -88,7 +88,7 @@ def test_the_assignment_is_found_from_the_exercise_id(tmp_path: Path, server):
         assignment_for("nope", DEMO_COURSE)
     a = load_assignment("demo", DEMO_COURSE, need_hidden=False, only=["basics"])
     ref = DEMO_COURSE / "solutions/demo/basics/reference.py"
-    r = run_check(ref, a, ["basics"], server=server)
+    r = grade_public(ref, a, ["basics"], server=server)
     assert [(e.id, e.points, [t.status for t in e.tests]) for e in r.exercises if e.tests] == [
         ("basics", 0.0, ["passed"])]
     assert "1/1 public tests pass (all pass)" in check_report(r)

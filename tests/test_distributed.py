@@ -22,7 +22,7 @@ import pytest
 
 from autograder.assignment import load_assignment
 from autograder.batch.backends.config import WorkerConfig
-from autograder.batch.runner import BatchError, BatchOptions, run_batch
+from autograder.batch.runner import BatchError, BatchOptions, grade_batch
 from autograder.grade import GradeOptions, grade
 from autograder.load import load
 from autograder.sandbox.client import SandboxConfig
@@ -168,14 +168,15 @@ def test_two_assignments_need_two_output_folders(server, tmp_path):
     out = tmp_path / "out"
     stub = ROOT / "samples-distributed-training" / "bob.py"
     opts = BatchOptions(out=out, worker=WorkerConfig(course=str(ROOT), assignment=ASSIGNMENT), jobs=1, progress="plain")
-    summary = run_batch(load_assignment(ASSIGNMENT, ROOT), [stub], opts, stream=io.StringIO(), err=io.StringIO())
+    summary = grade_batch(load_assignment(ASSIGNMENT, ROOT), [stub], opts, stream=io.StringIO(), err=io.StringIO())
     assert [r.total for r in summary.results] == [0]
     gradebook = (out / "gradebook.csv").read_text()
     assert gradebook.splitlines()[0].startswith("submission,student,name,ddp_step,sharding,global_metrics"), gradebook
     before = gradebook
     other = BatchOptions(out=out, worker=WorkerConfig(course=str(ROOT), assignment="pytorch-fundamentals"), jobs=1)
     with pytest.raises(BatchError, match=rf"holds the grades of {ASSIGNMENT}.*--out .*out-pytorch-fundamentals"):
-        run_batch(load_assignment("pytorch-fundamentals", ROOT), [stub], other, stream=io.StringIO(), err=io.StringIO())
+        grade_batch(load_assignment("pytorch-fundamentals", ROOT), [stub], other, stream=io.StringIO(),
+                    err=io.StringIO())
     assert (out / "gradebook.csv").read_text() == before  # nothing of the first assignment was touched
     assert "distributed" in (out / "report.html").read_text().lower()
 

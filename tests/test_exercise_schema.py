@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from autograder.assignment import EXERCISE_KEYS, AssignmentError, ExerciseLayout, load_assignment
-from autograder.authoring.lint import check_assignment
+from autograder.authoring.lint import lint_assignment
 from tests.helpers import DEMO_COURSE
 
 
@@ -20,7 +20,7 @@ def course(tmp_path: Path) -> Path:
 
 
 def _lint(course: Path) -> list[str]:
-    return [p.format(course) for f in check_assignment(course, "demo").values() for p in f.problems]
+    return [p.format(course) for f in lint_assignment(course, "demo").values() for p in f.problems]
 
 
 @pytest.mark.parametrize(("toml", "message"), [

@@ -27,7 +27,8 @@ LAYERS: list[list[str]] = [
     ["autograder.judge"],
     ["autograder.grade"],
     ["autograder.checker", "autograder.report"],
-    ["autograder.batch", "autograder.authoring"],
+    ["autograder.batch"],  # TAs' batch grading, and the workers every parallel grading runs on (backends/)
+    ["autograder.authoring"],  # staff tools: validate grades its cases on the batch's process backend
     ["autograder.cli"],
 ]
 

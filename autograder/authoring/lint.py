@@ -256,7 +256,7 @@ class ExerciseFacts:
         self.problems.append(Problem(path, line, message, self.id))
 
 
-def check_assignment(course: Path, assignment_id: str, only: list[str] | None = None) -> dict[str, ExerciseFacts]:
+def lint_assignment(course: Path, assignment_id: str, only: list[str] | None = None) -> dict[str, ExerciseFacts]:
     """Every static check of one assignment; the ``""`` key holds assignment-level problems."""
     course = Path(course)
     public = course / "assignments" / assignment_id
@@ -303,11 +303,11 @@ def check_assignment(course: Path, assignment_id: str, only: list[str] | None = 
         if only and ex_id not in only:
             continue
         lay = ExerciseLayout.of(course, assignment_id, ex_id)
-        facts[ex_id] = check_exercise(lay.public_dir, lay.hidden_dir, ex_id)
+        facts[ex_id] = lint_exercise(lay.public_dir, lay.hidden_dir, ex_id)
     return facts
 
 
-def check_exercise(pub: Path, hid: Path, ex_id: str) -> ExerciseFacts:
+def lint_exercise(pub: Path, hid: Path, ex_id: str) -> ExerciseFacts:
     """Every static check of one exercise: its exercise.toml, its files, its tests, its submission code."""
     f = ExerciseFacts(ex_id)
     lay = ExerciseLayout(pub, hid)
@@ -565,11 +565,11 @@ def collect_suites(assignment: Assignment, *, public: bool) -> tuple[list[Collec
     collector = _Collector(assignment)
     if not files:
         return [], []
-    collect.run_pytest(files, assignment.course, [collector], collect_only=True)
+    collect.invoke_pytest(files, assignment.course, [collector], collect_only=True)
     return collector.tests, collector.problems
 
 
-def check_points(assignment: Assignment) -> tuple[dict[str, list[CollectedTest]], list[Problem]]:
+def lint_points(assignment: Assignment) -> tuple[dict[str, list[CollectedTest]], list[Problem]]:
     """Hidden points per exercise as pytest collects them, against exercise.toml."""
     tests, problems = collect_suites(assignment, public=False)
     by_ex: dict[str, list[CollectedTest]] = {e.id: [] for e in assignment.exercises}

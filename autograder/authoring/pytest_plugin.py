@@ -91,10 +91,10 @@ def pytest_configure(config: pytest.Config) -> None:
         )
     ((course, assignment_id),) = courses
     config.pluginmanager.import_plugin("autograder.judge.plugin")  # the student/sandbox fixtures
-    config.pluginmanager.register(LocalRun(course, assignment_id, exercises, against), "torchgrader-local")
+    config.pluginmanager.register(AgainstCase(course, assignment_id, exercises, against), "torchgrader-local")
 
 
-class LocalRun:
+class AgainstCase:
     """One composed submission in one sandbox session, for every test pytest runs."""
 
     def __init__(self, course: Path, assignment_id: str, exercises: list[str], against: str) -> None:

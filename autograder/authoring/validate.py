@@ -53,17 +53,18 @@ from autograder.authoring.lint import (
     ExerciseFacts,
     Problem,
     changed_names,
-    check_assignment,
-    check_points,
     declared_misconceptions,
     defined_names,
     hidden_tests_calling,
     imported_names,
+    lint_assignment,
+    lint_points,
     reach,
     suite_names,
 )
 from autograder.authoring.stamp import write_stamp
-from autograder.grade import Task, default_jobs, grade, grade_all
+from autograder.grade import default_jobs, grade
+from autograder.options import GradeOptions
 from autograder.report.text import first_line as _first_line
 from autograder.results import SubmissionResult
 from autograder.sandbox.client import SandboxServer
@@ -116,7 +117,7 @@ def static_phase(course: Path, assignment_id: str, only: list[str] | None = None
     The points are counted (pytest collects the suites) even when other checks
     failed, so a mistake in the points is never reported only after the others are fixed.
     """
-    facts = check_assignment(course, assignment_id, only)
+    facts = lint_assignment(course, assignment_id, only)
     problems = [p for f in facts.values() for p in f.problems]
     assignment: Assignment | None
     try:
@@ -137,7 +138,7 @@ def static_phase(course: Path, assignment_id: str, only: list[str] | None = None
             except AssignmentError as e:
                 problems.append(Problem(course / "assignments" / assignment_id / "assignment.toml", None, str(e)))
                 complete = False
-    by_ex, point_problems = check_points(assignment)
+    by_ex, point_problems = lint_points(assignment)
     seen = {(p.path.resolve(), p.line, p.message) for p in problems}
     unparsed = {p.path.resolve() for p in problems if p.message.startswith("does not parse")}
     problems += [p for p in point_problems if (p.path.resolve(), p.line, p.message) not in seen
@@ -463,11 +464,79 @@ def _grade_cases(assignment: Assignment, exercises: list[str] | None, tmp: Path,
             progress(f"[{done[0]}/{total}] {r.submission.replace('--', ' ')}: {got:g}/{full:g} "
                      f"({r.seconds:.1f} s; {time.monotonic() - started:.0f} s in all)")
 
-    pub = {r.submission: r for r in grade_all(assignment, tasks[:1], server=server, on_result=tick)}
-    results = {r.submission: r for r in grade_all(assignment, tasks[1:], server=server, jobs=jobs, on_result=tick)}
+    graded = grade_tasks(assignment, tasks, tmp, server=server, jobs=jobs, on_result=tick)
+    pub = graded[0]
+    results = {name: r for by_name in graded[1:] for name, r in by_name.items()}
     if reference is not None:
         results["reference"] = reference
     return cs, suites, pub, results, again
+
+
+@dataclass
+class Task:
+    """Submissions graded together against the same suites."""
+
+    paths: list[Path]
+    exercises: list[str] | None  # None: every exercise's suite
+    public: bool = False
+
+
+def grade_tasks(assignment: Assignment, tasks: list[Task], tmp: Path, *, server: SandboxServer | None = None,
+                jobs: int = 1, on_result: Callable[[SubmissionResult], None] | None = None,
+                ) -> list[dict[str, SubmissionResult]]:
+    """Each task's results by submission name (a file's stem), in the order of ``tasks``.
+
+    With ``jobs <= 1`` (or two submissions or fewer) in this process, one task
+    after another. Otherwise on ``jobs`` workers of the batch's own process
+    backend (:mod:`autograder.batch.backends`), each a warm judge with its own
+    sandbox server: every submission is a job that names its task's suites, and
+    a worker grades consecutive jobs with the same suites in one pytest run.
+    ``tmp`` (which holds the composed submissions) is hidden from every sandbox.
+    """
+    out: list[dict[str, SubmissionResult]] = [{} for _ in tasks]
+    if jobs <= 1 or sum(len(t.paths) for t in tasks) <= 2:
+        for t, by_name in zip(tasks, out, strict=True):
+            if t.paths:
+                for r in grade(assignment, t.paths, options=GradeOptions(exercises=t.exercises, public=t.public),
+                               server=server, on_result=on_result):
+                    by_name[r.submission] = r
+        return out
+    from autograder.batch.backends import Job
+    from autograder.batch.backends.config import WorkerConfig
+    from autograder.batch.backends.process import ProcessBackend
+
+    where: dict[str, tuple[int, Path]] = {}
+    queue: list[Job] = []
+    for i, t in enumerate(tasks):  # in order: equal options stay adjacent, so a worker switches suites rarely
+        for p in t.paths:
+            job = Job(id=str(len(queue)), name=p.name, path=p, options={"exercises": t.exercises, "public": t.public})
+            where[job.id] = (i, p)
+            queue.append(job)
+    # Staff material, not students' work: graded where namespaces are refused too (the in-process path does
+    # the same); the protections each sandbox had are in its result, as always.
+    config = WorkerConfig(course=str(assignment.course), assignment=assignment.id,
+                          options=GradeOptions(protected=[tmp.resolve()]), allow_unisolated=True)
+    log_dir = tmp / "worker-logs"
+    log_dir.mkdir(exist_ok=True)
+    backend = ProcessBackend(config, jobs, log_dir)
+
+    def deliver(job: Job, result: dict | None, error: str, worker: str) -> None:
+        i, path = where[job.id]
+        if result is not None:
+            r = SubmissionResult.from_dict(result)
+        else:
+            r = SubmissionResult(submission=path.stem, path=str(path), assignment=assignment.id,
+                                 status="internal_error", error=f"{worker} could not grade it: {error.strip()[-1500:]}")
+        r.submission, r.path = path.stem, str(path)  # the worker saw a copy under a file name made safe
+        out[i][r.submission] = r
+        if on_result is not None:
+            on_result(r)
+
+    try:
+        backend.grade_jobs(queue, deliver)
+    finally:
+        backend.close()
+    return out
 
 
 def _test_points(r: SubmissionResult, exercises: list[str]) -> dict[tuple[str, str], float]:
@@ -540,9 +609,9 @@ STOPPED = ("nothing else was graded: every other case is the reference with one 
            "fail the same way. Fix the reference (or the suite) first")
 
 
-def run_validation(assignment: Assignment, exercises: list[str] | None = None, *,
-                   server: SandboxServer | None = None, jobs: int = 1, full: bool = True,
-                   progress: Callable[[str], None] | None = None, repeats: int = REPEATS) -> list[Row]:
+def grading_phase(assignment: Assignment, exercises: list[str] | None = None, *,
+                  server: SandboxServer | None = None, jobs: int = 1, full: bool = True,
+                  progress: Callable[[str], None] | None = None, repeats: int = REPEATS) -> list[Row]:
     """Phase 2: grade the material and judge every case; one Row per check.
 
     The all-references submission goes first, on every suite of the assignment
@@ -673,8 +742,8 @@ def validate(assignment_id: str, course: Path | None = None, exercises: list[str
         "(a name that exercise's suite uses, or a global effect such as patching torch)"
         + ("; by default (--full) every case is graded on every suite." if full
            else "; --quick: only there."))
-    rows += run_validation(assignment, exercises, server=server, jobs=jobs, full=full, progress=progress,
-                           repeats=repeats)
+    rows += grading_phase(assignment, exercises, server=server, jobs=jobs, full=full, progress=progress,
+                          repeats=repeats)
     out(table(assignment, rows, facts, show_feedback=show_feedback))
     bad = [r for r in rows if not r.ok]
     out(f"\n{len(rows)} checks: {len(rows) - len(bad)} ok, {len(bad)} failing")

@@ -96,8 +96,8 @@ def make_backend(opts: BatchOptions) -> Backend:
                                                      docker_gpus=opts.docker_gpus, scheduler=opts.scheduler))
 
 
-def run_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOptions, *,
-              stream: TextIO | None = None, err: TextIO | None = None) -> BatchSummary:
+def grade_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOptions, *,
+                stream: TextIO | None = None, err: TextIO | None = None) -> BatchSummary:
     """Expand the inputs, plan what still needs grading, grade it on the backend, collect every result."""
     stream = stream or sys.stdout
     err = err or sys.stderr
@@ -121,10 +121,10 @@ def run_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOption
         reused = len(inputs.entries) - len(todo)
         print(f"{len(inputs.entries)} submissions ({len(inputs.superseded)} superseded, {len(inputs.problems)} "
               f"unreadable): {len(todo)} to grade, {reused} already graded", file=stream, flush=True)
-        run_id = store.start_run(assignment.id, version, opts.argv, len(todo), reused)
+        run_id = store.open_batch(assignment.id, version, opts.argv, len(todo), reused)
         written, workers = (_grade(assignment, todo, opts, store, version, run_id, stream, later) if todo
                             else (set(), 0))
-        store.finish_run(run_id)
+        store.close_batch(run_id)
         results = _collect(assignment, inputs, store, version, written, out)
         write_outputs(assignment, inputs, results, opts)
     return BatchSummary(inputs.entries, results, len(todo), reused, inputs, time.monotonic() - started,
@@ -190,7 +190,7 @@ def _grade(assignment: Assignment, todo: list[Entry], opts: BatchOptions, store:
         progress.advance(r)
 
     try:
-        backend.run(jobs, deliver)
+        backend.grade_jobs(jobs, deliver)
     except WorkerFatal as exc:
         raise BatchError(str(exc)) from None
     finally:

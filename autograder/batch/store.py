@@ -118,13 +118,13 @@ class Store:
         self.close()
 
     # ------------------------------------------------------------------ runs
-    def start_run(self, assignment: str, version: str, argv: list[str], planned: int, reused: int) -> int:
+    def open_batch(self, assignment: str, version: str, argv: list[str], planned: int, reused: int) -> int:
         cur = self.db.execute(
             "INSERT INTO runs (assignment, suite_version, argv, started, planned, reused) VALUES (?, ?, ?, ?, ?, ?)",
             (assignment, version, json.dumps(argv), time.time(), planned, reused))
         return int(cur.lastrowid or 0)
 
-    def finish_run(self, run_id: int) -> None:
+    def close_batch(self, run_id: int) -> None:
         self.db.execute("UPDATE runs SET finished = ? WHERE id = ?", (time.time(), run_id))
 
     # ------------------------------------------------------------------ results

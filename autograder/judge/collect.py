@@ -99,8 +99,8 @@ def pytest_args(files: Iterable[Path], course: Path, ini: Path, *, collect_only:
     ]
 
 
-def run_pytest(files: list[Path], course: Path, plugins: list[object], *,
-               collect_only: bool = False, keyword: str | None = None) -> tuple[int, str]:
+def invoke_pytest(files: list[Path], course: Path, plugins: list[object], *,
+                  collect_only: bool = False, keyword: str | None = None) -> tuple[int, str]:
     """Run pytest on ``files`` with ``plugins``; returns (exit code, pytest's own output)."""
     with tempfile.TemporaryDirectory(prefix="torchgrader-pytest-") as tmp:
         ini = Path(tmp) / "pytest.ini"

@@ -21,10 +21,14 @@ import struct
 import sys
 import tempfile
 import traceback
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from autograder.sandbox import seccomp
 from autograder.sandbox.cgroups import Cgroups, SandboxCgroup, open_cgroups, per_process_report
+
+if TYPE_CHECKING:
+    from autograder.sandbox.isolation import Limits
 
 PRELOAD = ("torch", "torch.nn", "torch.nn.functional", "torch.utils.data", "torch.optim", "numpy")
 OPTIONAL_PRELOAD = ("sklearn.datasets",)
@@ -90,6 +94,19 @@ def default_read_only() -> list[str]:
     return paths
 
 
+@dataclass
+class _Keeping:
+    """What the keeper decided before forking init: which protections it got, and as whom init runs."""
+
+    ns: dict[str, str]
+    isolated: bool
+    is_root: bool
+    uid: int
+    gid: int
+    limits: Limits
+    scratch: str | None  # without a private tmpfs: a folder the keeper removes afterwards
+
+
 def _keeper(req: dict, wait_sock: socket.socket, report_w: int, root_dir: str) -> None:
     """Runs in the forked keeper process; never returns.
 
@@ -102,106 +119,155 @@ def _keeper(req: dict, wait_sock: socket.socket, report_w: int, root_dir: str) -
 
     iso.die_with_parent()
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    is_root = os.geteuid() == 0
-    protections: dict[str, str] = {}
-    ns = {"namespaces": "disabled by configuration"}
-    if req.get("isolate", True):
-        ns = iso.enter_namespaces(want_userns=not is_root)
-    isolated = ns.get("namespaces") == "ok"
-    uid = UID_BASE + os.getpid() if is_root else os.getuid()
-    gid = uid if is_root else os.getgid()
-    limits = iso.Limits(**req.get("limits", {}))
-    scratch = None
-    if not isolated:  # no private tmpfs: a scratch folder the keeper removes afterwards
-        scratch = tempfile.mkdtemp(prefix="torchgrader-scratch-")
-        if is_root:
-            os.chown(scratch, uid, gid)
-
+    k = _enter_namespaces(req)
     pid = os.fork()
     if pid == 0:
         try:
-            iso.die_with_parent()
-            os.setsid()
-            devnull = os.open("/dev/null", os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(devnull, fd)
-            if isolated:
-                plan = iso.Plan(read_only=req["read_only"], protected=req.get("protected", []), root_dir=root_dir)
-                iso.build_root(plan, limits, uid, gid)
-                lo = "loopback only" if ns.get("loopback") == "up" else f"loopback {ns.get('loopback', 'down')}"
-                protections["network"] = f"isolated (own network namespace, {lo}: nothing else reachable)"
-                protections["filesystem"] = (
-                    "private root: system and Python paths read-only, scratch /tmp "
-                    f"({limits.scratch_bytes // 2**20} MiB tmpfs) writable, nothing else visible"
-                )
-                protections["processes"] = (
-                    f"own PID namespace, at most {limits.max_processes} processes, whole tree killed at the end"
-                )
-            else:
-                os.chdir(scratch)
-                why = ns.get("namespaces", "")
-                protections["network"] = f"NOT isolated: namespaces {why}"
-                protections["filesystem"] = f"NOT isolated: the student's code can read what this user can ({why})"
-                protections["processes"] = (
-                    f"process group only (a child that calls setsid can escape the kill); "
-                    f"at most {limits.max_processes} processes"
-                )
-            iso.set_limits(limits)
-            if is_root:
-                iso.drop_privileges(True, uid, gid)
-                protections["privileges"] = f"runs as unprivileged uid {uid}, no capabilities"
-            elif isolated:
-                iso.drop_privileges(False, uid, gid)
-                protections["privileges"] = ns.get("user", "user namespace") + ", no new privileges"
-            else:
-                iso.prctl(iso.PR_SET_NO_NEW_PRIVS, 1)
-                protections["privileges"] = "runs as the grading user (no user namespace)"
-            # The server replaces this with the real scope (a cgroup for the whole sandbox, or per process).
-            protections["memory"] = f"address space of each process limited to {limits.memory_bytes / 2**30:.1f} GiB"
-            iso.prctl(iso.PR_SET_DUMPABLE, 0)
-            try:  # last step of the set-up, before the first student cell: inherited by every child
-                protections["syscalls"] = seccomp.report(seccomp.install())
-            except OSError as e:
-                protections["syscalls"] = f"NOT filtered: the kernel refused the seccomp filter ({e})"
-            wait_fd = wait_sock.fileno()
-            for fd in _open_fds():
-                if fd not in (0, 1, 2, wait_fd):
-                    try:
-                        os.close(fd)
-                    except OSError:
-                        pass
-            _, fds, _, _ = socket.recv_fds(wait_sock, 16, 2)
-            wait_sock.close()
-            if len(fds) != 2:
-                os._exit(0)  # the server went away before this sandbox was used
-            ctrl_fd, out_fd = fds
-            os.dup2(out_fd, 1)
-            os.dup2(out_fd, 2)
-            os.close(out_fd)
-            _init_main(ctrl_fd, protections, req)
+            _init_process(req, k, wait_sock, root_dir)
         except BaseException:  # noqa: BLE001 - report and die; the judge sees the closed socket
             try:
                 os.write(2, traceback.format_exc().encode()[-4000:])
             finally:
                 os._exit(70)
         os._exit(0)
-
     os.write(report_w, struct.pack("!q", pid))
     os.close(report_w)
     wait_sock.close()
+    _reap(pid)
+    if k.scratch is not None:
+        import shutil
+
+        shutil.rmtree(k.scratch, ignore_errors=True)
+    os._exit(0)
+
+
+def _enter_namespaces(req: dict) -> _Keeping:
+    """The keeper's own step: new namespaces (unless configured off), init's uid, and a scratch folder without them."""
+    from autograder.sandbox import isolation as iso
+
+    is_root = os.geteuid() == 0
+    ns = {"namespaces": "disabled by configuration"}
+    if req.get("isolate", True):
+        ns = iso.enter_namespaces(want_userns=not is_root)
+    isolated = ns.get("namespaces") == "ok"
+    uid = UID_BASE + os.getpid() if is_root else os.getuid()
+    gid = uid if is_root else os.getgid()
+    scratch = None
+    if not isolated:  # no private tmpfs: a scratch folder the keeper removes afterwards
+        scratch = tempfile.mkdtemp(prefix="torchgrader-scratch-")
+        if is_root:
+            os.chown(scratch, uid, gid)
+    return _Keeping(ns, isolated, is_root, uid, gid, iso.Limits(**req.get("limits", {})), scratch)
+
+
+def _init_process(req: dict, k: _Keeping, wait_sock: socket.socket, root_dir: str) -> None:
+    """Init (PID 1 of the sandbox): lock itself in, wait for its descriptors, then serve the judge."""
+    from autograder.sandbox import isolation as iso
+
+    iso.die_with_parent()
+    os.setsid()
+    _quiet_stdio()
+    protections = _confine_filesystem(req, k, root_dir)
+    iso.set_limits(k.limits)
+    protections["privileges"] = _drop_privileges(k)
+    # The server replaces this with the real scope (a cgroup for the whole sandbox, or per process).
+    protections["memory"] = f"address space of each process limited to {k.limits.memory_bytes / 2**30:.1f} GiB"
+    iso.prctl(iso.PR_SET_DUMPABLE, 0)
+    protections["syscalls"] = _filter_syscalls()
+    fds = _await_descriptors(wait_sock)
+    if fds is None:
+        os._exit(0)  # the server went away before this sandbox was used
+    ctrl_fd, out_fd = fds
+    os.dup2(out_fd, 1)
+    os.dup2(out_fd, 2)
+    os.close(out_fd)
+    _init_main(ctrl_fd, protections, req)
+
+
+def _quiet_stdio() -> None:
+    devnull = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+
+
+def _confine_filesystem(req: dict, k: _Keeping, root_dir: str) -> dict[str, str]:
+    """The private root (isolated) or the scratch folder (not); what each protects, for the report."""
+    from autograder.sandbox import isolation as iso
+
+    limits = k.limits
+    if k.isolated:
+        plan = iso.Plan(read_only=req["read_only"], protected=req.get("protected", []), root_dir=root_dir)
+        iso.build_root(plan, limits, k.uid, k.gid)
+        lo = "loopback only" if k.ns.get("loopback") == "up" else f"loopback {k.ns.get('loopback', 'down')}"
+        return {
+            "network": f"isolated (own network namespace, {lo}: nothing else reachable)",
+            "filesystem": (
+                "private root: system and Python paths read-only, scratch /tmp "
+                f"({limits.scratch_bytes // 2**20} MiB tmpfs) writable, nothing else visible"
+            ),
+            "processes": f"own PID namespace, at most {limits.max_processes} processes, whole tree killed at the end",
+        }
+    assert k.scratch is not None
+    os.chdir(k.scratch)
+    why = k.ns.get("namespaces", "")
+    return {
+        "network": f"NOT isolated: namespaces {why}",
+        "filesystem": f"NOT isolated: the student's code can read what this user can ({why})",
+        "processes": (
+            f"process group only (a child that calls setsid can escape the kill); "
+            f"at most {limits.max_processes} processes"
+        ),
+    }
+
+
+def _drop_privileges(k: _Keeping) -> str:
+    """Init's own uid and no new privileges; how, for the report."""
+    from autograder.sandbox import isolation as iso
+
+    if k.is_root:
+        iso.drop_privileges(True, k.uid, k.gid)
+        return f"runs as unprivileged uid {k.uid}, no capabilities"
+    if k.isolated:
+        iso.drop_privileges(False, k.uid, k.gid)
+        return k.ns.get("user", "user namespace") + ", no new privileges"
+    iso.prctl(iso.PR_SET_NO_NEW_PRIVS, 1)
+    return "runs as the grading user (no user namespace)"
+
+
+def _filter_syscalls() -> str:
+    """The seccomp filter: the last step of the set-up, before the first student cell (every child inherits it)."""
+    try:
+        return seccomp.report(seccomp.install())
+    except OSError as e:
+        return f"NOT filtered: the kernel refused the seccomp filter ({e})"
+
+
+def _await_descriptors(wait_sock: socket.socket) -> tuple[int, int] | None:
+    """Close every other descriptor, then wait for the judge's control socket and output pipe (None: never sent)."""
+    wait_fd = wait_sock.fileno()
+    for fd in _open_fds():
+        if fd not in (0, 1, 2, wait_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    _, fds, _, _ = socket.recv_fds(wait_sock, 16, 2)
+    wait_sock.close()
+    if len(fds) != 2:
+        return None
+    return fds[0], fds[1]
+
+
+def _reap(pid: int) -> None:
+    """Wait for init to exit (the keeper's only work once init is running)."""
     while True:
         try:
             os.waitpid(pid, 0)
-            break
+            return
         except ChildProcessError:
-            break
+            return
         except InterruptedError:
             continue
-    if scratch is not None:
-        import shutil
-
-        shutil.rmtree(scratch, ignore_errors=True)
-    os._exit(0)
 
 
 def _open_fds() -> list[int]:

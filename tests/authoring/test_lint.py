@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from autograder.assignment import AssignmentError, load_assignment
-from autograder.authoring.lint import changed_names, check_assignment, check_points, hidden_tests_calling
+from autograder.authoring.lint import changed_names, hidden_tests_calling, lint_assignment, lint_points
 from autograder.authoring.scaffold import scaffold
 from autograder.authoring.validate import validate
 from tests.helpers import DEMO_COURSE, ROOT
@@ -24,7 +24,7 @@ def course(tmp_path: Path) -> Path:
 
 
 def problems(course: Path, assignment: str = "demo") -> list[str]:
-    facts = check_assignment(course, assignment)
+    facts = lint_assignment(course, assignment)
     return [p.format(course) for f in facts.values() for p in f.problems]
 
 
@@ -39,7 +39,7 @@ def test_the_demo_course_and_the_real_assignment_pass_the_static_checks():
     assert problems(ROOT, "pytorch-fundamentals") == []
     for course, a in ((DEMO_COURSE, "demo"), (ROOT, "pytorch-fundamentals")):
         assignment = load_assignment(a, course)
-        by_ex, probs = check_points(assignment)
+        by_ex, probs = lint_points(assignment)
         assert probs == []
         for ex in assignment.exercises:
             assert sum(t.points for t in by_ex[ex.id]) == ex.points
@@ -98,10 +98,10 @@ def test_points_must_add_up_and_hidden_tests_must_differ_from_public_ones(course
     text = "\n".join(problems(course))
     assert re.search(r"solutions/demo/basics/test_hidden.py:\d+: test_copied is identical to the public test "
                      r"test_double_small \(public_test.py:\d+\)", text)
-    _, probs = check_points(load_assignment("demo", course))
+    _, probs = lint_points(load_assignment("demo", course))
     assert probs == []  # 4 + 1 points, as declared
     toml.write_text(toml.read_text().replace("points = 5", "points = 7"))
-    _, probs = check_points(load_assignment("demo", course))
+    _, probs = lint_points(load_assignment("demo", course))
     assert [p.format(course) for p in probs] == [
         "assignments/demo/basics/exercise.toml:2: declares 7 points but the hidden tests add up to 5 (4 tests)"
     ]
@@ -158,7 +158,7 @@ def test_new_scaffolds_every_file_and_lists_the_exercise(tmp_path: Path, course:
     assert "# misconception: unbiased_variance" in (course / "solutions/demo/extra/mutants/unbiased_variance.py"
                                                     ).read_text()
     assert [p for p in problems(course) if "/extra/" in p] == []
-    by_ex, probs = check_points(load_assignment("demo", course))
+    by_ex, probs = lint_points(load_assignment("demo", course))
     assert probs == [] and [t.points for t in by_ex["extra"]] == [6.0, 4.0]
 
 

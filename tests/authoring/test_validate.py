@@ -168,3 +168,41 @@ def test_a_grader_error_fails_validate_even_with_withheld_points(tmp_path: Path,
     code, out = run_validate(course, server, exercises=["basics"])
     assert code == 1, out
     assert re.search(r"FAIL +reference +the grader itself failed in 1 test\(s\), first: row_means", out), out
+
+
+def test_parallel_validate_grades_on_the_batch_workers_and_reports_the_same(monkeypatch, server):
+    """With --jobs 2 every case is a job of the batch's process backend (no pool of validate's own), each job
+    names its suites, and the table is the serial run's, word for word."""
+    from autograder.batch.backends.process import ProcessBackend
+
+    seen: list[tuple[Path, dict | None]] = []
+    delivered: list[Path] = []
+    real_run = ProcessBackend.grade_jobs
+
+    def spy(self, jobs, deliver):
+        seen.extend((j.path, j.options) for j in jobs)
+
+        def counted(job, result, error, worker):
+            delivered.append(job.path)
+            deliver(job, result, error, worker)
+
+        return real_run(self, jobs, counted)
+
+    monkeypatch.setattr(ProcessBackend, "grade_jobs", spy)
+    serial_code, serial = run_validate(DEMO_COURSE, server, show_feedback=True)
+    assert seen == []  # --jobs 1 grades in this process
+    lines: list[str] = []
+    code = validate("demo", DEMO_COURSE, out=lines.append, server=server, jobs=2, show_feedback=True)
+    parallel = "\n".join(lines)
+    assert code == serial_code == 0, parallel
+    assert parallel.replace(" (2 parallel workers)", "") == serial
+    # every case but the reference (graded first, in this process): the public suites on the reference and the
+    # stub, then the hidden ones on the stub, each alternative and mutant, and the repeated gradings
+    paths = [p for p, _ in seen]
+    assert sorted(delivered) == sorted(paths) and len(paths) == len(set(paths))
+    public = [p.name for p, o in seen if o and o["public"]]
+    hidden = [p.stem for p, o in seen if o and not o["public"]]
+    assert public == ["reference.py", "stub.py"] and all(o and o["public"] for _, o in seen[:2])
+    assert "reference" not in hidden and "stub" in hidden
+    assert {h.split("--")[0] for h in hidden} == {"stub", "alternative", "mutant", "repeat1", "repeat2"}, hidden
+    assert len(hidden) + len(public) == len(seen)  # every job names its suites

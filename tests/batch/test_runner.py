@@ -292,7 +292,7 @@ def test_a_job_that_kills_its_worker_is_retried_once_then_reported(tmp_path):
         (tmp_path / name).write_text("x = 1\n")
         jobs.append(Job(id=name, name=name, path=tmp_path / name))
     got = {}
-    Fake(WorkerConfig(course=".", assignment="demo"), 2, tmp_path).run(
+    Fake(WorkerConfig(course=".", assignment="demo"), 2, tmp_path).grade_jobs(
         jobs, lambda job, result, error, worker: got.setdefault(job.name, (result, error)))
     assert {k: v[0] for k, v in got.items() if k != "crash.py"} == {n: {"name": n} for n in ("a.py", "b.py", "c.py")}
     result, error = got["crash.py"]

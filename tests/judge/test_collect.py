@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from autograder.assignment import AssignmentError, load_assignment
-from autograder.authoring.lint import check_points
+from autograder.authoring.lint import lint_points
 from autograder.grade import grade
 from tests.helpers import DEMO_COURSE
 
@@ -28,7 +28,7 @@ def test_a_points_mark_that_is_not_a_number_is_named_by_grading_and_by_the_linte
     a = load_assignment("demo", bad_points_course)
     line = next(i for i, ln in enumerate(a.exercise("basics").hidden_tests.read_text().splitlines(), 1)
                 if "def test_worded_points" in ln) - 1  # pytest reports the decorator's line
-    _, problems = check_points(a)
+    _, problems = lint_points(a)
     worded = [p for p in problems if p.message == "test_worded_points: points('two') is not a number"]
     assert len(worded) == 1 and worded[0].path.name == "test_hidden.py" and abs(worded[0].line - line) <= 1
     sub = tmp_path / "s.py"

@@ -33,7 +33,7 @@ def test_a_reply_over_the_judges_own_limit_fails_that_test_and_the_batch_goes_on
     cfg = WorkerConfig(course=str(course), assignment="demo", judge_memory_gb=0.5,
                        options=GradeOptions(budget=Budget(submission_seconds=120)))
     got = {}
-    ProcessBackend(cfg, 1, tmp_path).run(
+    ProcessBackend(cfg, 1, tmp_path).grade_jobs(
         jobs, lambda job, result, error, worker: got.setdefault(job.name, (result, error))
     )
     honest, error = got["honest.py"]

@@ -37,7 +37,7 @@ SQUARED = ("double(x) has the right shape and dtype but wrong values. {n} of 12 
 def test_store_commits_each_result_and_counts_gradings(tmp_path):
     r = result("alice")
     with Store(tmp_path / "g.sqlite") as s:
-        run = s.start_run("demo", "v1", ["grade"], 1, 0)
+        run = s.open_batch("demo", "v1", ["grade"], 1, 0)
         assert not s.has("demo", "alice", r.sha256, "v1")
         s.put(r, "v1", run_id=run, worker="w0")
     with Store(tmp_path / "g.sqlite") as s:  # another connection sees it: it was committed

@@ -22,15 +22,30 @@ if TYPE_CHECKING:
     from autograder.batch.backends.config import WorkerConfig
 
 
+# The grading settings (GradeOptions fields) one job may choose for itself: which suites grade it. A worker
+# grades consecutive jobs with the same choice in one pytest run (``validate`` orders its jobs so).
+PER_JOB_OPTIONS = ("exercises", "public")
+
+
 @dataclass
 class Job:
     id: str  # unique within the batch
     name: str  # the submission's file name, as students' messages will name it
     path: Path  # a readable local copy
     attempts: int = 0
+    options: dict[str, Any] | None = None  # some of PER_JOB_OPTIONS; None: the workers' settings as they are
+
+    def __post_init__(self) -> None:
+        unknown = set(self.options or ()) - set(PER_JOB_OPTIONS)
+        if unknown:
+            raise ValueError(f"a job may set only {', '.join(PER_JOB_OPTIONS)}, not {', '.join(sorted(unknown))}")
 
     def payload(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "data": base64.b64encode(self.path.read_bytes()).decode()}
+        data = base64.b64encode(self.path.read_bytes()).decode()
+        out: dict[str, Any] = {"id": self.id, "name": self.name, "data": data}
+        if self.options:
+            out["options"] = self.options
+        return out
 
 
 # deliver(job, result dict or None, error message when None, worker label); called on the caller's thread
@@ -49,7 +64,7 @@ class Backend(Protocol):
     name: str
     workers: int
 
-    def run(self, jobs: list[Job], deliver: Deliver) -> None:
+    def grade_jobs(self, jobs: list[Job], deliver: Deliver) -> None:
         """Grade every job, calling ``deliver`` once per job on this thread; raises WorkerFatal."""
 
 

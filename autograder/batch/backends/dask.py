@@ -69,7 +69,7 @@ class DaskBackend:
         except Exception:  # noqa: BLE001 - a scheduler gone at the end of a batch
             return 0
 
-    def run(self, jobs: list[Job], deliver: Deliver) -> None:
+    def grade_jobs(self, jobs: list[Job], deliver: Deliver) -> None:
         from distributed import as_completed
 
         if not jobs:

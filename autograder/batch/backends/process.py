@@ -59,7 +59,7 @@ class ProcessBackend:
         return pipe
 
     # ------------------------------------------------------------------ the pool
-    def run(self, jobs: list[Job], deliver: Deliver) -> None:
+    def grade_jobs(self, jobs: list[Job], deliver: Deliver) -> None:
         todo: queue.Queue[Job] = queue.Queue()
         for j in jobs:
             todo.put(j)

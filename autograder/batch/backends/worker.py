@@ -11,6 +11,10 @@ sandboxes this process forks through its server.
 
     python -m autograder.batch.backends.worker '<config JSON>'
 
+A job may choose its own suites (``"options": {"exercises": [...], "public": bool}``,
+as ``validate`` sends): consecutive jobs with the same choice share one
+``grade()`` call; the next choice starts another with the same warm server.
+
 Lines it writes: ``{"ready": true, ...}`` once, then per job ``{"id", "result"}``
 or ``{"id", "error"}`` (the worker could not grade it and exits), or
 ``{"fatal": message}`` (the assignment's suites cannot run: no job can be graded).
@@ -25,12 +29,15 @@ import shutil
 import sys
 import traceback
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autograder.batch.backends.config import WorkerConfig
 
 if TYPE_CHECKING:
+    from autograder.assignment import Assignment
+    from autograder.options import GradeOptions
     from autograder.results import SubmissionResult
 
 
@@ -88,6 +95,7 @@ class Worker:
         self.seen = 0
         self.tmp: Path | None = None
         self.server: Any = None
+        self.pending: dict[str, Any] | None = None  # the next job, read but not yet graded
 
     def send(self, obj: dict[str, Any]) -> None:
         self.proto.write(json.dumps(obj) + "\n")
@@ -111,8 +119,20 @@ class Worker:
                 "(in Docker: see docker/README.md for the --security-opt flags), or pass "
                 "--allow-unisolated to grade anyway with the protections reported as NOT isolated.")
 
-    def jobs(self) -> Iterator[Path]:
-        """Each job's submission, written to a private folder; ends at end of input or a stop line."""
+    def read_job(self) -> dict[str, Any] | None:
+        """The next job line; None at end of input or a stop line."""
+        line = self.job_lines.readline()
+        if not line:
+            return None
+        job = json.loads(line)
+        return None if job.get("op") == "stop" else job
+
+    def jobs(self, options: dict[str, Any] | None) -> Iterator[Path]:
+        """Each job's submission, written to a private folder, while jobs ask for these per-job ``options``.
+
+        Ends at end of input or a stop line, or before the first job that asks for other options: that
+        job waits in ``self.pending`` for the next grading run (:meth:`grade_stream`).
+        """
         assert self.tmp is not None
         try:
             self.server.wait_ready()
@@ -120,13 +140,8 @@ class Worker:
             self.current["fatal"] = True
             self.send({"fatal": f"the sandbox server could not start: {e}"})
             return
-        while True:
-            line = self.job_lines.readline()
-            if not line:
-                return
-            job = json.loads(line)
-            if job.get("op") == "stop":
-                return
+        while self.pending is not None and self.pending.get("options") == options:
+            job, self.pending = self.pending, None
             folder = self.tmp / str(self.seen)
             self.seen += 1
             folder.mkdir()
@@ -134,20 +149,34 @@ class Worker:
             path.write_bytes(base64.b64decode(job["data"]))
             self.current["job"], self.current["folder"] = job, folder
             yield path
+            self.pending = self.read_job()
+
+    def grade_stream(self, assignment: Assignment, options: GradeOptions) -> None:
+        """Grade jobs until input ends: one pytest run (collection, warm server) per run of equal per-job options."""
+        from autograder.grade import grade
+
+        self.pending = self.read_job()
+        while self.pending is not None and not self.current.get("fatal"):
+            asked = self.pending.get("options")
+            first = self.pending
+            grade(assignment, self.jobs(asked), options=replace(options, **(asked or {})),
+                  on_result=self.on_result, server=self.server)
+            if self.pending is first:  # not even the first was taken (no suite to run): as a batch always did
+                return
 
     def on_result(self, r: SubmissionResult) -> None:
         job = self.current.pop("job")
         shutil.rmtree(self.current.pop("folder"), ignore_errors=True)
         self.send({"id": job["id"], "result": r.to_dict()})
 
-    def run(self) -> int:
+    def serve(self) -> int:
         why = self.isolation_problem()
         if why:
             return self.fatal(why)
         from autograder.assignment import AssignmentError, SuiteProblems, load_assignment
         from autograder.batch.inputs import private_tempdir
         from autograder.batch.store import suite_version
-        from autograder.grade import grade, needs_compiler
+        from autograder.grade import needs_compiler
         from autograder.sandbox.client import SandboxServer
 
         cfg = self.cfg
@@ -174,7 +203,7 @@ class Worker:
         try:
             with server:
                 self.send({"ready": True, "pid": os.getpid(), "suite_version": version})
-                grade(assignment, self.jobs(), options=options, on_result=self.on_result, server=server)
+                self.grade_stream(assignment, options)
             if self.current.get("fatal"):
                 return 2
         except AssignmentError as e:
@@ -204,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     die_with_parent()
     if os.getppid() != parent:  # the parent died before the death signal was armed
         return 1
-    return Worker(WorkerConfig.from_json(argv[0]), job_lines, proto).run()
+    return Worker(WorkerConfig.from_json(argv[0]), job_lines, proto).serve()
 
 
 if __name__ == "__main__":

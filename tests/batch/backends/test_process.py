@@ -1,0 +1,71 @@
+"""The process backend's real worker: jobs that choose their own suites, graded by one warm worker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autograder.batch.backends import Job
+from autograder.batch.backends.config import WorkerConfig
+from autograder.batch.backends.process import ProcessBackend
+from tests.helpers import DEMO_COURSE
+
+REF = (
+    (DEMO_COURSE / "solutions/demo/basics/reference.py").read_text()
+    + "\n# %%\n"
+    + (DEMO_COURSE / "solutions/demo/counter/reference.py").read_text()
+)
+
+
+class Counting(ProcessBackend):
+    """The real backend, counting the worker processes it starts."""
+
+    started = 0
+
+    def start(self, slot: int):
+        Counting.started += 1
+        return super().start(slot)
+
+
+def _tests(result: dict[str, Any]) -> dict[str, list[str]]:
+    return {e["id"]: sorted(t["name"] for t in e["tests"]) for e in result["exercises"] if e["tests"]}
+
+
+def test_one_worker_grades_each_job_on_the_suites_it_asks_for(tmp_path: Path):
+    """Options change from job to job and back: each result has exactly its job's suites, one worker did all."""
+    sub = tmp_path / "ref.py"
+    sub.write_text(REF)
+    asks: list[dict[str, Any] | None] = [
+        None,  # the workers' settings: every hidden suite
+        {"exercises": ["basics"], "public": False},
+        {"exercises": ["basics"], "public": False},
+        {"exercises": None, "public": True},
+        {"exercises": ["counter"], "public": False},
+        None,
+    ]
+    jobs = [Job(id=str(i), name=f"s{i}.py", path=sub, options=o) for i, o in enumerate(asks)]
+    got: dict[str, tuple[dict[str, Any] | None, str, str]] = {}
+    Counting.started = 0
+    backend = Counting(WorkerConfig(course=str(DEMO_COURSE), assignment="demo", allow_unisolated=True), 1, tmp_path)
+    try:
+        backend.grade_jobs(jobs, lambda job, result, error, worker: got.setdefault(job.id, (result, error, worker)))
+    finally:
+        backend.close()
+    assert Counting.started == 1 and {w for _, _, w in got.values()} == {"worker 0"}
+    results = {k: r for k, (r, error, _) in got.items() if r is not None}
+    assert sorted(results) == [str(i) for i in range(len(asks))], got
+    hidden = _tests(results["0"])
+    assert set(hidden) == {"basics", "counter"} and _tests(results["5"]) == hidden
+    assert _tests(results["1"]) == _tests(results["2"]) == {"basics": hidden["basics"]}
+    assert _tests(results["4"]) == {"counter": hidden["counter"]}
+    public = _tests(results["3"])
+    assert set(public) == {"basics", "counter"} and public != hidden  # the public suites, not the hidden ones
+    for r in results.values():  # the reference earns everything it is graded on
+        assert all(t["status"] == "passed" for e in r["exercises"] for t in e["tests"]), r
+
+
+def test_a_job_may_choose_only_its_suites():
+    with pytest.raises(ValueError, match="a job may set only exercises, public, not isolate"):
+        Job(id="1", name="a.py", path=Path("a.py"), options={"isolate": False})
