@@ -39,8 +39,8 @@ def _hierarchies() -> list[Hierarchy]:
     try:
         with open(PROC_CGROUP) as f:
             for line in f:
-                hid, ctrls, path = line.rstrip("\n").split(":", 2)
-                own["" if hid == "0" else ctrls] = path
+                hid, names, path = line.rstrip("\n").split(":", 2)
+                own["" if hid == "0" else names] = path
     except OSError:
         return []
     found = []

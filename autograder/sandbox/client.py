@@ -291,6 +291,7 @@ class Sandbox:
     def _receive(self, rid: Any, deadline: float, timeout: float) -> tuple[dict, Any]:
         from autograder.sandbox import wire
 
+        frame: bytearray | None = None  # dropped as soon as it is decoded (it may be large)
         try:
             frame = wire.recv_frame(self.sock, deadline, self._stop_if_out_of_memory if self._oom_file else None)
             head, payload = wire.unpack(frame, resolve_handle=_handle_node)

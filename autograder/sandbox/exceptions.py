@@ -95,7 +95,7 @@ def describe_exception(exc: BaseException, origin: str = "student") -> dict[str,
     message = _safe_str(exc)
     kind = "exception"
     if isinstance(exc, MissingName):
-        kind, message = "missing_name", exc.name
+        kind, message = "missing_name", exc.name or ""
     elif isinstance(exc, NotImplementedError):
         kind = "not_implemented"
     elif isinstance(exc, MemoryError) or (
@@ -104,7 +104,7 @@ def describe_exception(exc: BaseException, origin: str = "student") -> dict[str,
         kind = "memory"
     elif isinstance(exc, wire.Unencodable):
         kind = "encoding"
-    if isinstance(exc, SyntaxError) and _cell_of(exc.filename or "") is not None:
-        frames = [[_cell_of(exc.filename), exc.lineno, "<module>", _truncate((exc.text or "").strip(), 200)]]
+    if isinstance(exc, SyntaxError) and (cell := _cell_of(exc.filename or "")) is not None:
+        frames = [[cell, exc.lineno, "<module>", _truncate((exc.text or "").strip(), 200)]]
         message = exc.msg
     return {"kind": kind, "type": type(exc).__name__, "message": message, "frames": frames[-8:], "origin": origin}

@@ -98,7 +98,7 @@ def _rank_main(
                 timeout=timedelta(seconds=max(1.0, timeout)),
             )
         except BaseException as e:  # noqa: BLE001 - reported as the grader's own failure
-            head = {"status": "setup", "error": describe_exception(e)}
+            head: dict[str, Any] = {"status": "setup", "error": describe_exception(e)}
             wire.send_frame(sock, wire.pack(head))
             os._exit(3)
         try:

@@ -104,8 +104,7 @@ def _hide_grader(helpers: dict[str, Any]) -> None:
     for name in [n for n in sys.modules if n == "autograder" or n.startswith("autograder.")]:
         del sys.modules[name]
     stub = types.ModuleType("autograder", "torchgrader (grading in progress: check() does nothing here)")
-    stub.check = helpers["check"]
-    stub.IN_SANDBOX = True
+    vars(stub).update(check=helpers["check"], IN_SANDBOX=True)
     stub.__path__ = []  # a package, so `import autograder.x` asks the finders (and is refused)
     sys.modules["autograder"] = stub
     sys.meta_path.insert(0, _GraderImportBlocker())
@@ -317,9 +316,10 @@ class Runtime:
                 fail(None, e)
                 continue
             rid = req.get("id")
-            op = ops.get(req.get("op")) if isinstance(req.get("op"), str) else None
+            name = req.get("op")
+            op = ops.get(name) if isinstance(name, str) else None
             if op is None:
-                fail(rid, ValueError(f"unknown op {req.get('op')!r}"), "grader")
+                fail(rid, ValueError(f"unknown op {name!r}"), "grader")
                 continue
             try:
                 value = op(req, payload)

@@ -28,7 +28,7 @@ import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard, cast
 
 import numpy as np
 import torch
@@ -205,7 +205,7 @@ class Encoder:
         if kind == "U":
             return str(v)
         if kind == "S":
-            return self.encode(bytes(v), depth + 1)
+            return self.encode(bytes(cast(np.bytes_, v)), depth + 1)  # kind S: np.bytes_, a bytes
         if kind not in NUMPY_KINDS or v.dtype.hasobject:
             if self.fallback is not None:
                 return self.fallback(v)
@@ -345,7 +345,8 @@ class Decoder:
         raise WireError(f"unknown node kind {kind!r}")
 
     def _tensor(self, node: dict) -> torch.Tensor:
-        dtype = TENSOR_DTYPES.get(node.get("dtype"))
+        name = node.get("dtype")
+        dtype = TENSOR_DTYPES.get(name) if isinstance(name, str) else None
         sid = node.get("storage")
         shape, stride, offset = node.get("shape"), node.get("stride"), node.get("offset")
         if dtype is None or type(sid) is not int or not 0 <= sid < len(self._storage_blob):
@@ -363,7 +364,10 @@ class Decoder:
         t = torch.empty(0, dtype=dtype).set_(storage, offset, shape, stride)
         meta = node.get("meta")
         if isinstance(meta, dict):
-            t.remote_meta = {k: meta.get(k) for k in ("device", "requires_grad", "is_leaf", "grad_fn", "dtype")}
+            # what the sandbox reported about its tensor, kept beside the copy (judge.feedback.remote_meta reads it)
+            t.remote_meta = {  # type: ignore[attr-defined]
+                k: meta.get(k) for k in ("device", "requires_grad", "is_leaf", "grad_fn", "dtype")
+            }
         return t
 
     def _ndarray(self, node: dict) -> np.ndarray:
@@ -396,7 +400,7 @@ def _list(v: Any) -> list:
     return v
 
 
-def _ints(v: Any) -> bool:
+def _ints(v: Any) -> TypeGuard[list[int]]:
     return isinstance(v, list) and all(type(x) is int for x in v)
 
 
@@ -421,16 +425,16 @@ def pack(header: dict, payload: Any = None, fallback: Callable[[Any], dict] | No
 
 def unpack(data: bytes | bytearray, resolve_handle: Callable[[dict], Any] | None = None) -> tuple[dict, Any]:
     """Decode a message produced by :func:`pack`; raises WireError on anything malformed."""
-    data = memoryview(data).cast("B")
-    if len(data) < _PREFIX.size:
+    view = memoryview(data).cast("B")
+    if len(view) < _PREFIX.size:
         raise WireError("short message")
-    magic, hlen, blen = _PREFIX.unpack_from(data)
+    magic, hlen, blen = _PREFIX.unpack_from(view)
     if magic != _MAGIC or hlen > MAX_HEADER or blen > MAX_BODY:
         raise WireError("bad message prefix")
-    if len(data) != _PREFIX.size + hlen + blen:
+    if len(view) != _PREFIX.size + hlen + blen:
         raise WireError("message length mismatch")
     try:
-        doc = json.loads(bytes(data[_PREFIX.size : _PREFIX.size + hlen]))
+        doc = json.loads(bytes(view[_PREFIX.size : _PREFIX.size + hlen]))
     except (ValueError, RecursionError):
         raise WireError("bad message header") from None
     if not isinstance(doc, dict):
@@ -438,9 +442,10 @@ def unpack(data: bytes | bytearray, resolve_handle: Callable[[dict], Any] | None
     sizes = doc.pop("blobs", [])
     if not _ints(sizes) or any(s < 0 for s in sizes) or sum(sizes) != blen or len(sizes) > MAX_BLOBS:
         raise WireError("bad blob table")
-    blobs, pos = [], _PREFIX.size + hlen
+    blobs: list[memoryview] = []
+    pos = _PREFIX.size + hlen
     for s in sizes:
-        blobs.append(data[pos : pos + s])
+        blobs.append(view[pos : pos + s])
         pos += s
 
     def refuse(node: dict) -> Any:
