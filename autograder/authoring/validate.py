@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import shutil
 import sys
 import tempfile
 import time
@@ -516,15 +517,17 @@ def grade_tasks(assignment: Assignment, tasks: list[Task], tmp: Path, *, server:
     # the same); the protections each sandbox had are in its result, as always.
     config = WorkerConfig(course=str(assignment.course), assignment=assignment.id,
                           options=GradeOptions(protected=[tmp.resolve()]), allow_unisolated=True)
-    log_dir = tmp / "worker-logs"
-    log_dir.mkdir(exist_ok=True)
+    # Outside ``tmp``: a worker's error names its log, which must outlive the run that removes ``tmp``.
+    log_dir = Path(tempfile.mkdtemp(prefix="torchgrader-validate-logs-"))
     backend = ProcessBackend(config, jobs, log_dir)
+    failed: list[str] = []
 
     def deliver(job: Job, result: dict | None, error: str, worker: str) -> None:
         i, path = where[job.id]
         if result is not None:
             r = SubmissionResult.from_dict(result)
         else:
+            failed.append(job.name)
             r = SubmissionResult(submission=path.stem, path=str(path), assignment=assignment.id,
                                  status="internal_error", error=f"{worker} could not grade it: {error.strip()[-1500:]}")
         r.submission, r.path = path.stem, str(path)  # the worker saw a copy under a file name made safe
@@ -534,8 +537,13 @@ def grade_tasks(assignment: Assignment, tasks: list[Task], tmp: Path, *, server:
 
     try:
         backend.grade_jobs(queue, deliver)
+    except BaseException:
+        failed.append("(the batch)")
+        raise
     finally:
         backend.close()
+        if not failed:  # kept when a worker failed: the error shown to staff names a log in it
+            shutil.rmtree(log_dir, ignore_errors=True)
     return out
 
 

@@ -206,3 +206,35 @@ def test_parallel_validate_grades_on_the_batch_workers_and_reports_the_same(monk
     assert "reference" not in hidden and "stub" in hidden
     assert {h.split("--")[0] for h in hidden} == {"stub", "alternative", "mutant", "repeat1", "repeat2"}, hidden
     assert len(hidden) + len(public) == len(seen)  # every job names its suites
+
+
+def test_a_worker_failure_in_parallel_validate_keeps_the_log_its_message_names(monkeypatch, tmp_path: Path):
+    """The error staff read names the worker's log: that folder must outlive validate's scratch folder."""
+    from autograder.assignment import load_assignment
+    from autograder.authoring.validate import Task, grade_tasks
+    from autograder.batch.backends.process import ProcessBackend
+
+    logs: list[Path] = []
+
+    def failing(self, jobs, deliver):
+        logs.append(self.log_dir)
+        (self.log_dir / "worker-0.log").write_text("Traceback: the judge died\n")
+        for job in jobs:
+            deliver(job, None, f"the worker is gone; its log ({self.log_dir / 'worker-0.log'}) ends with: ...",
+                    "worker 0")
+
+    monkeypatch.setattr(ProcessBackend, "grade_jobs", failing)
+    demo = load_assignment("demo", DEMO_COURSE)
+    ref = demo.exercises[0].reference
+    copies = []
+    for i in range(3):
+        copies.append(tmp_path / f"copy{i}.py")
+        shutil.copyfile(ref, copies[-1])
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    (out,) = grade_tasks(demo, [Task(copies, None)], scratch, jobs=2)
+    assert {r.status for r in out.values()} == {"internal_error"}
+    assert all(str(logs[0]) in r.error for r in out.values())
+    assert (logs[0] / "worker-0.log").read_text().startswith("Traceback")
+    assert not logs[0].is_relative_to(scratch)
+    shutil.rmtree(logs[0])
