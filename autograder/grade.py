@@ -26,6 +26,10 @@ __all__ = ["GradeOptions", "Task", "default_jobs", "grade", "grade_all", "suite_
 
 
 def suite_files(assignment: Assignment, options: GradeOptions) -> list[Path]:
+    """The selected exercises' suite files (public or hidden); raises when one lacks its hidden suite.
+
+    Imports neither torch nor the judge (:func:`grade` starts its sandbox server after this).
+    """
     chosen = assignment.exercises
     if options.exercises:
         chosen = [assignment.exercise(e) for e in options.exercises]
@@ -33,9 +37,8 @@ def suite_files(assignment: Assignment, options: GradeOptions) -> list[Path]:
         for ex in chosen:
             if not ex.hidden_tests.exists():
                 raise AssignmentError(f"{ex.hidden_tests}: missing (every exercise needs its hidden suite)")
-    from autograder.judge import collect
-
-    return collect.suite_files(assignment, chosen, public=options.public)
+    # as autograder.judge.collect.suite_files, whose package imports torch
+    return [f for f in ((e.public_tests if options.public else e.hidden_tests) for e in chosen) if f.is_file()]
 
 
 def grade(
@@ -72,9 +75,9 @@ def grade(
         protected += sorted({p.resolve().parent for p in paths})
     config = SandboxConfig(limits=options.limits, protected=[str(p) for p in protected], isolate=options.isolate)
     own_server = server is None
-    # Started first: the server imports torch in its own process while this one imports the judge.
-    # The warm-up runs after the first sandbox is handed over: later ones (a fresh() sandbox, a restart,
-    # the next submission) import torch._dynamo (a compile exercise's probes do) at no cost.
+    # Started before anything here imports torch: the server imports torch in its own process while
+    # this one imports the judge. The warm-up runs after the first
+    # sandbox is handed over: later ones (a fresh() sandbox, a restart, the next submission) inherit it.
     server = server or SandboxServer(warm_compiler=needs_compiler(assignment, options))
     try:
         import pytest

@@ -132,3 +132,22 @@ def test_the_compiler_is_wanted_only_for_exercises_whose_checks_compile():
     assert needs_compiler(a, GradeOptions(exercises=["compile"], public=True))
     assert not needs_compiler(a, GradeOptions(exercises=["views", "softmax_grad"]))
     assert not needs_compiler(load_assignment("demo", DEMO_COURSE), GradeOptions())
+
+
+def test_grade_starts_its_sandbox_server_before_it_imports_torch(tmp_path):
+    """`torchgrader check` grades in its own process: its server must import torch beside it, not after it."""
+    sub = tmp_path / "alice.py"
+    sub.write_text(REF)
+    code = (
+        "import sys\nfrom pathlib import Path\n"
+        "from autograder.sandbox import client\n"
+        "seen = []\ninit = client.SandboxServer.__init__\n"
+        "def spy(self, **kw):\n    seen.append('torch' in sys.modules)\n    init(self, **kw)\n"
+        "client.SandboxServer.__init__ = spy\n"
+        "from autograder.assignment import load_assignment\nfrom autograder.grade import grade\n"
+        f"a = load_assignment('demo', Path({str(DEMO_COURSE)!r}))\n"
+        f"r = grade(a, [Path({str(sub)!r})])[0]\n"
+        "print(seen, r.total, r.max_total)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert run.stdout.split() == ["[False]", "6.0", "6.0"], run.stdout + run.stderr[-3000:]
