@@ -3,9 +3,10 @@
 - the ``torchgrader`` process never imports torch, pytest or numpy: it only
   starts workers and writes reports;
 - one submission's class report draws no charts (no matplotlib);
-- the sandbox server warms the compiler only when asked, and only after the
-  first sandbox is handed over: the first sandbox starts without waiting for
-  it, every later one inherits the warm state;
+- the sandbox server imports the compiler only when asked (before its first
+  sandbox, whose probes need it) and scikit-learn only after the first sandbox
+  is handed over: the first sandbox starts without waiting for it, every later
+  one inherits it;
 - whether to ask is read from the selected exercises' suites and probes.
 """
 
@@ -102,21 +103,29 @@ def test_reading_a_notebook_skips_jsonschemas_format_grammars():
     assert run.stdout.split() == ["True", "False", "False"], run.stdout + run.stderr
 
 
-def _dynamo_loaded(sb: Sandbox) -> bool:
-    sb.request("exec", "import sys\nWARM = 'torch._dynamo' in sys.modules", cell=1, timeout=30)
-    return sb.request("getattr", target=None, name="WARM", timeout=30)[1]
+def _loaded(sb: Sandbox) -> tuple[bool, bool]:
+    """(torch._dynamo, sklearn) already imported in a fresh sandbox, before any cell imported them."""
+    sb.request(
+        "exec", "import sys\nWARM = ('torch._dynamo' in sys.modules, 'sklearn' in sys.modules)", cell=1, timeout=30
+    )
+    return tuple(sb.request("getattr", target=None, name="WARM", timeout=30)[1])
 
 
-def test_the_server_warms_the_compiler_only_when_asked_and_after_the_first_sandbox():
+def test_the_server_imports_the_compiler_only_when_asked_and_the_rest_after_the_first_sandbox():
+    """The first sandbox waits only for what every sandbox needs (torch._dynamo too when a compile exercise's
+    probes will import it before the first cell); scikit-learn, for students' own cells, comes after it."""
     cold = SandboxServer(warm_compiler=False)
     warm = SandboxServer(warm_compiler=True)
     try:
-        for server, expected in ((cold, [False, False]), (warm, [False, True])):
+        for server, expected in (
+            (cold, [(False, False), (False, True)]),
+            (warm, [(True, False), (True, True)]),
+        ):
             seen = []
             for _ in expected:
                 sb = Sandbox(server, SandboxConfig())
                 try:
-                    seen.append(_dynamo_loaded(sb))
+                    seen.append(_loaded(sb))
                 finally:
                     sb.kill()
             assert seen == expected
