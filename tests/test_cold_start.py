@@ -3,10 +3,11 @@
 - the ``torchgrader`` process never imports torch, pytest or numpy: it only
   starts workers and writes reports;
 - one submission's class report draws no charts (no matplotlib);
-- the sandbox server imports the compiler only when asked (before its first
-  sandbox, whose probes need it) and scikit-learn only after the first sandbox
-  is handed over: the first sandbox starts without waiting for it, every later
-  one inherits it;
+- the sandbox server imports the compiler before its first sandbox only when
+  asked (a compile exercise's probes need it), and what only some sandboxes use
+  (torch._dynamo for optimizers, scikit-learn) after the first sandbox is handed
+  over: the first sandbox starts without waiting for it, every later one
+  inherits it;
 - whether to ask is read from the selected exercises' suites and probes.
 """
 
@@ -113,12 +114,13 @@ def _loaded(sb: Sandbox) -> tuple[bool, bool]:
 
 def test_the_server_imports_the_compiler_only_when_asked_and_the_rest_after_the_first_sandbox():
     """The first sandbox waits only for what every sandbox needs (torch._dynamo too when a compile exercise's
-    probes will import it before the first cell); scikit-learn, for students' own cells, comes after it."""
+    probes will import it before the first cell); torch._dynamo (for optimizers) and scikit-learn (for
+    students' own cells) come after it, for every later sandbox."""
     cold = SandboxServer(warm_compiler=False)
     warm = SandboxServer(warm_compiler=True)
     try:
         for server, expected in (
-            (cold, [(False, False), (False, True)]),
+            (cold, [(False, False), (True, True)]),  # torch.optim imports torch._dynamo at a first step
             (warm, [(True, False), (True, True)]),
         ):
             seen = []

@@ -27,9 +27,11 @@ from autograder.sandbox import seccomp
 from autograder.sandbox.cgroups import Cgroups, SandboxCgroup, open_cgroups, per_process_report
 
 PRELOAD = ("torch", "torch.nn", "torch.nn.functional", "torch.utils.data", "torch.optim", "numpy")
-# Imported after the first sandbox is handed over, so that it never waits for them: scikit-learn is
-# only for students' own cells (noisy_digits reads its digits), about a second that no check needs.
-LATER_PRELOAD = ("sklearn.datasets",)
+# Imported after the first sandbox is handed over, so that it never waits for them. torch._dynamo:
+# torch.optim imports it at an optimizer's first step (about a second in every sandbox that trains, a
+# checkpointing submission has four); scikit-learn: only for students' own cells (noisy_digits reads
+# its digits), no check needs it.
+LATER_PRELOAD = ("torch._dynamo", "sklearn.datasets")
 # Only for a server that warms the compiler (about 1 s otherwise wasted), and before it is ready: a
 # compile exercise's probes import it before the first student cell, so the first sandbox needs it too.
 COMPILER_PRELOAD = ("torch._dynamo",)
