@@ -88,9 +88,11 @@ def grade(
         plugin = GradingPlugin(
             assignment, paths, server, config, options.budget, collect, require_points=not options.public
         )
+        plugins: list[object] = [plugin, "autograder.judge.plugin"]
+        if judge_needs_dynamo(files):
+            plugins.append(DynamoPrewarm())
         with one_judge_thread():
-            code, output = run_pytest(files, assignment.course, [plugin, "autograder.judge.plugin"],
-                                      keyword=options.keyword)
+            code, output = run_pytest(files, assignment.course, plugins, keyword=options.keyword)
         if plugin.problems:
             raise SuiteProblems("the assignment's suites have problems:\n" + "\n".join(plugin.problems))
         if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and (
@@ -142,6 +144,48 @@ def needs_compiler(assignment: Assignment, options: GradeOptions) -> bool:
             if any(m in text for m in COMPILER_MARKS):
                 return True
     return False
+
+
+# torch.optim imports torch._dynamo at an optimizer's first use (a second of imports): a suite that builds one
+# or compiles makes the judge import it.
+JUDGE_DYNAMO_MARKS = ("torch.optim", *COMPILER_MARKS)
+
+
+def judge_needs_dynamo(files: Iterable[Path]) -> bool:
+    """Whether a suite's own code (in this process) builds an optimizer or compiles; a hint, as needs_compiler."""
+    for f in files:
+        try:
+            text = f.read_text()
+        except OSError:
+            continue
+        if any(m in text for m in JUDGE_DYNAMO_MARKS):
+            return True
+    return False
+
+
+class DynamoPrewarm:
+    """A pytest plugin: once the suites are collected, a thread imports torch._dynamo.
+
+    The first test that builds an optimizer would otherwise import it in the
+    middle of grading, a second during which the sandbox waits. Started after
+    collection, while the judge mostly waits (for the server to be ready, for
+    the student's cells), never while it imports a suite: a test that needs the
+    module meanwhile simply waits for the thread's import to finish.
+    """
+
+    def pytest_collection_finish(self, session: object) -> None:
+        import sys
+        import threading
+
+        if "torch._dynamo" not in sys.modules:
+            threading.Thread(target=_import_dynamo, name="torchgrader-dynamo-import", daemon=True).start()
+
+
+def _import_dynamo() -> None:
+    try:
+        import torch._dynamo  # noqa: F401
+    except Exception:  # noqa: BLE001 - only an optimisation: the test that needs it imports it itself
+        pass
 
 
 def default_jobs(cap: int | None = None) -> int:
