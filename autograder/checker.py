@@ -247,6 +247,7 @@ def check_in_notebook(exercise: str | None = None, *, assignment: str | None = N
         r = run_check(target, a, [exercise] if exercise else None, server=server)
     r.seconds = time.monotonic() - started
     print(check_report(r, a))
+    server.warm_later()  # while the student reads: the next check's sandbox starts warm
     if history is not None and any(c.status != "ok" for c in r.cells):
         print("(cell numbers are the In [N] execution counts of this kernel)")
     return r

@@ -75,9 +75,8 @@ def grade(
         protected += sorted({p.resolve().parent for p in paths})
     config = SandboxConfig(limits=options.limits, protected=[str(p) for p in protected], isolate=options.isolate)
     own_server = server is None
-    # Started before anything here imports torch: the server imports torch in its own process while
-    # this one imports the judge. The warm-up runs after the first
-    # sandbox is handed over: later ones (a fresh() sandbox, a restart, the next submission) inherit it.
+    # Started before anything here imports torch: the server imports torch (and torch._dynamo, when the
+    # selected exercises need it) in its own process while this one imports the judge.
     server = server or SandboxServer(warm_compiler=needs_compiler(assignment, options))
     try:
         import pytest
@@ -125,30 +124,35 @@ def one_judge_thread() -> Iterator[None]:
 
 
 COMPILER_MARKS = ("torch.compile", "torch._dynamo", "torch.export")
+TRAINING_MARKS = ("torch.optim",)  # torch.optim imports torch._dynamo at an optimizer's first step
 
 
 def needs_compiler(assignment: Assignment, options: GradeOptions) -> bool:
-    """Whether a selected exercise compiles: its suite or probes mention ``torch.compile``.
+    """Whether a selected exercise's sandboxes use torch._dynamo: its suite or probes compile, or its probes train.
 
-    Only an optimisation hint for the sandbox server (warm dynamo up once, so
-    every sandbox's first compile is cheap); when it is wrong, a sandbox
-    compiles cold and grading is slower, never different.
+    Only an optimisation hint for the sandbox server (import dynamo before the
+    first sandbox, warm it up once for later ones, so every sandbox's first
+    compile or optimizer step is cheap); when it is wrong, a sandbox imports it
+    itself and grading is slower, never different.
     """
     chosen = [assignment.exercise(e) for e in options.exercises] if options.exercises else assignment.exercises
     for ex in chosen:
-        for f in (ex.public_tests if options.public else ex.hidden_tests, ex.probes):
+        for f, marks in (
+            (ex.public_tests if options.public else ex.hidden_tests, COMPILER_MARKS),
+            (ex.probes, COMPILER_MARKS + TRAINING_MARKS),
+        ):
             try:
                 text = f.read_text() if f is not None and f.is_file() else ""
             except OSError:
                 continue
-            if any(m in text for m in COMPILER_MARKS):
+            if any(m in text for m in marks):
                 return True
     return False
 
 
 # torch.optim imports torch._dynamo at an optimizer's first use (a second of imports): a suite that builds one
 # or compiles makes the judge import it.
-JUDGE_DYNAMO_MARKS = ("torch.optim", *COMPILER_MARKS)
+JUDGE_DYNAMO_MARKS = (*TRAINING_MARKS, *COMPILER_MARKS)
 
 
 def judge_needs_dynamo(files: Iterable[Path]) -> bool:

@@ -3,11 +3,11 @@
 - the ``torchgrader`` process never imports torch, pytest or numpy: it only
   starts workers and writes reports;
 - one submission's class report draws no charts (no matplotlib);
-- the sandbox server imports the compiler before its first sandbox only when
-  asked (a compile exercise's probes need it), and what only some sandboxes use
-  (torch._dynamo for optimizers, scikit-learn) after the first sandbox is handed
-  over: the first sandbox starts without waiting for it, every later one
-  inherits it;
+- the sandbox server imports torch._dynamo before its first sandbox only when
+  asked (the selected exercises compile or train), and what only some
+  sandboxes use (torch._dynamo for optimizers, scikit-learn, a compiler
+  warm-up) only when the judge asks, after its first submission: one
+  submission never waits for it, every later sandbox inherits it;
 - whether to ask is read from the selected exercises' suites and probes.
 """
 
@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 from autograder.assignment import load_assignment
-from autograder.grade import GradeOptions, needs_compiler
+from autograder.grade import GradeOptions, grade, needs_compiler
 from autograder.sandbox.client import Sandbox, SandboxConfig, SandboxServer
 from tests.helpers import DEMO_COURSE, ROOT
 
@@ -112,19 +112,21 @@ def _loaded(sb: Sandbox) -> tuple[bool, bool]:
     return tuple(sb.request("getattr", target=None, name="WARM", timeout=30)[1])
 
 
-def test_the_server_imports_the_compiler_only_when_asked_and_the_rest_after_the_first_sandbox():
-    """The first sandbox waits only for what every sandbox needs (torch._dynamo too when a compile exercise's
-    probes will import it before the first cell); torch._dynamo (for optimizers) and scikit-learn (for
-    students' own cells) come after it, for every later sandbox."""
+def test_the_server_imports_dynamo_first_only_when_asked_and_the_rest_when_the_judge_asks():
+    """The first sandbox waits only for what every sandbox needs (torch._dynamo too when the selected exercises
+    compile or train); torch._dynamo (for optimizers) and scikit-learn (for students' own cells) come when the
+    judge asks, for every later sandbox (never by themselves: one submission must not wait for them)."""
     cold = SandboxServer(warm_compiler=False)
     warm = SandboxServer(warm_compiler=True)
     try:
         for server, expected in (
-            (cold, [(False, False), (True, True)]),  # torch.optim imports torch._dynamo at a first step
-            (warm, [(True, False), (True, True)]),
+            (cold, [(False, False), (False, False), (True, True)]),
+            (warm, [(True, False), (True, False), (True, True)]),
         ):
             seen = []
-            for _ in expected:
+            for n in range(len(expected)):
+                if n == 2:
+                    server.warm_later()
                 sb = Sandbox(server, SandboxConfig())
                 try:
                     seen.append(_loaded(sb))
@@ -136,11 +138,26 @@ def test_the_server_imports_the_compiler_only_when_asked_and_the_rest_after_the_
         warm.close()
 
 
+def test_grade_asks_its_server_to_warm_up_after_the_first_of_several_submissions_only(tmp_path):
+    a = load_assignment("demo", DEMO_COURSE)
+    sub = tmp_path / "alice.py"
+    sub.write_text(REF)
+    for paths, warmed in (([sub], False), ([sub, sub], True)):
+        with SandboxServer(warm_compiler=False) as server:
+            assert [r.total for r in grade(a, paths, server=server)] == [6.0] * len(paths)
+            sb = Sandbox(server, SandboxConfig())
+            try:
+                assert _loaded(sb) == (warmed, warmed)
+            finally:
+                sb.kill()
+
+
 def test_the_compiler_is_wanted_only_for_exercises_whose_checks_compile():
     a = load_assignment("pytorch-fundamentals", ROOT)
     assert needs_compiler(a, GradeOptions())  # the whole assignment has `compile`
     assert needs_compiler(a, GradeOptions(exercises=["compile"]))
     assert needs_compiler(a, GradeOptions(exercises=["compile"], public=True))
+    assert needs_compiler(a, GradeOptions(exercises=["checkpointing"]))  # its probes train: torch.optim
     assert not needs_compiler(a, GradeOptions(exercises=["views", "softmax_grad"]))
     assert not needs_compiler(load_assignment("demo", DEMO_COURSE), GradeOptions())
 

@@ -193,8 +193,11 @@ class GradingPlugin:
     def pytest_runtestloop(self, session: pytest.Session) -> bool:
         if self.problems:
             raise pytest.UsageError("the assignment's suites have problems:\n" + "\n".join(self.problems))
-        for path in self.submissions:
+        more = not isinstance(self.submissions, list | tuple) or len(self.submissions) > 1
+        for n, path in enumerate(self.submissions):
             self.on_result(self.grade_one(Path(path)))
+            if n == 0 and more:  # later submissions' sandboxes start warm; one submission never waits for it
+                self.server.warm_later()
         return True
 
     # ------------------------------------------------------------------ one submission

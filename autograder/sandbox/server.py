@@ -27,13 +27,13 @@ from autograder.sandbox import seccomp
 from autograder.sandbox.cgroups import Cgroups, SandboxCgroup, open_cgroups, per_process_report
 
 PRELOAD = ("torch", "torch.nn", "torch.nn.functional", "torch.utils.data", "torch.optim", "numpy")
-# Imported after the first sandbox is handed over, so that it never waits for them. torch._dynamo:
-# torch.optim imports it at an optimizer's first step (about a second in every sandbox that trains, a
-# checkpointing submission has four); scikit-learn: only for students' own cells (noisy_digits reads
-# its digits), no check needs it.
+# Imported when the judge asks ({"op": "warm"}: once its first submission is graded, or a notebook's first
+# check is done), for every later sandbox. torch._dynamo: torch.optim imports it at an optimizer's first
+# step (about a second in every sandbox that trains); scikit-learn: only for students' own cells
+# (noisy_digits reads its digits), no check needs it. One submission graded from cold never waits for them.
 LATER_PRELOAD = ("torch._dynamo", "sklearn.datasets")
-# Only for a server that warms the compiler (about 1 s otherwise wasted), and before it is ready: a
-# compile exercise's probes import it before the first student cell, so the first sandbox needs it too.
+# Before the server is ready, for a server asked to warm the compiler (the selected exercises compile or
+# train): a compile exercise's probes import it before the first student cell, so the first sandbox needs it.
 COMPILER_PRELOAD = ("torch._dynamo",)
 UID_BASE = 200_000
 
@@ -66,7 +66,7 @@ def _preload(warm_compiler: bool = False) -> None:
 
 
 def _preload_later(warm_compiler: bool = False) -> None:
-    """What only some sandboxes use: done once the first sandbox works, inherited by every later one."""
+    """What only some sandboxes use, when the judge asks: inherited by every sandbox forked after it."""
     global _STOPPABLE
     _STOPPABLE = True
     try:
@@ -391,13 +391,14 @@ def _root_mount_point() -> tuple[str, bool]:
 def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
     """Answer spawn requests until the judge closes ``sock``.
 
-    Right after the first sandbox is handed over, before the next one is
-    forked, the server imports what only some sandboxes use and, with
-    ``warm_compiler``, warms the compiler up: the first sandbox starts without
-    waiting for it (and compiles cold, if it compiles at all), every later one
-    inherits it, and it runs while the first submission is being graded.
+    ``{"op": "warm"}`` (answered at once) imports what only some sandboxes
+    use and, with ``warm_compiler``, warms the compiler up; the spare sandbox
+    forked before it is replaced, so every later sandbox inherits it. The judge
+    asks once its first submission is graded: a single submission never waits
+    for it, a batch's later ones start warm.
     """
-    later = True
+    warmed = False
+    last: tuple[str, dict] | None = None  # the last spawn's key and request, for the spare after a warm-up
     root_dir, remove_root = _root_mount_point()
     read_only = default_read_only()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # keepers are reaped by the kernel
@@ -432,19 +433,24 @@ def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
                 for fd in fds:
                     os.close(fd)
                 sock.sendall(json.dumps(reply).encode() + b"\n")
-                if later:  # no sandbox is being forked now; each later one inherits what this imports
-                    later = False
-                    try:
-                        _preload_later(warm_compiler)
-                    except _Stop:
-                        spare = None  # handed over already: the reaper has it
-                        return
                 spare = Spare(key, req, root_dir, groups)  # the next one gets ready while this one works
+                last = (key, req)
                 continue
             for fd in fds:
                 os.close(fd)
-            reply = {"ok": req.get("op") == "ping", "pid": os.getpid()}
+            reply = {"ok": req.get("op") in ("ping", "warm"), "pid": os.getpid()}
             sock.sendall(json.dumps(reply).encode() + b"\n")
+            if req.get("op") == "warm" and not warmed:
+                warmed = True
+                try:
+                    _preload_later(warm_compiler)
+                except _Stop:
+                    return
+                if spare is not None and last is not None:  # forked before the warm-up: replaced
+                    spare.discard()
+                    reaper.add(spare.cgroup, spare.pid)
+                    spare = None
+                    spare = Spare(*last, root_dir, groups)
     finally:
         if spare is not None:
             spare.discard()

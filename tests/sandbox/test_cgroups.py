@@ -139,13 +139,14 @@ def test_a_cgroup_v2_layout_gets_a_parent_with_controllers_and_per_sandbox_limit
 
 @needs_cgroups
 def test_a_server_closed_while_it_imports_for_later_sandboxes_still_removes_the_cgroups():
-    """Closing stops the imports after the first sandbox (scikit-learn, the compiler warm-up), not the clean-up."""
+    """Closing stops the imports for later sandboxes (scikit-learn, the compiler warm-up), not the clean-up."""
     server = SandboxServer(warm_compiler=True)
     try:
-        sb = Sandbox(server, SandboxConfig())  # the server now imports what only later sandboxes use
+        sb = Sandbox(server, SandboxConfig())
         dirs = _cgroup_dirs(sb.pid)
         assert any(os.path.isdir(d) for d in dirs)
         sb.kill()
+        server.warm_later()  # the server now imports what only later sandboxes use
     finally:
         server.close()
     assert server.proc.returncode == 0
