@@ -229,9 +229,13 @@ class GradingPlugin:
         session = Session(self.server, sub, self.config, self.budget, probes=self.probe_sources())
         CONTEXT.session = session
         tests: list[TestResult] = []
+        last = {item.stash[EXERCISE].id: n for n, item in enumerate(self.items)}
         try:
-            for item in self.items:
+            for n, item in enumerate(self.items):
                 tests.append(self._run_item(item))
+                ex_id = item.stash[EXERCISE].id
+                if last[ex_id] == n:  # its tests are done: a later sandbox (fresh(), a restart) need not load them
+                    session.probes.pop(ex_id, None)
         finally:
             CONTEXT.session = None
             session.close()
