@@ -204,3 +204,21 @@ def test_the_judge_imports_torch_dynamo_ahead_only_for_suites_that_train_or_comp
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert run.stdout.split() == ["0", "False", "True"], run.stdout + run.stderr[-3000:]
+
+
+def test_a_notebook_kernel_warms_its_server_only_with_what_its_later_checks_would_import():
+    from autograder.checker import later_imports
+
+    a = load_assignment("pytorch-fundamentals", ROOT)
+    alice = ROOT / "samples" / "alice.ipynb"
+    assert later_imports(a, "softmax_grad", None, alice) == []  # back-to-back checks wait for nothing
+    assert later_imports(a, "checkpointing", None, alice) == ["torch._dynamo"]
+    history = ["", "from sklearn.datasets import load_digits\nX = load_digits().data"]
+    assert later_imports(a, "views", history, None) == ["sklearn.datasets"]
+    with SandboxServer(warm_compiler=False) as server:
+        server.warm_later(["sklearn.datasets"])
+        sb = Sandbox(server, SandboxConfig())
+        try:
+            assert _loaded(sb) == (False, True)
+        finally:
+            sb.kill()

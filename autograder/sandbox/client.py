@@ -171,20 +171,21 @@ class SandboxServer:
             raise RuntimeError(reply.get("error", "the sandbox could not be started"))
         return ours, out_r, int(reply["pid"]), reply
 
-    def warm_later(self) -> None:
+    def warm_later(self, only: list[str] | None = None) -> None:
         """Ask the server to import what only some sandboxes use (see server.serve), for every later sandbox.
 
         Answered at once; the next spawn waits until the imports are done. Call
         it when more sandboxes are to come and none is needed right now (a
         submission is graded, a notebook's check is done). Best effort: a server
-        that is gone is told by the next spawn.
+        that is gone is told by the next spawn. ``only``: just these modules
+        (of the server's LATER_PRELOAD), without the compiler warm-up.
         """
         try:
             with self._lock:
                 self._wait_ready_locked()
                 if self.proc.poll() is not None:
                     return
-                self.sock.sendall(json.dumps({"op": "warm"}).encode())
+                self.sock.sendall(json.dumps({"op": "warm", **({"only": only} if only is not None else {})}).encode())
                 self.sock.settimeout(START_TIMEOUT)
                 self._file.readline()
                 self.sock.settimeout(None)

@@ -65,16 +65,23 @@ def _preload(warm_compiler: bool = False) -> None:
     import autograder.sandbox.runtime  # noqa: F401 - warm import for the children
 
 
-def _preload_later(warm_compiler: bool = False) -> None:
-    """What only some sandboxes use, when the judge asks: inherited by every sandbox forked after it."""
+def _preload_later(warm_compiler: bool = False, only: Any = None) -> bool:
+    """What only some sandboxes use, when the judge asks: inherited by every sandbox forked after it.
+
+    ``only``: the modules of LATER_PRELOAD wanted (a notebook's checks know theirs), without the
+    compiler warm-up; None: all of them and the warm-up. True when anything new was imported.
+    """
     global _STOPPABLE
+    names = LATER_PRELOAD if only is None else tuple(n for n in LATER_PRELOAD if n in only)
+    before = len(sys.modules)
     _STOPPABLE = True
     try:
-        _import_all(LATER_PRELOAD)
-        if warm_compiler:
+        _import_all(names)
+        if warm_compiler and only is None:
             _warm_compiler()
     finally:
         _STOPPABLE = False
+    return len(sys.modules) != before
 
 
 def _import_all(names: tuple[str, ...], required: bool = False) -> None:
@@ -395,7 +402,8 @@ def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
     use and, with ``warm_compiler``, warms the compiler up; the spare sandbox
     forked before it is replaced, so every later sandbox inherits it. The judge
     asks once its first submission is graded: a single submission never waits
-    for it, a batch's later ones start warm.
+    for it, a batch's later ones start warm. ``{"op": "warm", "only": [...]}``
+    imports only those modules of LATER_PRELOAD (a notebook's later checks).
     """
     warmed = False
     last: tuple[str, dict] | None = None  # the last spawn's key and request, for the spare after a warm-up
@@ -441,12 +449,13 @@ def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
             reply = {"ok": req.get("op") in ("ping", "warm"), "pid": os.getpid()}
             sock.sendall(json.dumps(reply).encode() + b"\n")
             if req.get("op") == "warm" and not warmed:
-                warmed = True
+                only = req.get("only")
+                warmed = only is None  # the whole warm-up happens once; a partial one may be followed by more
                 try:
-                    _preload_later(warm_compiler)
+                    changed = _preload_later(warm_compiler, only if isinstance(only, list) else None)
                 except _Stop:
                     return
-                if spare is not None and last is not None:  # forked before the warm-up: replaced
+                if changed and spare is not None and last is not None:  # forked before the warm-up: replaced
                     spare.discard()
                     reaper.add(spare.cgroup, spare.pid)
                     spare = None
