@@ -215,6 +215,28 @@ def history_notebook(history: list[str], dest: Path, assignment_id: str) -> Path
     return dest
 
 
+def later_imports(a: Assignment, exercise: str | None, history: list[str] | None, target: Path | None) -> list[str]:
+    """What a kernel's later checks would otherwise import in every sandbox: torch._dynamo when the checked
+    exercise trains or compiles, scikit-learn when the notebook's code uses it (every check runs every cell).
+    Only a hint for the server, as needs_compiler; never what a grade depends on."""
+    from autograder.grade import needs_compiler
+
+    wanted = []
+    if needs_compiler(a, GradeOptions(public=True, exercises=[exercise] if exercise else None)):
+        wanted.append("torch._dynamo")
+    code = "\n".join(history) if history is not None else ""
+    if history is None and target is not None:
+        from autograder.load import LoadError, load
+
+        try:
+            code = "\n".join(c.source for c in load(target).cells)  # code cells only, not the statement
+        except LoadError:
+            pass
+    if "sklearn" in code:
+        wanted.append("sklearn.datasets")
+    return wanted
+
+
 def check_in_notebook(exercise: str | None = None, *, assignment: str | None = None, notebook: str | None = None,
                       course: str | None = None) -> SubmissionResult | None:
     """What ``autograder.check`` does outside the sandbox; prints the report."""
@@ -247,6 +269,9 @@ def check_in_notebook(exercise: str | None = None, *, assignment: str | None = N
         r = grade_public(target, a, [exercise] if exercise else None, server=server)
     r.seconds = time.monotonic() - started
     print(check_report(r, a))
+    wanted = later_imports(a, exercise, history, target)
+    if wanted:  # while the student reads: the next check's sandbox starts with them
+        server.warm_later(wanted)
     if history is not None and any(c.status != "ok" for c in r.cells):
         print("(cell numbers are the In [N] execution counts of this kernel)")
     return r

@@ -25,6 +25,10 @@ __all__ = ["GradeOptions", "default_jobs", "grade", "suite_files"]
 
 
 def suite_files(assignment: Assignment, options: GradeOptions) -> list[Path]:
+    """The selected exercises' suite files (public or hidden); raises when one lacks its hidden suite.
+
+    Imports neither torch nor the judge (:func:`grade` starts its sandbox server after this).
+    """
     chosen = assignment.exercises
     if options.exercises:
         chosen = [assignment.exercise(e) for e in options.exercises]
@@ -32,9 +36,8 @@ def suite_files(assignment: Assignment, options: GradeOptions) -> list[Path]:
         for ex in chosen:
             if not ex.hidden_tests.exists():
                 raise AssignmentError(f"{ex.hidden_tests}: missing (every exercise needs its hidden suite)")
-    from autograder.judge import collect
-
-    return collect.suite_files(assignment, chosen, public=options.public)
+    # as autograder.judge.collect.suite_files, whose package imports torch
+    return [f for f in ((e.public_tests if options.public else e.hidden_tests) for e in chosen) if f.is_file()]
 
 
 def grade(
@@ -71,9 +74,8 @@ def grade(
         protected += sorted({p.resolve().parent for p in paths})
     config = SandboxConfig(limits=options.limits, protected=[str(p) for p in protected], isolate=options.isolate)
     own_server = server is None
-    # Started first: the server imports torch in its own process while this one imports the judge.
-    # The warm-up runs after the first sandbox is handed over: later ones (a fresh() sandbox, a restart,
-    # the next submission) import torch._dynamo (a compile exercise's probes do) at no cost.
+    # Started before anything here imports torch: the server imports torch (and torch._dynamo, when the
+    # selected exercises need it) in its own process while this one imports the judge.
     server = server or SandboxServer(warm_compiler=needs_compiler(assignment, options))
     try:
         import pytest
@@ -84,9 +86,11 @@ def grade(
         plugin = GradingPlugin(
             assignment, paths, server, config, options.budget, collect, require_points=not options.public
         )
+        plugins: list[object] = [plugin, "autograder.judge.plugin"]
+        if judge_needs_dynamo(files):
+            plugins.append(DynamoPrewarm())
         with one_judge_thread():
-            code, output = invoke_pytest(files, assignment.course, [plugin, "autograder.judge.plugin"],
-                                         keyword=options.keyword)
+            code, output = invoke_pytest(files, assignment.course, plugins, keyword=options.keyword)
         if plugin.problems:
             raise SuiteProblems("the assignment's suites have problems:\n" + "\n".join(plugin.problems))
         if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and (
@@ -119,25 +123,72 @@ def one_judge_thread() -> Iterator[None]:
 
 
 COMPILER_MARKS = ("torch.compile", "torch._dynamo", "torch.export")
+TRAINING_MARKS = ("torch.optim",)  # torch.optim imports torch._dynamo at an optimizer's first step
 
 
 def needs_compiler(assignment: Assignment, options: GradeOptions) -> bool:
-    """Whether a selected exercise compiles: its suite or probes mention ``torch.compile``.
+    """Whether a selected exercise's sandboxes use torch._dynamo: its suite or probes compile, or its probes train.
 
-    Only an optimisation hint for the sandbox server (warm dynamo up once, so
-    every sandbox's first compile is cheap); when it is wrong, a sandbox
-    compiles cold and grading is slower, never different.
+    Only an optimisation hint for the sandbox server (import dynamo before the
+    first sandbox, warm it up once for later ones, so every sandbox's first
+    compile or optimizer step is cheap); when it is wrong, a sandbox imports it
+    itself and grading is slower, never different.
     """
     chosen = [assignment.exercise(e) for e in options.exercises] if options.exercises else assignment.exercises
     for ex in chosen:
-        for f in (ex.public_tests if options.public else ex.hidden_tests, ex.probes):
+        for f, marks in (
+            (ex.public_tests if options.public else ex.hidden_tests, COMPILER_MARKS),
+            (ex.probes, COMPILER_MARKS + TRAINING_MARKS),
+        ):
             try:
                 text = f.read_text() if f is not None and f.is_file() else ""
             except OSError:
                 continue
-            if any(m in text for m in COMPILER_MARKS):
+            if any(m in text for m in marks):
                 return True
     return False
+
+
+# torch.optim imports torch._dynamo at an optimizer's first use (a second of imports): a suite that builds one
+# or compiles makes the judge import it.
+JUDGE_DYNAMO_MARKS = (*TRAINING_MARKS, *COMPILER_MARKS)
+
+
+def judge_needs_dynamo(files: Iterable[Path]) -> bool:
+    """Whether a suite's own code (in this process) builds an optimizer or compiles; a hint, as needs_compiler."""
+    for f in files:
+        try:
+            text = f.read_text()
+        except OSError:
+            continue
+        if any(m in text for m in JUDGE_DYNAMO_MARKS):
+            return True
+    return False
+
+
+class DynamoPrewarm:
+    """A pytest plugin: once the suites are collected, a thread imports torch._dynamo.
+
+    The first test that builds an optimizer would otherwise import it in the
+    middle of grading, a second during which the sandbox waits. Started after
+    collection, while the judge mostly waits (for the server to be ready, for
+    the student's cells), never while it imports a suite: a test that needs the
+    module meanwhile simply waits for the thread's import to finish.
+    """
+
+    def pytest_collection_finish(self, session: object) -> None:
+        import sys
+        import threading
+
+        if "torch._dynamo" not in sys.modules:
+            threading.Thread(target=_import_dynamo, name="torchgrader-dynamo-import", daemon=True).start()
+
+
+def _import_dynamo() -> None:
+    try:
+        import torch._dynamo  # noqa: F401
+    except Exception:  # noqa: BLE001 - only an optimisation: the test that needs it imports it itself
+        pass
 
 
 def default_jobs(cap: int | None = None) -> int:

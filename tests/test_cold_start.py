@@ -3,9 +3,11 @@
 - the ``torchgrader`` process never imports torch, pytest or numpy: it only
   starts workers and writes reports;
 - one submission's class report draws no charts (no matplotlib);
-- the sandbox server warms the compiler only when asked, and only after the
-  first sandbox is handed over: the first sandbox starts without waiting for
-  it, every later one inherits the warm state;
+- the sandbox server imports torch._dynamo before its first sandbox only when
+  asked (the selected exercises compile or train), and what only some
+  sandboxes use (torch._dynamo for optimizers, scikit-learn, a compiler
+  warm-up) only when the judge asks, after its first submission: one
+  submission never waits for it, every later sandbox inherits it;
 - whether to ask is read from the selected exercises' suites and probes.
 """
 
@@ -16,7 +18,7 @@ import subprocess
 import sys
 
 from autograder.assignment import load_assignment
-from autograder.grade import GradeOptions, needs_compiler
+from autograder.grade import GradeOptions, grade, needs_compiler
 from autograder.sandbox.client import Sandbox, SandboxConfig, SandboxServer
 from tests.helpers import DEMO_COURSE, ROOT
 
@@ -102,21 +104,32 @@ def test_reading_a_notebook_skips_jsonschemas_format_grammars():
     assert run.stdout.split() == ["True", "False", "False"], run.stdout + run.stderr
 
 
-def _dynamo_loaded(sb: Sandbox) -> bool:
-    sb.request("exec", "import sys\nWARM = 'torch._dynamo' in sys.modules", cell=1, timeout=30)
-    return sb.request("getattr", target=None, name="WARM", timeout=30)[1]
+def _loaded(sb: Sandbox) -> tuple[bool, bool]:
+    """(torch._dynamo, sklearn) already imported in a fresh sandbox, before any cell imported them."""
+    sb.request(
+        "exec", "import sys\nWARM = ('torch._dynamo' in sys.modules, 'sklearn' in sys.modules)", cell=1, timeout=30
+    )
+    return tuple(sb.request("getattr", target=None, name="WARM", timeout=30)[1])
 
 
-def test_the_server_warms_the_compiler_only_when_asked_and_after_the_first_sandbox():
+def test_the_server_imports_dynamo_first_only_when_asked_and_the_rest_when_the_judge_asks():
+    """The first sandbox waits only for what every sandbox needs (torch._dynamo too when the selected exercises
+    compile or train); torch._dynamo (for optimizers) and scikit-learn (for students' own cells) come when the
+    judge asks, for every later sandbox (never by themselves: one submission must not wait for them)."""
     cold = SandboxServer(warm_compiler=False)
     warm = SandboxServer(warm_compiler=True)
     try:
-        for server, expected in ((cold, [False, False]), (warm, [False, True])):
+        for server, expected in (
+            (cold, [(False, False), (False, False), (True, True)]),
+            (warm, [(True, False), (True, False), (True, True)]),
+        ):
             seen = []
-            for _ in expected:
+            for n in range(len(expected)):
+                if n == 2:
+                    server.warm_later()
                 sb = Sandbox(server, SandboxConfig())
                 try:
-                    seen.append(_dynamo_loaded(sb))
+                    seen.append(_loaded(sb))
                 finally:
                     sb.kill()
             assert seen == expected
@@ -125,10 +138,87 @@ def test_the_server_warms_the_compiler_only_when_asked_and_after_the_first_sandb
         warm.close()
 
 
+def test_grade_asks_its_server_to_warm_up_after_the_first_of_several_submissions_only(tmp_path):
+    a = load_assignment("demo", DEMO_COURSE)
+    sub = tmp_path / "alice.py"
+    sub.write_text(REF)
+    for paths, warmed in (([sub], False), ([sub, sub], True)):
+        with SandboxServer(warm_compiler=False) as server:
+            assert [r.total for r in grade(a, paths, server=server)] == [6.0] * len(paths)
+            sb = Sandbox(server, SandboxConfig())
+            try:
+                assert _loaded(sb) == (warmed, warmed)
+            finally:
+                sb.kill()
+
+
 def test_the_compiler_is_wanted_only_for_exercises_whose_checks_compile():
     a = load_assignment("pytorch-fundamentals", ROOT)
     assert needs_compiler(a, GradeOptions())  # the whole assignment has `compile`
     assert needs_compiler(a, GradeOptions(exercises=["compile"]))
     assert needs_compiler(a, GradeOptions(exercises=["compile"], public=True))
+    assert needs_compiler(a, GradeOptions(exercises=["checkpointing"]))  # its probes train: torch.optim
     assert not needs_compiler(a, GradeOptions(exercises=["views", "softmax_grad"]))
     assert not needs_compiler(load_assignment("demo", DEMO_COURSE), GradeOptions())
+
+
+def test_grade_starts_its_sandbox_server_before_it_imports_torch(tmp_path):
+    """`torchgrader check` grades in its own process: its server must import torch beside it, not after it."""
+    sub = tmp_path / "alice.py"
+    sub.write_text(REF)
+    code = (
+        "import sys\nfrom pathlib import Path\n"
+        "from autograder.sandbox import client\n"
+        "seen = []\ninit = client.SandboxServer.__init__\n"
+        "def spy(self, **kw):\n    seen.append('torch' in sys.modules)\n    init(self, **kw)\n"
+        "client.SandboxServer.__init__ = spy\n"
+        "from autograder.assignment import load_assignment\nfrom autograder.grade import grade\n"
+        f"a = load_assignment('demo', Path({str(DEMO_COURSE)!r}))\n"
+        f"r = grade(a, [Path({str(sub)!r})])[0]\n"
+        "print(seen, r.total, r.max_total)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert run.stdout.split() == ["[False]", "6.0", "6.0"], run.stdout + run.stderr[-3000:]
+
+
+def test_the_judge_imports_torch_dynamo_ahead_only_for_suites_that_train_or_compile():
+    """torch.optim imports torch._dynamo at an optimizer's first use: a thread does it after collection instead."""
+    from autograder.grade import judge_needs_dynamo, suite_files
+
+    a = load_assignment("pytorch-fundamentals", ROOT)
+    assert judge_needs_dynamo(suite_files(a, GradeOptions(exercises=["checkpointing"])))
+    assert judge_needs_dynamo(suite_files(a, GradeOptions(exercises=["compile"])))
+    assert not judge_needs_dynamo(suite_files(a, GradeOptions(exercises=["views", "softmax_grad"])))
+    code = (
+        "import sys, threading\nfrom pathlib import Path\n"
+        "from autograder.assignment import load_assignment\n"
+        "from autograder.grade import DynamoPrewarm, suite_files, GradeOptions\n"
+        "from autograder.judge.collect import invoke_pytest\n"
+        f"a = load_assignment('pytorch-fundamentals', Path({str(ROOT)!r}))\n"
+        "files = suite_files(a, GradeOptions(exercises=['softmax_grad']))\n"
+        "before = 'torch._dynamo' in sys.modules\n"
+        "code, _ = invoke_pytest(files, a.course, [DynamoPrewarm()], collect_only=True)\n"
+        "for t in threading.enumerate():\n"
+        "    if t.name == 'torchgrader-dynamo-import':\n        t.join()\n"
+        "print(code, before, 'torch._dynamo' in sys.modules)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert run.stdout.split() == ["0", "False", "True"], run.stdout + run.stderr[-3000:]
+
+
+def test_a_notebook_kernel_warms_its_server_only_with_what_its_later_checks_would_import():
+    from autograder.checker import later_imports
+
+    a = load_assignment("pytorch-fundamentals", ROOT)
+    alice = ROOT / "samples" / "alice.ipynb"
+    assert later_imports(a, "softmax_grad", None, alice) == []  # back-to-back checks wait for nothing
+    assert later_imports(a, "checkpointing", None, alice) == ["torch._dynamo"]
+    history = ["", "from sklearn.datasets import load_digits\nX = load_digits().data"]
+    assert later_imports(a, "views", history, None) == ["sklearn.datasets"]
+    with SandboxServer(warm_compiler=False) as server:
+        server.warm_later(["sklearn.datasets"])
+        sb = Sandbox(server, SandboxConfig())
+        try:
+            assert _loaded(sb) == (False, True)
+        finally:
+            sb.kill()

@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-import torch
 from _pytest.runner import runtestprotocol
 
 from autograder.assignment import Assignment
@@ -31,6 +30,7 @@ from autograder.judge.proxy import Context, GraderError, SandboxFixture, Student
 from autograder.judge.tamper import scan
 from autograder.load import LoadError, Submission, load
 from autograder.results import ExerciseResult, SubmissionResult, TestResult, TestStatus
+from autograder.sandbox import seeding
 from autograder.sandbox.client import SandboxConfig, SandboxError, SandboxServer
 from autograder.session import Budget, Session
 
@@ -43,7 +43,7 @@ def _judge_clock(request: pytest.FixtureRequest) -> Any:
     """Per-test seed (judge and sandbox alike) and per-test deadline."""
     item = request.node
     seed = zlib.crc32(item.nodeid.split("::", 1)[-1].encode())
-    torch.manual_seed(seed)
+    seeding.manual_seed(seed)  # torch.manual_seed, less its cost on a torch without accelerators
     np.random.seed(seed)
     random.seed(seed)
     marker = item.get_closest_marker("timeout")
@@ -193,8 +193,11 @@ class GradingPlugin:
     def pytest_runtestloop(self, session: pytest.Session) -> bool:
         if self.problems:
             raise pytest.UsageError("the assignment's suites have problems:\n" + "\n".join(self.problems))
-        for path in self.submissions:
+        more = not isinstance(self.submissions, list | tuple) or len(self.submissions) > 1
+        for n, path in enumerate(self.submissions):
             self.on_result(self.grade_one(Path(path)))
+            if n == 0 and more:  # later submissions' sandboxes start warm; one submission never waits for it
+                self.server.warm_later()
         return True
 
     # ------------------------------------------------------------------ one submission
@@ -226,9 +229,13 @@ class GradingPlugin:
         session = Session(self.server, sub, self.config, self.budget, probes=self.probe_sources())
         CONTEXT.session = session
         tests: list[TestResult] = []
+        last = {item.stash[EXERCISE].id: n for n, item in enumerate(self.items)}
         try:
-            for item in self.items:
+            for n, item in enumerate(self.items):
                 tests.append(self._run_item(item))
+                ex_id = item.stash[EXERCISE].id
+                if last[ex_id] == n:  # its tests are done: a later sandbox (fresh(), a restart) need not load them
+                    session.probes.pop(ex_id, None)
         finally:
             CONTEXT.session = None
             session.close()

@@ -101,11 +101,12 @@ class SandboxServer:
     """One warm server per judge process; spawns sandboxes in milliseconds.
 
     Creating one only starts the server process (which imports torch and,
-    with ``warm_compiler``, runs one tiny ``torch.compile`` so that every
-    sandbox inherits dynamo's warmed-up state): the caller goes on with its own
-    imports meanwhile, and the first ``spawn`` (or ``wait_ready``) waits for the
-    server to be ready. Started before the judge imports torch, the two imports
-    run side by side instead of one after the other.
+    with ``warm_compiler``, torch._dynamo; :meth:`warm_later` adds one tiny
+    ``torch.compile`` so that every later sandbox inherits dynamo's warmed-up
+    state): the caller goes on with its own imports meanwhile, and the first
+    ``spawn`` (or ``wait_ready``) waits for the server to be ready. Started
+    before the judge imports torch, the two imports run side by side instead
+    of one after the other.
     """
 
     def __init__(self, *, warm_compiler: bool = True) -> None:
@@ -170,15 +171,40 @@ class SandboxServer:
             raise RuntimeError(reply.get("error", "the sandbox could not be started"))
         return ours, out_r, int(reply["pid"]), reply
 
+    def warm_later(self, only: list[str] | None = None) -> None:
+        """Ask the server to import what only some sandboxes use (see server.serve), for every later sandbox.
+
+        Answered at once; the next spawn waits until the imports are done. Call
+        it when more sandboxes are to come and none is needed right now (a
+        submission is graded, a notebook's check is done). Best effort: a server
+        that is gone is told by the next spawn. ``only``: just these modules
+        (of the server's LATER_PRELOAD), without the compiler warm-up.
+        """
+        try:
+            with self._lock:
+                self._wait_ready_locked()
+                if self.proc.poll() is not None:
+                    return
+                self.sock.sendall(json.dumps({"op": "warm", **({"only": only} if only is not None else {})}).encode())
+                self.sock.settimeout(START_TIMEOUT)
+                self._file.readline()
+                self.sock.settimeout(None)
+        except (OSError, RuntimeError):
+            pass
+
     def close(self) -> None:
         """Close the socket; the server then removes its sandboxes' cgroups and exits by itself.
 
-        It is killed only if it has not left after ``CLOSE_TIMEOUT`` (a compiler
-        warm-up in progress finishes first; killing it would leave cgroups behind).
+        SIGUSR1 stops imports still in progress (at start-up, or asked for by
+        :meth:`warm_later`), so closing costs no wait for them; the server
+        ignores it otherwise. It is killed only if it has not left
+        after ``CLOSE_TIMEOUT`` (killing it would leave cgroups behind).
         """
         try:
             self._file.close()  # the makefile() reader keeps the socket open otherwise
             self.sock.close()
+            if self.proc.poll() is None:
+                self.proc.send_signal(signal.SIGUSR1)
         finally:
             try:
                 self.proc.wait(timeout=CLOSE_TIMEOUT)

@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from autograder.sandbox import ranks as _ranks
+from autograder.sandbox import seeding as _seeding
 from autograder.sandbox import wire
 from autograder.sandbox.exceptions import (
     CELL_PREFIX,
@@ -268,7 +269,7 @@ class Runtime:
 
     def op_seed(self, req: dict, payload: Any) -> Any:
         seed = int(req["seed"])
-        torch.manual_seed(seed)
+        _seeding.manual_seed(seed)
         np.random.seed(seed % 2**32)
         random.seed(seed)
         return None

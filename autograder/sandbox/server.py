@@ -31,18 +31,61 @@ if TYPE_CHECKING:
     from autograder.sandbox.isolation import Limits
 
 PRELOAD = ("torch", "torch.nn", "torch.nn.functional", "torch.utils.data", "torch.optim", "numpy")
-OPTIONAL_PRELOAD = ("sklearn.datasets",)
-COMPILER_PRELOAD = ("torch._dynamo",)  # only for a server that warms the compiler (about 1 s otherwise wasted)
+# Imported when the judge asks ({"op": "warm"}: once its first submission is graded, or a notebook's first
+# check is done), for every later sandbox. torch._dynamo: torch.optim imports it at an optimizer's first
+# step (about a second in every sandbox that trains); scikit-learn: only for students' own cells
+# (noisy_digits reads its digits), no check needs it. One submission graded from cold never waits for them.
+LATER_PRELOAD = ("torch._dynamo", "sklearn.datasets")
+# Before the server is ready, for a server asked to warm the compiler (the selected exercises compile or
+# train): a compile exercise's probes import it before the first student cell, so the first sandbox needs it.
+COMPILER_PRELOAD = ("torch._dynamo",)
 UID_BASE = 200_000
 
 
+class _Stop(BaseException):
+    """The judge closed the server while it was still importing (see :func:`_stop_importing`)."""
+
+
+_STOPPABLE = False  # True while the server only imports: nothing to clean up yet, no sandbox being forked
+
+
+def _stop_importing(signum: int, frame: Any) -> None:
+    """SIGUSR1 from a judge that closes the server: stop importing what no sandbox will use now.
+
+    Without it a judge that is done (one exercise checked, one submission graded)
+    would wait for the imports after the first sandbox (scikit-learn, the
+    compiler warm-up) before the server could exit; outside the imports the
+    signal is ignored, so it never interrupts a fork or the clean-up.
+    """
+    if _STOPPABLE:
+        raise _Stop
+
+
 def _preload(warm_compiler: bool = False) -> None:
+    """What every sandbox needs, before the server says it is ready."""
     _import_all(PRELOAD, required=True)
-    _import_all(OPTIONAL_PRELOAD)
+    if warm_compiler:
+        _import_all(COMPILER_PRELOAD)
     import autograder.sandbox.runtime  # noqa: F401 - warm import for the children
 
-    if warm_compiler:
-        _warm_compiler()
+
+def _preload_later(warm_compiler: bool = False, only: Any = None) -> bool:
+    """What only some sandboxes use, when the judge asks: inherited by every sandbox forked after it.
+
+    ``only``: the modules of LATER_PRELOAD wanted (a notebook's checks know theirs), without the
+    compiler warm-up; None: all of them and the warm-up. True when anything new was imported.
+    """
+    global _STOPPABLE
+    names = LATER_PRELOAD if only is None else tuple(n for n in LATER_PRELOAD if n in only)
+    before = len(sys.modules)
+    _STOPPABLE = True
+    try:
+        _import_all(names)
+        if warm_compiler and only is None:
+            _warm_compiler()
+    finally:
+        _STOPPABLE = False
+    return len(sys.modules) != before
 
 
 def _import_all(names: tuple[str, ...], required: bool = False) -> None:
@@ -57,7 +100,7 @@ def _import_all(names: tuple[str, ...], required: bool = False) -> None:
 
 
 def _warm_compiler() -> None:
-    """Run one tiny torch.compile so every sandbox inherits dynamo's warmed-up state.
+    """Run one tiny torch.compile so every later sandbox inherits dynamo's warmed-up state.
 
     A first compile in a fresh process costs 1 to 3 s of lazy imports and
     cache set-up; done once here, each sandbox's first compile takes a tenth
@@ -283,6 +326,7 @@ def _init_main(ctrl_fd: int, protections: dict[str, str], req: dict) -> None:
     from autograder.sandbox import runtime, wire
 
     torch.set_num_threads(int(req.get("threads", 1)))
+    signal.signal(signal.SIGUSR1, signal.SIG_DFL)  # the server's own use of it (_stop_importing) ends here
     sock = socket.socket(fileno=ctrl_fd)
     os.environ.clear()
     os.environ.update({"HOME": "/tmp", "PATH": "/usr/bin:/bin", "TMPDIR": "/tmp", "LANG": "C.UTF-8"})
@@ -420,12 +464,15 @@ def _root_mount_point() -> tuple[str, bool]:
 def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
     """Answer spawn requests until the judge closes ``sock``.
 
-    With ``warm_compiler``, the compiler is warmed up right after the first
-    sandbox is handed over, before the next one is forked: the first sandbox
-    starts without waiting for it (and compiles cold, if it compiles at all),
-    every later one inherits the warm state, and the warm-up runs while the
-    first submission is being graded instead of before it.
+    ``{"op": "warm"}`` (answered at once) imports what only some sandboxes
+    use and, with ``warm_compiler``, warms the compiler up; the spare sandbox
+    forked before it is replaced, so every later sandbox inherits it. The judge
+    asks once its first submission is graded: a single submission never waits
+    for it, a batch's later ones start warm. ``{"op": "warm", "only": [...]}``
+    imports only those modules of LATER_PRELOAD (a notebook's later checks).
     """
+    warmed = False
+    last: tuple[str, dict] | None = None  # the last spawn's key and request, for the spare after a warm-up
     root_dir, remove_root = _root_mount_point()
     read_only = default_read_only()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # keepers are reaped by the kernel
@@ -460,15 +507,25 @@ def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
                 for fd in fds:
                     os.close(fd)
                 sock.sendall(json.dumps(reply).encode() + b"\n")
-                if warm_compiler:  # no sandbox is being forked now; each later one inherits the warm state
-                    warm_compiler = False
-                    _warm_compiler()
                 spare = Spare(key, req, root_dir, groups)  # the next one gets ready while this one works
+                last = (key, req)
                 continue
             for fd in fds:
                 os.close(fd)
-            reply = {"ok": req.get("op") == "ping", "pid": os.getpid()}
+            reply = {"ok": req.get("op") in ("ping", "warm"), "pid": os.getpid()}
             sock.sendall(json.dumps(reply).encode() + b"\n")
+            if req.get("op") == "warm" and not warmed:
+                only = req.get("only")
+                warmed = only is None  # the whole warm-up happens once; a partial one may be followed by more
+                try:
+                    changed = _preload_later(warm_compiler, only if isinstance(only, list) else None)
+                except _Stop:
+                    return
+                if changed and spare is not None and last is not None:  # forked before the warm-up: replaced
+                    spare.discard()
+                    reaper.add(spare.cgroup, spare.pid)
+                    spare = None
+                    spare = Spare(*last, root_dir, groups)
     finally:
         if spare is not None:
             spare.discard()
@@ -486,11 +543,19 @@ def main() -> None:
     # Ctrl-C in a terminal or a Jupyter kernel's interrupt reaches the whole process group;
     # the server ends when its judge closes the socket, never halfway through a fork.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGUSR1, _stop_importing)
     fd = int(sys.argv[1])
     sock = socket.socket(fileno=fd)
-    _preload()
+    warm_compiler = "--warm-compiler" in sys.argv[2:]
+    global _STOPPABLE
+    _STOPPABLE = True
+    try:
+        _preload(warm_compiler)
+    except _Stop:
+        os._exit(0)
+    _STOPPABLE = False
     sock.sendall(json.dumps({"ok": True, "ready": True, "pid": os.getpid()}).encode() + b"\n")
-    serve(sock, warm_compiler="--warm-compiler" in sys.argv[2:])
+    serve(sock, warm_compiler=warm_compiler)
     # Nothing to flush; skipping interpreter shutdown (torch's atexit work) saves seconds.
     os._exit(0)
 

@@ -218,3 +218,31 @@ def test_without_isolation_the_report_says_so(server, demo, tmp_path):
     assert r.total == 6
     assert r.protections["network"].startswith("NOT isolated")
     assert r.protections["filesystem"].startswith("NOT isolated")
+
+
+def test_a_later_sandbox_loads_only_the_probes_of_exercises_with_tests_left(tmp_path, monkeypatch):
+    """Probes still load before any student cell; an exercise whose tests are done is not loaded again."""
+    from autograder import session as session_mod
+
+    course = tmp_path / "course"
+    shutil.copytree(DEMO_COURSE, course)
+    (course / "solutions/demo/basics/probes.py").write_text("def noop(mod):\n    return 1\n")
+    with open(course / "solutions/demo/counter/test_hidden.py", "a") as f:
+        f.write(
+            "\n\n@pytest.mark.points(1)\ndef test_counter_after_fresh(sandbox):\n"
+            '    """Counter in a fresh sandbox"""\n    sandbox.fresh()\n'
+            '    check(sandbox.probe("count_to", 4) == 7, "Counter(1) after add(0..3) should be 7.")\n'
+        )
+    loaded: list[list[str]] = []
+    real = session_mod.Session._load_probes
+
+    def spy(self, sb):
+        loaded.append(sorted(self.probes))
+        return real(self, sb)
+
+    monkeypatch.setattr(session_mod.Session, "_load_probes", spy)
+    sub = tmp_path / "alice.py"
+    sub.write_text(REF)
+    r = grade(load_assignment("demo", course), [sub])[0]
+    assert r.total == r.max_total == 7
+    assert loaded == [["basics", "counter"], ["counter"]]

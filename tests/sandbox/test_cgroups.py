@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from autograder.sandbox import cgroups
-from autograder.sandbox.client import Sandbox, SandboxConfig, SandboxOutOfMemory
+from autograder.sandbox.client import Sandbox, SandboxConfig, SandboxOutOfMemory, SandboxServer
 from autograder.sandbox.isolation import Limits
 
 HAVE = cgroups.open_cgroups(tag=0)
@@ -24,22 +24,27 @@ def _cgroup_lines(pid: int) -> dict[str, str]:
     return out
 
 
+def _cgroup_dirs(pid: int) -> list[str]:
+    """The directories of the sandbox cgroup that ``pid`` is in."""
+    paths = _cgroup_lines(pid)
+    mine = [p for p in paths.values() if "/torchgrader-" in p and "/sb-" in p]
+    assert mine, paths
+    found = [h for h in cgroups._hierarchies() if h.version == HAVE.version]
+    return [
+        os.path.join(h.mount, paths[k].lstrip("/"))
+        for h in found
+        for k in paths
+        if paths[k] in mine and (h.version == 2 or set(k.split(",")) & h.controllers)
+    ]
+
+
 @needs_cgroups
 def test_each_sandbox_gets_its_own_cgroup_with_the_limits_and_it_is_removed_afterwards(server):
     sb = Sandbox(server, SandboxConfig(limits=Limits(memory_bytes=3 * 2**30, max_processes=40)))
     try:
         assert "whole sandbox limited to 3.0 GiB" in sb.protections["memory"], sb.protections
         _, inside = sb.request("exec", "import os\nCG = open('/proc/self/cgroup').read()", cell=1, timeout=10)
-        paths = _cgroup_lines(sb.pid)
-        mine = [p for p in paths.values() if "/torchgrader-" in p and "/sb-" in p]
-        assert mine, paths
-        found = [h for h in cgroups._hierarchies() if h.version == HAVE.version]
-        dirs = [
-            os.path.join(h.mount, paths[k].lstrip("/"))
-            for h in found
-            for k in paths
-            if paths[k] in mine and (h.version == 2 or set(k.split(",")) & h.controllers)
-        ]
+        dirs = _cgroup_dirs(sb.pid)
         limits = {}
         for d in set(dirs):
             for name in ("memory.limit_in_bytes", "memory.max", "pids.max"):
@@ -130,3 +135,19 @@ def test_a_cgroup_v2_layout_gets_a_parent_with_controllers_and_per_sandbox_limit
     assert (d / "memory.oom.group").read_text() == "1" and (d / "memory.swap.max").read_text() == "0"
     assert sb.oom_file == str(d / "memory.events")
     assert "cgroup v2" in sb.report(2**30, 32)
+
+
+@needs_cgroups
+def test_a_server_closed_while_it_imports_for_later_sandboxes_still_removes_the_cgroups():
+    """Closing stops the imports for later sandboxes (scikit-learn, the compiler warm-up), not the clean-up."""
+    server = SandboxServer(warm_compiler=True)
+    try:
+        sb = Sandbox(server, SandboxConfig())
+        dirs = _cgroup_dirs(sb.pid)
+        assert any(os.path.isdir(d) for d in dirs)
+        sb.kill()
+        server.warm_later()  # the server now imports what only later sandboxes use
+    finally:
+        server.close()
+    assert server.proc.returncode == 0
+    assert not any(os.path.isdir(d) for d in dirs), dirs

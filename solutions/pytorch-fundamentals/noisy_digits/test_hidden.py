@@ -47,10 +47,8 @@ def _dim_data(seed, top=12, n=12):
 
 def _item(ds, i, what):
     item = ds[i]
-    check(
-        isinstance(item, tuple | list) and len(item) == 2,
-        f"{what} must return a tuple (image, label), got {describe(item)}.",
-    )
+    if not (isinstance(item, tuple | list) and len(item) == 2):  # describe() only when it fails: repr is costly
+        fail(f"{what} must return a tuple (image, label), got {describe(item)}.")
     return item
 
 
@@ -471,10 +469,8 @@ def _judge_items(X, y, label, r):
         misconception="modifies_input",
     )
     for i, item in enumerate(r["items"]):
-        check(
-            isinstance(item, tuple | list) and len(item) == 2,
-            f"ds[{i}] of {label} must be a tuple (image, label), got {describe(item)}.",
-        )
+        if not (isinstance(item, tuple | list) and len(item) == 2):
+            fail(f"ds[{i}] of {label} must be a tuple (image, label), got {describe(item)}.")
         image, lab = item
         check(isinstance(image, torch.Tensor), f"The image of ds[{i}] of {label} is {describe(image)}.")
         _check_shape(f"ds[{i}] of {label}", image)
