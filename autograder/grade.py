@@ -53,6 +53,8 @@ def grade(
     ``paths`` may be a list or a lazy iterable (a generator fed from a queue, as
     batch workers do): an iterable that is not a list or tuple is consumed one
     path at a time, and only ``options.protected`` guards folders from sandboxes.
+    Such a streamed call with ``on_result`` keeps no result itself (it returns
+    an empty list): a worker's memory stays flat over any number of jobs.
     """
     from autograder.sandbox.client import SandboxConfig, SandboxServer
 
@@ -61,8 +63,11 @@ def grade(
     paths = (Path(p) for p in paths) if streamed else [Path(p) for p in paths]
     results: list[SubmissionResult] = []
 
+    keep = not (streamed and on_result is not None)
+
     def collect(r: SubmissionResult) -> None:
-        results.append(r)
+        if keep:
+            results.append(r)
         if on_result is not None:
             on_result(r)
 

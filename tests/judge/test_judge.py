@@ -246,3 +246,26 @@ def test_a_later_sandbox_loads_only_the_probes_of_exercises_with_tests_left(tmp_
     r = grade(load_assignment("demo", course), [sub])[0]
     assert r.total == r.max_total == 7
     assert loaded == [["basics", "counter"], ["counter"]]
+
+
+def test_a_streamed_grade_keeps_no_result_once_delivered(server, demo, tmp_path):
+    """A batch worker streams hundreds of jobs through one grade() call: each result goes to on_result and
+    nowhere else, so the judge's memory stays flat (it once kept every result: +80 MiB per 800 submissions)."""
+    import gc
+    import weakref
+
+    paths = []
+    for i in range(3):
+        paths.append(tmp_path / f"ref{i}.py")
+        paths[-1].write_text(REF)
+    refs: list[weakref.ref] = []
+    totals: list[float] = []
+
+    def deliver(r):
+        totals.append(r.total)
+        refs.append(weakref.ref(r))
+
+    returned = grade(demo, iter(paths), options=GradeOptions(protected=[tmp_path]), on_result=deliver, server=server)
+    gc.collect()
+    assert totals == [6, 6, 6] and returned == []
+    assert [r() for r in refs] == [None, None, None]
