@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,7 +63,7 @@ def material_files(course: Path, assignment_id: str, *, grading_only: bool = Fal
             continue
         for p in sorted(top.rglob("*")):
             rel = p.relative_to(top)
-            if not is_material(rel, staff=side == "solutions" and not grading_only) or p.is_symlink():
+            if not is_material(rel, staff=not (grading_only and side == "solutions")) or p.is_symlink():
                 continue
             if p.is_file():
                 out.append((p, side, rel))
@@ -218,6 +219,11 @@ class Assignment:
     @property
     def max_total(self) -> float:
         return sum(e.points for e in self.exercises)
+
+    def suite_files(self, exercises: Iterable[Exercise] | None = None, *, public: bool) -> list[Path]:
+        """The suite file of each exercise (public or hidden); those that do not exist are left out."""
+        chosen = self.exercises if exercises is None else exercises
+        return [f for f in ((e.public_tests if public else e.hidden_tests) for e in chosen) if f.is_file()]
 
     def by_test_path(self, path: Path) -> Exercise | None:
         path = Path(path).resolve()

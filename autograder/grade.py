@@ -36,8 +36,7 @@ def suite_files(assignment: Assignment, options: GradeOptions) -> list[Path]:
         for ex in chosen:
             if not ex.hidden_tests.exists():
                 raise AssignmentError(f"{ex.hidden_tests}: missing (every exercise needs its hidden suite)")
-    # as autograder.judge.collect.suite_files, whose package imports torch
-    return [f for f in ((e.public_tests if options.public else e.hidden_tests) for e in chosen) if f.is_file()]
+    return assignment.suite_files(chosen, public=options.public)
 
 
 def grade(
@@ -145,11 +144,7 @@ def needs_compiler(assignment: Assignment, options: GradeOptions) -> bool:
             (ex.public_tests if options.public else ex.hidden_tests, COMPILER_MARKS),
             (ex.probes, COMPILER_MARKS + TRAINING_MARKS),
         ):
-            try:
-                text = f.read_text() if f is not None and f.is_file() else ""
-            except OSError:
-                continue
-            if any(m in text for m in marks):
+            if f is not None and _mentions([f], marks):
                 return True
     return False
 
@@ -161,12 +156,17 @@ JUDGE_DYNAMO_MARKS = (*TRAINING_MARKS, *COMPILER_MARKS)
 
 def judge_needs_dynamo(files: Iterable[Path]) -> bool:
     """Whether a suite's own code (in this process) builds an optimizer or compiles; a hint, as needs_compiler."""
+    return _mentions(files, JUDGE_DYNAMO_MARKS)
+
+
+def _mentions(files: Iterable[Path], marks: tuple[str, ...]) -> bool:
+    """Whether a readable file's text contains one of ``marks`` (a missing or unreadable file does not)."""
     for f in files:
         try:
-            text = f.read_text()
+            text = f.read_text() if f.is_file() else ""
         except OSError:
             continue
-        if any(m in text for m in JUDGE_DYNAMO_MARKS):
+        if any(m in text for m in marks):
             return True
     return False
 

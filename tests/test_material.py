@@ -64,3 +64,13 @@ def test_the_stamp_sees_a_new_mutant_but_not_a_cache_or_its_own_file(tmp_path):
     assert material_digest(course, "a") == before
     (course / "solutions/a/ex/mutants/sign.py").write_text("def f(): return -1")
     assert material_digest(course, "a") != before
+
+
+def test_only_the_hidden_side_has_staff_only_files(tmp_path):
+    """A public data folder that happens to be called like a staff folder still ships to workers."""
+    course = _course(tmp_path)
+    (course / "assignments/a/ex/alternatives").mkdir()
+    (course / "assignments/a/ex/alternatives/hint.md").write_text("public")
+    shipped = {arc for _, arc in material.files(course, "a")}
+    assert "assignments/a/ex/alternatives/hint.md" in shipped
+    assert "solutions/a/ex/alternatives/loop.py" not in shipped

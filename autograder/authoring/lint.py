@@ -561,7 +561,7 @@ class _Collector:
 
 def collect_suites(assignment: Assignment, *, public: bool) -> tuple[list[CollectedTest], list[Problem]]:
     """Collect the hidden (or public) suites as grading does, without running a test."""
-    files = collect.suite_files(assignment, public=public)
+    files = assignment.suite_files(public=public)
     collector = _Collector(assignment)
     if not files:
         return [], []

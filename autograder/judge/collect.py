@@ -71,12 +71,6 @@ def points(item: pytest.Item) -> float:
     return item.stash.get(POINTS, None) or 0.0
 
 
-def suite_files(assignment: Assignment, exercises: Iterable[Exercise] | None = None, *, public: bool) -> list[Path]:
-    """The suite file of each exercise (public or hidden); those that do not exist are left out."""
-    chosen = assignment.exercises if exercises is None else exercises
-    return [f for f in ((e.public_tests if public else e.hidden_tests) for e in chosen) if f.is_file()]
-
-
 def pytest_args(files: Iterable[Path], course: Path, ini: Path, *, collect_only: bool = False,
                 keyword: str | None = None) -> list[str]:
     """The one command line with which suites are collected and run (``keyword``: pytest's ``-k``)."""
