@@ -27,6 +27,26 @@ from hypothesis import strategies as st
 _DRAWN: dict[tuple[str, int], tuple[st.SearchStrategy[Any], list[Any]]] = {}
 
 
+def ignore_local_constants() -> None:
+    """Make Hypothesis's examples depend on the strategy and the seed only, not on what the judge has imported.
+
+    Hypothesis mixes into what it generates some constants it reads from the
+    source of every imported "local" module (outside site-packages and the
+    standard library): the course's references, its helpers, an editable
+    install of this package. A derandomized suite then drew other inputs in a
+    batch worker than in ``--exercise`` runs, ``check`` or ``validate``, each of
+    which imports other modules, so a borderline submission could score
+    differently; and parsing those modules cost a fifth of a second of every
+    cold start. The judge (:mod:`autograder.judge.plugin`) calls this once the
+    suites are collected. Hypothesis's own list of constants stays in use.
+    """
+    from hypothesis.internal.conjecture import providers
+    from hypothesis.internal.constants_ast import Constants
+
+    none = Constants()
+    providers._get_local_constants = lambda: none  # private: tests/judge/test_generated.py checks it still works
+
+
 def draw(strategy: st.SearchStrategy[Any], n: int, label: str) -> list[Any]:
     """``n`` examples of ``strategy`` (fewer if it cannot produce that many), the same for every call with ``label``."""
     hit = _DRAWN.get((label, n))

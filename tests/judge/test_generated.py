@@ -36,3 +36,51 @@ def test_another_strategy_under_the_same_label_is_drawn_from_not_served_from_the
     small = draw(st.integers(0, 3), 10, "test/reused label")
     big = draw(st.integers(100, 200), 10, "test/reused label")
     assert all(0 <= v <= 3 for v in small) and all(100 <= v <= 200 for v in big)
+
+
+# A module of the course (any module outside site-packages) whose constants Hypothesis could pick up.
+COURSE_HELPER = "LIMIT = 424242\nSCALE = 0.123456789\nNAME = 'qwertyuiop'\n"
+DRAWS = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from hypothesis import Phase, given, settings, strategies as st
+if sys.argv[2] == "with helper":
+    import course_helper  # noqa: F401 - imported by one judge and not by another
+if sys.argv[3] == "judge":
+    from autograder.judge import plugin
+    plugin.pytest_collection_finish(None)
+from autograder.judge.generated import draw
+drawn = draw(st.tuples(st.integers(0, 10**6), st.floats(0, 1), st.text(max_size=12)), 200, "suite v1")
+seen = []
+@settings(derandomize=True, max_examples=200, database=None, phases=[Phase.explicit, Phase.generate])
+@given(st.integers(0, 10**6))
+def suite_test(x):
+    seen.append(x)
+suite_test()
+print(json.dumps([repr(drawn), seen]))
+"""
+
+
+def _examples(tmp_path, helper: bool, judge: bool) -> list:
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "course_helper.py").write_text(COURSE_HELPER)
+    out = subprocess.run(
+        [sys.executable, "-c", DRAWS, str(tmp_path), "with helper" if helper else "alone", "judge" if judge else "-"],
+        capture_output=True, text=True, check=True, cwd=tmp_path,
+    )
+    return json.loads(out.stdout)
+
+
+def test_generated_inputs_do_not_depend_on_what_else_the_judge_imported(tmp_path):
+    """Hypothesis reads constants from the source of imported local modules; the judge must not let it.
+
+    A batch worker, an ``--exercise`` run and ``validate`` import different
+    modules: the same seed must still give the same inputs, or one submission's
+    grade depends on how it was graded.
+    """
+    plain = _examples(tmp_path, helper=False, judge=False)
+    assert _examples(tmp_path, helper=True, judge=False) != plain, "this test no longer sees Hypothesis's constants"
+    assert _examples(tmp_path, helper=True, judge=True) == _examples(tmp_path, helper=False, judge=True)
