@@ -197,6 +197,7 @@ class Assignment:
     title: str
     course: Path
     exercises: list[Exercise] = field(default_factory=list)
+    _by_folder: dict[Path, Exercise | None] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def public_dir(self) -> Path:
@@ -226,11 +227,13 @@ class Assignment:
         return [f for f in ((e.public_tests if public else e.hidden_tests) for e in chosen) if f.is_file()]
 
     def by_test_path(self, path: Path) -> Exercise | None:
-        path = Path(path).resolve()
-        for e in self.exercises:
-            if path.parent in (e.hidden_dir.resolve(), e.public_dir.resolve()):
-                return e
-        return None
+        """The exercise whose hidden or public folder holds this suite file (looked up once per folder)."""
+        folder = Path(path).resolve().parent
+        if folder not in self._by_folder:
+            self._by_folder[folder] = next(
+                (e for e in self.exercises if folder in (e.hidden_dir.resolve(), e.public_dir.resolve())), None
+            )
+        return self._by_folder[folder]
 
 
 def find_course(start: Path | None = None) -> Path:

@@ -55,7 +55,7 @@ def grade(
     Such a streamed call with ``on_result`` keeps no result itself (it returns
     an empty list): a worker's memory stays flat over any number of jobs.
     """
-    from autograder.sandbox.client import SandboxConfig, SandboxServer
+    from autograder.sandbox.client import SandboxConfig
 
     options = options or GradeOptions()
     streamed = not isinstance(paths, list | tuple)
@@ -80,7 +80,7 @@ def grade(
     own_server = server is None
     # Started before anything here imports torch: the server imports torch (and torch._dynamo, when the
     # selected exercises need it) in its own process while this one imports the judge.
-    server = server or SandboxServer(warm_compiler=needs_compiler(assignment, options))
+    server = server or start_server(assignment, options)
     try:
         import pytest
 
@@ -95,6 +95,8 @@ def grade(
             plugins.append(DynamoPrewarm())
         with one_judge_thread():
             code, output = invoke_pytest(files, assignment.course, plugins, keyword=options.keyword)
+        if plugin.server_failed is not None:
+            raise plugin.server_failed
         if plugin.problems:
             raise SuiteProblems("the assignment's suites have problems:\n" + "\n".join(plugin.problems))
         if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and (
@@ -128,6 +130,13 @@ def one_judge_thread() -> Iterator[None]:
 
 COMPILER_MARKS = ("torch.compile", "torch._dynamo", "torch.export")
 TRAINING_MARKS = ("torch.optim",)  # torch.optim imports torch._dynamo at an optimizer's first step
+
+
+def start_server(assignment: Assignment, options: GradeOptions) -> SandboxServer:
+    """A sandbox server for these exercises, started now: it imports torch while the caller imports the judge."""
+    from autograder.sandbox.client import SandboxServer
+
+    return SandboxServer(warm_compiler=needs_compiler(assignment, options))
 
 
 def needs_compiler(assignment: Assignment, options: GradeOptions) -> bool:

@@ -139,12 +139,15 @@ def test_the_server_imports_dynamo_first_only_when_asked_and_the_rest_when_the_j
 
 
 def test_grade_asks_its_server_to_warm_up_after_the_first_of_several_submissions_only(tmp_path):
+    """Also when the submissions come one at a time (a batch worker's queue): a worker given one submission
+    used to ask anyway, and its server spent seconds of CPU on imports no sandbox would use."""
     a = load_assignment("demo", DEMO_COURSE)
     sub = tmp_path / "alice.py"
     sub.write_text(REF)
-    for paths, warmed in (([sub], False), ([sub, sub], True)):
+    cases = (([sub], 1, False), ([sub, sub], 2, True), (iter([sub]), 1, False), (iter([sub] * 2), 2, True))
+    for paths, n, warmed in cases:
         with SandboxServer(warm_compiler=False) as server:
-            assert [r.total for r in grade(a, paths, server=server)] == [6.0] * len(paths)
+            assert [r.total for r in grade(a, paths, server=server)] == [6.0] * n
             sb = Sandbox(server, SandboxConfig())
             try:
                 assert _loaded(sb) == (warmed, warmed)

@@ -32,7 +32,7 @@ from autograder.judge.tamper import scan
 from autograder.load import LoadError, Submission, load
 from autograder.results import ExerciseResult, SubmissionResult, TestResult, TestStatus
 from autograder.sandbox import seeding
-from autograder.sandbox.client import SandboxConfig, SandboxError, SandboxServer
+from autograder.sandbox.client import SandboxConfig, SandboxError, SandboxServer, ServerFailed
 from autograder.session import Budget, Session
 
 CONTEXT = Context()
@@ -166,6 +166,7 @@ class GradingPlugin:
         self.problems: list[str] = []
         self._probes: dict[str, str] | None = None
         self._excinfo: dict[str, BaseException] = {}
+        self.server_failed: ServerFailed | None = None
 
     def pytest_configure(self, config: pytest.Config) -> None:
         collect.register_markers(config)
@@ -202,11 +203,15 @@ class GradingPlugin:
     def pytest_runtestloop(self, session: pytest.Session) -> bool:
         if self.problems:
             raise pytest.UsageError("the assignment's suites have problems:\n" + "\n".join(self.problems))
-        more = not isinstance(self.submissions, list | tuple) or len(self.submissions) > 1
         for n, path in enumerate(self.submissions):
-            self.on_result(self.grade_one(Path(path)))
-            if n == 0 and more:  # later submissions' sandboxes start warm; one submission never waits for it
+            if n == 1:  # a second submission: it and every later one start warm; a lone one never pays for it
                 self.server.warm_later()
+            try:
+                result = self.grade_one(Path(path))
+            except ServerFailed as e:  # nothing can be graded: grade() raises it once pytest is done
+                self.server_failed = e
+                return True
+            self.on_result(result)
         return True
 
     # ------------------------------------------------------------------ one submission
@@ -235,7 +240,10 @@ class GradingPlugin:
             return cap_result(result)
         result.sha256 = sub.sha256
         result.flags = scan(sub)  # tamper evidence, in the judge; points stay as measured
-        session = Session(self.server, sub, self.config, self.budget, probes=self.probe_sources())
+        probes = self.probe_sources()
+        # All of the above while the server may still be importing torch (the first submission of a cold start).
+        self.server.wait_ready()
+        session = Session(self.server, sub, self.config, self.budget, probes=probes)
         CONTEXT.session = session
         tests: list[TestResult] = []
         last = {item.stash[EXERCISE].id: n for n, item in enumerate(self.items)}

@@ -68,6 +68,10 @@ class ProtocolError(SandboxError):
     """The sandbox replied with something that is not a valid reply."""
 
 
+class ServerFailed(RuntimeError):
+    """The sandbox server could not start, or has exited: nothing can be graded with it."""
+
+
 class ReplyTooLarge(ProtocolError):
     """Decoding the sandbox's reply went over the judge's own memory limit."""
 
@@ -132,7 +136,7 @@ class SandboxServer:
         self._file = parent.makefile("rb")
 
     def wait_ready(self) -> None:
-        """Block until the server has imported torch; raises RuntimeError if it could not start."""
+        """Block until the server has imported torch; raises ServerFailed if it could not start."""
         with self._lock:
             self._wait_ready_locked()
 
@@ -145,7 +149,7 @@ class SandboxServer:
         except (TimeoutError, OSError):
             line = b""
         if not line:
-            raise RuntimeError("the sandbox server failed to start (see the errors above)")
+            raise ServerFailed("the sandbox server failed to start (see the errors above)")
         self.sock.settimeout(None)
         self._ready = True
 
@@ -157,7 +161,7 @@ class SandboxServer:
             with self._lock:
                 self._wait_ready_locked()
                 if self.proc.poll() is not None:
-                    raise RuntimeError("the sandbox server has exited")
+                    raise ServerFailed("the sandbox server has exited")
                 socket.send_fds(self.sock, [json.dumps(request).encode()], [theirs.fileno(), out_w])
                 self.sock.settimeout(START_TIMEOUT)
                 reply = json.loads(self._file.readline() or b"{}")

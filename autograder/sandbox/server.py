@@ -13,6 +13,7 @@ every process the student started; the keeper reaps it and exits.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -30,7 +31,12 @@ from autograder.sandbox.cgroups import Cgroups, SandboxCgroup, open_cgroups, per
 if TYPE_CHECKING:
     from autograder.sandbox.isolation import Limits
 
-PRELOAD = ("torch", "torch.nn", "torch.nn.functional", "torch.utils.data", "torch.optim", "numpy")
+# torch.fx.experimental.symbolic_shapes (with sympy): torch.autograd.grad imports it whenever it is given
+# grad_outputs, a fifth of a second in every sandbox whose probes or student code do that.
+PRELOAD = (
+    "torch", "torch.nn", "torch.nn.functional", "torch.utils.data", "torch.optim", "numpy",
+    "torch.fx.experimental.symbolic_shapes",
+)
 # Imported when the judge asks ({"op": "warm"}: once its first submission is graded, or a notebook's first
 # check is done), for every later sandbox. torch._dynamo: torch.optim imports it at an optimizer's first
 # step (about a second in every sandbox that trains); scikit-learn: only for students' own cells
@@ -85,6 +91,7 @@ def _preload_later(warm_compiler: bool = False, only: Any = None) -> bool:
             _warm_compiler()
     finally:
         _STOPPABLE = False
+    gc.freeze()
     return len(sys.modules) != before
 
 
@@ -554,6 +561,7 @@ def main() -> None:
     except _Stop:
         os._exit(0)
     _STOPPABLE = False
+    gc.freeze()  # the imports live as long as the server: no sandbox's collector walks them (nor copies their pages)
     sock.sendall(json.dumps({"ok": True, "ready": True, "pid": os.getpid()}).encode() + b"\n")
     serve(sock, warm_compiler=warm_compiler)
     # Nothing to flush; skipping interpreter shutdown (torch's atexit work) saves seconds.

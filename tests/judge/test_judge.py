@@ -269,3 +269,22 @@ def test_a_streamed_grade_keeps_no_result_once_delivered(server, demo, tmp_path)
     gc.collect()
     assert totals == [6, 6, 6] and returned == []
     assert [r() for r in refs] == [None, None, None]
+
+
+def test_a_sandbox_server_that_never_started_stops_grading_with_its_reason(demo, tmp_path):
+    """The judge reads the first notebook while the server still imports torch; if the server then
+    never becomes ready, grading stops with why, instead of scoring the submission 0 for it."""
+    from autograder.sandbox.client import SandboxServer, ServerFailed
+
+    dead = SandboxServer(warm_compiler=False)
+    dead.proc.kill()
+    dead.proc.wait()
+    sub = tmp_path / "ref.py"
+    sub.write_text(REF)
+    delivered = []
+    try:
+        with pytest.raises(ServerFailed, match="failed to start"):
+            grade(demo, [sub], server=dead, on_result=delivered.append)
+    finally:
+        dead.close()
+    assert delivered == []

@@ -134,12 +134,6 @@ class Worker:
         job waits in ``self.pending`` for the next grading run (:meth:`grade_stream`).
         """
         assert self.tmp is not None
-        try:
-            self.server.wait_ready()
-        except RuntimeError as e:
-            self.current["fatal"] = True
-            self.send({"fatal": f"the sandbox server could not start: {e}"})
-            return
         while self.pending is not None and self.pending.get("options") == options:
             job, self.pending = self.pending, None
             folder = self.tmp / str(self.seen)
@@ -176,8 +170,8 @@ class Worker:
         from autograder.assignment import AssignmentError, SuiteProblems, load_assignment
         from autograder.batch.inputs import private_tempdir
         from autograder.batch.store import suite_version
-        from autograder.grade import needs_compiler
-        from autograder.sandbox.client import SandboxServer
+        from autograder.grade import start_server
+        from autograder.sandbox.client import ServerFailed
 
         cfg = self.cfg
         try:
@@ -189,10 +183,10 @@ class Worker:
             return self.fatal(f"this worker's copy of {cfg.assignment} is version {version}, the batch's is "
                               f"{cfg.suite_version}: the workers must grade with the same hidden material")
         # Nothing above imports torch. The sandbox server starts now and imports torch in its own process
-        # while this one imports the judge and collects the suites (inside grade()); the first job waits
-        # for it to be ready (jobs()).
+        # while this one imports the judge and collects the suites (inside grade()); the first submission
+        # is read before waiting for it (GradingPlugin.grade_one).
         try:
-            server = SandboxServer(warm_compiler=needs_compiler(assignment, cfg.options))
+            server = start_server(assignment, cfg.options)
         except OSError as e:
             return self.fatal(f"the sandbox server could not start: {e}")
         self.server = server
@@ -203,9 +197,12 @@ class Worker:
         try:
             with server:
                 self.send({"ready": True, "pid": os.getpid(), "suite_version": version})
+                freeze_imports()
                 self.grade_stream(assignment, options)
             if self.current.get("fatal"):
                 return 2
+        except ServerFailed as e:
+            return self.fatal(f"the sandbox server could not start: {e}")
         except AssignmentError as e:
             if isinstance(e, SuiteProblems) or "job" not in self.current:
                 return self.fatal(str(e))
@@ -222,6 +219,22 @@ class Worker:
         finally:
             shutil.rmtree(self.tmp, ignore_errors=True)
         return 0
+
+
+def freeze_imports() -> None:
+    """Import the judge (torch with it), then exempt everything imported from the garbage collector.
+
+    Each full collection would otherwise walk torch's hundreds of thousands of
+    objects, which live as long as the worker anyway; the first generated test
+    alone made one (Hypothesis seeding its generator): 0.13 s of every cold
+    start. Only this process, which does nothing but judge, does it: a notebook
+    kernel's ``check()`` leaves the student's collector alone.
+    """
+    import gc
+
+    import autograder.judge.plugin  # noqa: F401 - torch, pytest and the judge
+
+    gc.freeze()
 
 
 def main(argv: list[str] | None = None) -> int:
