@@ -13,6 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from autograder import gcpause
 from autograder.assignment import AssignmentError, load_assignment
 from autograder.batch.backends import REGISTRY
 from autograder.errors import TorchgraderError
@@ -91,7 +92,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     print(f"Checking {path.name} against the public tests of {assignment.id}, in the grading sandbox...",
           file=stream, flush=True)
-    results = grade(assignment, [path], options=options)
+    with gcpause.paused(freeze=False):  # one notebook: mostly importing torch and the judge
+        results = grade(assignment, [path], options=options)
     failing = 0
     for r in results:
         print(check_report(r, assignment), file=stream)

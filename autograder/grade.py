@@ -91,8 +91,7 @@ def grade(
             assignment, paths, server, config, options.budget, collect, require_points=not options.public
         )
         plugins: list[object] = [plugin, "autograder.judge.plugin"]
-        if judge_needs_dynamo(files):
-            plugins.append(DynamoPrewarm())
+        import_judge_dynamo(files)
         with one_judge_thread():
             code, output = invoke_pytest(files, assignment.course, plugins, keyword=options.keyword)
         if plugin.server_failed is not None:
@@ -180,29 +179,18 @@ def _mentions(files: Iterable[Path], marks: tuple[str, ...]) -> bool:
     return False
 
 
-class DynamoPrewarm:
-    """A pytest plugin: once the suites are collected, a thread imports torch._dynamo.
+def import_judge_dynamo(files: Iterable[Path]) -> None:
+    """Import torch._dynamo now, before collection, when a suite's own code builds an optimizer or compiles.
 
-    The first test that builds an optimizer would otherwise import it in the
-    middle of grading, a second during which the sandbox waits. Started after
-    collection, while the judge mostly waits (for the server to be ready, for
-    the student's cells), never while it imports a suite: a test that needs the
-    module meanwhile simply waits for the thread's import to finish.
+    torch.optim imports it at an optimizer's first use: a second in the middle
+    of grading, during which the sandbox waits. A thread that imported it
+    meanwhile held the judge's interpreter lock through the first exercises,
+    and the module locks their checks needed (``torch.autograd.grad`` imports
+    part of it): slower than importing it here, while the sandbox server,
+    which imports it too for the same suites, is not ready yet anyway.
     """
-
-    def pytest_collection_finish(self, session: object) -> None:
-        import sys
-        import threading
-
-        if "torch._dynamo" not in sys.modules:
-            threading.Thread(target=_import_dynamo, name="torchgrader-dynamo-import", daemon=True).start()
-
-
-def _import_dynamo() -> None:
-    try:
+    if judge_needs_dynamo(files):
         import torch._dynamo  # noqa: F401
-    except Exception:  # noqa: BLE001 - only an optimisation: the test that needs it imports it itself
-        pass
 
 
 def default_jobs(cap: int | None = None) -> int:

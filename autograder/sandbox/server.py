@@ -13,7 +13,6 @@ every process the student started; the keeper reaps it and exits.
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import signal
@@ -25,6 +24,7 @@ import traceback
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from autograder import gcpause
 from autograder.sandbox import seccomp
 from autograder.sandbox.cgroups import Cgroups, SandboxCgroup, open_cgroups, per_process_report
 
@@ -86,12 +86,12 @@ def _preload_later(warm_compiler: bool = False, only: Any = None) -> bool:
     before = len(sys.modules)
     _STOPPABLE = True
     try:
-        _import_all(names)
-        if warm_compiler and only is None:
-            _warm_compiler()
+        with gcpause.paused():
+            _import_all(names)
+            if warm_compiler and only is None:
+                _warm_compiler()
     finally:
         _STOPPABLE = False
-    gc.freeze()
     return len(sys.modules) != before
 
 
@@ -556,12 +556,13 @@ def main() -> None:
     warm_compiler = "--warm-compiler" in sys.argv[2:]
     global _STOPPABLE
     _STOPPABLE = True
+    gcpause.pause()
     try:
         _preload(warm_compiler)
     except _Stop:
         os._exit(0)
     _STOPPABLE = False
-    gc.freeze()  # the imports live as long as the server: no sandbox's collector walks them (nor copies their pages)
+    gcpause.resume()
     sock.sendall(json.dumps({"ok": True, "ready": True, "pid": os.getpid()}).encode() + b"\n")
     serve(sock, warm_compiler=warm_compiler)
     # Nothing to flush; skipping interpreter shutdown (torch's atexit work) saves seconds.

@@ -23,6 +23,7 @@ or ``{"id", "error"}`` (the worker could not grade it and exits), or
 from __future__ import annotations
 
 import base64
+import gc
 import json
 import os
 import shutil
@@ -33,6 +34,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from autograder import gcpause
 from autograder.batch.backends.config import WorkerConfig
 
 if TYPE_CHECKING:
@@ -135,6 +137,12 @@ class Worker:
         """
         assert self.tmp is not None
         while self.pending is not None and self.pending.get("options") == options:
+            if not gc.isenabled():
+                if not self.seen:  # the imports and the suites are in: no collection walks them again
+                    gc.freeze()  # (Hypothesis makes one as the first generated test starts)
+                else:  # a second submission: the first one's garbage goes, and from now on collect as usual
+                    gc.collect()
+                    gcpause.resume()
             job, self.pending = self.pending, None
             folder = self.tmp / str(self.seen)
             self.seen += 1
@@ -164,6 +172,9 @@ class Worker:
         self.send({"id": job["id"], "result": r.to_dict()})
 
     def serve(self) -> int:
+        # Until the first submission is graded, this process mostly imports: torch, pytest, the judge, the
+        # suites, torch._dynamo (grade.import_judge_dynamo); one submission's garbage can wait (jobs()).
+        gcpause.pause()
         why = self.isolation_problem()
         if why:
             return self.fatal(why)
@@ -197,7 +208,6 @@ class Worker:
         try:
             with server:
                 self.send({"ready": True, "pid": os.getpid(), "suite_version": version})
-                freeze_imports()
                 self.grade_stream(assignment, options)
             if self.current.get("fatal"):
                 return 2
@@ -219,22 +229,6 @@ class Worker:
         finally:
             shutil.rmtree(self.tmp, ignore_errors=True)
         return 0
-
-
-def freeze_imports() -> None:
-    """Import the judge (torch with it), then exempt everything imported from the garbage collector.
-
-    Each full collection would otherwise walk torch's hundreds of thousands of
-    objects, which live as long as the worker anyway; the first generated test
-    alone made one (Hypothesis seeding its generator): 0.13 s of every cold
-    start. Only this process, which does nothing but judge, does it: a notebook
-    kernel's ``check()`` leaves the student's collector alone.
-    """
-    import gc
-
-    import autograder.judge.plugin  # noqa: F401 - torch, pytest and the judge
-
-    gc.freeze()
 
 
 def main(argv: list[str] | None = None) -> int:
