@@ -137,12 +137,8 @@ class Worker:
         """
         assert self.tmp is not None
         while self.pending is not None and self.pending.get("options") == options:
-            if not gc.isenabled():
-                if not self.seen:  # the imports and the suites are in: no collection walks them again
-                    gc.freeze()  # (Hypothesis makes one as the first generated test starts)
-                else:  # a second submission: the first one's garbage goes, and from now on collect as usual
-                    gc.collect()
-                    gcpause.resume()
+            if not gc.isenabled():  # the imports and the suites are in (none is collected again): grading's
+                gcpause.resume()  # garbage is collected as usual, or a large submission could exhaust the judge
             job, self.pending = self.pending, None
             folder = self.tmp / str(self.seen)
             self.seen += 1
@@ -172,8 +168,8 @@ class Worker:
         self.send({"id": job["id"], "result": r.to_dict()})
 
     def serve(self) -> int:
-        # Until the first submission is graded, this process mostly imports: torch, pytest, the judge, the
-        # suites, torch._dynamo (grade.import_judge_dynamo); one submission's garbage can wait (jobs()).
+        # Until the first submission (jobs()) this process only imports: torch, pytest, the judge, the suites,
+        # torch._dynamo (grade.import_judge_dynamo).
         gcpause.pause()
         why = self.isolation_problem()
         if why:
