@@ -35,6 +35,24 @@ def test_views_and_in_place_writes_cross_the_boundary(server):
         sb.kill()
 
 
+def test_student_code_runs_with_the_garbage_collector_on(server):
+    """The server imports with the collector paused (autograder.gcpause); its sandboxes must not inherit that:
+    a student's reference cycles are freed as in any Python process (and `del` plus `gc.collect()` works)."""
+    sb = Sandbox(server, SandboxConfig())
+    try:
+        sb.request(
+            "exec",
+            "import gc, weakref\nclass Node:\n    pass\na, b = Node(), Node()\na.other, b.other = b, a\n"
+            "probe = weakref.ref(a)\ndel a, b\nkeep = [[] for _ in range(5000)]\n"
+            "STATE = [gc.isenabled(), probe() is None]",
+            cell=1,
+            timeout=30,
+        )
+        assert sb.request("getattr", target=None, name="STATE", timeout=10)[1] == [True, True]
+    finally:
+        sb.kill()
+
+
 def test_each_sandbox_starts_clean(server):
     """State left by one submission is invisible to the next."""
     a = Sandbox(server, SandboxConfig())
