@@ -92,8 +92,11 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     print(f"Checking {path.name} against the public tests of {assignment.id}, in the grading sandbox...",
           file=stream, flush=True)
-    with gcpause.paused(freeze=False):  # one notebook: mostly importing torch and the judge
+    gcpause.pause()  # until the judge has imported torch and collected the suites (it resumes it then)
+    try:
         results = grade(assignment, [path], options=options)
+    finally:
+        gcpause.resume()
     failing = 0
     for r in results:
         print(check_report(r, assignment), file=stream)

@@ -5,8 +5,9 @@ live as long as the process, and the collector walks them over and over while
 they are made: a quarter of the time of those imports (1.5 s against 1.1 s
 with it paused, on the 2-core machine). Once they are in, they are frozen: no
 later collection walks them again, and a forked sandbox does not copy their
-pages by touching them. Nothing a student runs is affected: sandboxes start
-with the collector on, and a notebook kernel's ``check()`` never pauses it.
+pages by touching them. Grading itself runs with the collector on (the judge
+resumes it before the first submission), and so does every sandbox; a
+notebook kernel's ``check()`` never pauses it.
 """
 
 from __future__ import annotations
@@ -15,31 +16,35 @@ import contextlib
 import gc
 from collections.abc import Iterator
 
+_paused = False  # by pause(), and not resumed yet
+
 
 def pause() -> None:
-    """Stop collecting until :func:`resume` (the caller is about to import)."""
-    gc.disable()
+    """Stop collecting until :func:`resume` (the caller is about to import); a no-op if it is off already."""
+    global _paused
+    if gc.isenabled():
+        gc.disable()
+        _paused = True
 
 
 def resume() -> None:
-    """Exempt everything made so far from later collections, and collect again from now on."""
-    gc.freeze()
-    gc.enable()
+    """After :func:`pause`: exempt everything made so far from later collections, and collect again.
+
+    A no-op unless :func:`pause` turned the collector off: the judge calls it
+    before its first submission in every process, a notebook kernel included.
+    """
+    global _paused
+    if _paused:
+        gc.freeze()
+        gc.enable()
+        _paused = False
 
 
 @contextlib.contextmanager
-def paused(freeze: bool = True) -> Iterator[None]:
-    """:func:`pause`, then :func:`resume` (or back to off, for a caller that had the collector off).
-
-    ``freeze=False``: what was made is left to later collections (a caller that
-    does more than import inside, such as ``torchgrader check``'s one grading).
-    """
-    was_on = gc.isenabled()
+def paused() -> Iterator[None]:
+    """:func:`pause`, then :func:`resume`: imports made inside are frozen, and are never collected again."""
     pause()
     try:
         yield
     finally:
-        if freeze:
-            gc.freeze()
-        if was_on:
-            gc.enable()
+        resume()

@@ -223,3 +223,34 @@ def test_a_notebook_kernel_warms_its_server_only_with_what_its_later_checks_woul
             assert _loaded(sb) == (False, True)
         finally:
             sb.kill()
+
+
+def test_the_judge_grades_with_the_collector_on_after_importing_with_it_paused(server, tmp_path):
+    """Workers and `check` import torch and the suites with the garbage collector paused (autograder.gcpause);
+    grading must not run that way (a large submission's garbage would pile up in the judge), and a process that
+    never paused it (a notebook kernel) keeps its own setting."""
+    import gc
+
+    from autograder import gcpause
+
+    a = load_assignment("demo", DEMO_COURSE)
+    sub = tmp_path / "alice.py"
+    sub.write_text(REF)
+    seen = []
+
+    def during(result):
+        seen.append(gc.isenabled())
+
+    gcpause.pause()
+    try:
+        assert not gc.isenabled()
+        grade(a, [sub], server=server, on_result=during)
+    finally:
+        gcpause.resume()
+    assert seen == [True] and gc.isenabled()
+    gc.disable()  # a caller's own choice is not undone
+    try:
+        grade(a, [sub], server=server, on_result=during)
+        assert seen == [True, False] and not gc.isenabled()
+    finally:
+        gc.enable()

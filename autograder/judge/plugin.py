@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from _pytest.runner import runtestprotocol
 
+from autograder import gcpause
 from autograder.assignment import Assignment
 from autograder.caps import cap_result
 from autograder.judge import collect
@@ -203,6 +204,7 @@ class GradingPlugin:
     def pytest_runtestloop(self, session: pytest.Session) -> bool:
         if self.problems:
             raise pytest.UsageError("the assignment's suites have problems:\n" + "\n".join(self.problems))
+        gcpause.resume()  # a worker or `check` imported with the collector paused: grading's garbage is collected
         for n, path in enumerate(self.submissions):
             if n == 1:  # a second submission: it and every later one start warm; a lone one never pays for it
                 self.server.warm_later()

@@ -23,7 +23,6 @@ or ``{"id", "error"}`` (the worker could not grade it and exits), or
 from __future__ import annotations
 
 import base64
-import gc
 import json
 import os
 import shutil
@@ -137,8 +136,6 @@ class Worker:
         """
         assert self.tmp is not None
         while self.pending is not None and self.pending.get("options") == options:
-            if not gc.isenabled():  # the imports and the suites are in (none is collected again): grading's
-                gcpause.resume()  # garbage is collected as usual, or a large submission could exhaust the judge
             job, self.pending = self.pending, None
             folder = self.tmp / str(self.seen)
             self.seen += 1
@@ -168,8 +165,8 @@ class Worker:
         self.send({"id": job["id"], "result": r.to_dict()})
 
     def serve(self) -> int:
-        # Until the first submission (jobs()) this process only imports: torch, pytest, the judge, the suites,
-        # torch._dynamo (grade.import_judge_dynamo).
+        # Until the first submission this process only imports: torch, pytest, the judge, the suites,
+        # torch._dynamo (grade.import_judge_dynamo). The judge resumes collecting before it grades.
         gcpause.pause()
         why = self.isolation_problem()
         if why:
