@@ -6,7 +6,7 @@
 - the sandbox server imports torch._dynamo before its first sandbox only when
   asked (the selected exercises compile or train), and what only some
   sandboxes use (torch._dynamo for optimizers, scikit-learn, a compiler
-  warm-up) only when the judge asks, after its first submission: one
+  warm-up) only when the judge asks, as a second submission arrives: one
   submission never waits for it, every later sandbox inherits it;
 - whether to ask is read from the selected exercises' suites and probes.
 """

@@ -179,8 +179,8 @@ class SandboxServer:
         """Ask the server to import what only some sandboxes use (see server.serve), for every later sandbox.
 
         Answered at once; the next spawn waits until the imports are done. Call
-        it when more sandboxes are to come and none is needed right now (a
-        submission is graded, a notebook's check is done). Best effort: a server
+        it when more sandboxes are sure to come (a second submission is about
+        to be graded, a notebook's check is done). Best effort: a server
         that is gone is told by the next spawn. ``only``: just these modules
         (of the server's LATER_PRELOAD), without the compiler warm-up.
         """

@@ -37,7 +37,7 @@ PRELOAD = (
     "torch", "torch.nn", "torch.nn.functional", "torch.utils.data", "torch.optim", "numpy",
     "torch.fx.experimental.symbolic_shapes",
 )
-# Imported when the judge asks ({"op": "warm"}: once its first submission is graded, or a notebook's first
+# Imported when the judge asks ({"op": "warm"}: as a second submission arrives, or once a notebook's first
 # check is done), for every later sandbox. torch._dynamo: torch.optim imports it at an optimizer's first
 # step (about a second in every sandbox that trains); scikit-learn: only for students' own cells
 # (noisy_digits reads its digits), no check needs it. One submission graded from cold never waits for them.
@@ -474,7 +474,7 @@ def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
     ``{"op": "warm"}`` (answered at once) imports what only some sandboxes
     use and, with ``warm_compiler``, warms the compiler up; the spare sandbox
     forked before it is replaced, so every later sandbox inherits it. The judge
-    asks once its first submission is graded: a single submission never waits
+    asks as a second submission arrives: a single submission never waits
     for it, a batch's later ones start warm. ``{"op": "warm", "only": [...]}``
     imports only those modules of LATER_PRELOAD (a notebook's later checks).
     """
