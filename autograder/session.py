@@ -15,7 +15,7 @@ from typing import Any
 from autograder.caps import cap_error
 from autograder.load import Cell, Submission
 from autograder.options import Budget
-from autograder.results import CellResult
+from autograder.results import CellResult, CellStatus
 from autograder.sandbox.client import (
     Sandbox,
     SandboxConfig,
@@ -130,60 +130,42 @@ class Session:
                 sb.request("exec", cell.source, cell=cell.index, timeout=timeout)
                 result = CellResult(cell.index, "ok", "", time.monotonic() - started, cell.label)
             except StudentException as e:
-                err = cap_error(e.error)
-                frames = format_frames(self.cells_by_index, err.get("frames") or [])
-                msg = f"{err.get('type', 'Error')}: {err.get('message', '')}"
-                msg += blocked_hint(err.get("type", ""), err.get("message", ""))
-                result = CellResult(
-                    cell.index, "error", msg + ("\n" + frames if frames else ""), time.monotonic() - started, cell.label
-                )
-            except SandboxTimeout:
+                result = CellResult(cell.index, "error", self._raised(e), time.monotonic() - started, cell.label)
+            except SandboxError as e:  # the cell hung or ended the process: it is never replayed
                 self.skip.add(cell.index)
-                self._record(
-                    CellResult(
-                        cell.index,
-                        "timeout",
-                        f"did not finish within {timeout:.0f} s, so it was skipped: "
-                        "move long computations out of top-level code",
-                        time.monotonic() - started,
-                        cell.label,
-                    ),
-                    force=True,
-                )
-                if self.time_left() <= 0:
+                status, why = self._stopped(e, timeout)
+                self._record(CellResult(cell.index, status, why, time.monotonic() - started, cell.label), force=True)
+                if isinstance(e, SandboxTimeout) and self.time_left() <= 0:
                     raise SandboxTimeout(self.budget.submission_seconds) from None
-                return False
-            except SandboxOutOfMemory as e:
-                self.skip.add(cell.index)
-                limit = self.config.limits.memory_bytes / 2**30
-                self._record(
-                    CellResult(
-                        cell.index,
-                        "crashed",
-                        f"ran out of memory ({e}), so it was skipped: the sandbox, with every process your code "
-                        f"starts, may use at most {limit:.1f} GiB",
-                        time.monotonic() - started,
-                        cell.label,
-                    ),
-                    force=True,
-                )
-                return False
-            except SandboxError as e:
-                self.skip.add(cell.index)
-                self._record(
-                    CellResult(
-                        cell.index,
-                        "crashed",
-                        f"stopped the Python process ({e}), so it was skipped: "
-                        "remove calls such as os._exit() or code that crashes the interpreter",
-                        time.monotonic() - started,
-                        cell.label,
-                    ),
-                    force=True,
-                )
                 return False
             self._record(result, force=first_time)
         return True
+
+    def _raised(self, e: StudentException) -> str:
+        """What a cell that raised tells its student: the exception, a hint when a blocked call caused it, where."""
+        err = cap_error(e.error)
+        frames = format_frames(self.cells_by_index, err.get("frames") or [])
+        msg = f"{err.get('type', 'Error')}: {err.get('message', '')}"
+        msg += blocked_hint(err.get("type", ""), err.get("message", ""))
+        return msg + ("\n" + frames if frames else "")
+
+    def _stopped(self, e: SandboxError, timeout: float) -> tuple[CellStatus, str]:
+        """(status, message) of a cell that hung, ran out of memory or stopped the Python process."""
+        if isinstance(e, SandboxTimeout):
+            return "timeout", (
+                f"did not finish within {timeout:.0f} s, so it was skipped: "
+                "move long computations out of top-level code"
+            )
+        if isinstance(e, SandboxOutOfMemory):
+            limit = self.config.limits.memory_bytes / 2**30
+            return "crashed", (
+                f"ran out of memory ({e}), so it was skipped: the sandbox, with every process your code "
+                f"starts, may use at most {limit:.1f} GiB"
+            )
+        return "crashed", (
+            f"stopped the Python process ({e}), so it was skipped: "
+            "remove calls such as os._exit() or code that crashes the interpreter"
+        )
 
     def _record(self, result: CellResult, force: bool) -> None:
         if force or result.index not in self.cells:
