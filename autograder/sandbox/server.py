@@ -468,6 +468,49 @@ def _root_mount_point() -> tuple[str, bool]:
     return tempfile.mkdtemp(prefix="torchgrader-root-"), True
 
 
+class _Spares:
+    """The one spare sandbox kept ready (its key and request), and the reaper of the used ones."""
+
+    def __init__(self, root_dir: str, groups: Cgroups) -> None:
+        self.root_dir = root_dir
+        self.groups = groups
+        self.reaper = Reaper()
+        self.spare: Spare | None = None
+        self.last: tuple[str, dict] | None = None  # the last spawn's key and request, for a spare after a warm-up
+
+    def hand_over(self, req: dict, fds: list[int]) -> dict[str, Any]:
+        """Give the judge a sandbox made for ``req`` (the spare, if it was made for the same); the reply to send."""
+        key = _key(req)
+        self.reaper.sweep()
+        if self.spare is None or self.spare.key != key or self.spare.pid is None:
+            self.discard()
+            self.spare = Spare(key, req, self.root_dir, self.groups)
+        spare, self.spare = self.spare, None
+        ok = spare.pid is not None and spare.hand_over(fds)
+        self.reaper.add(spare.cgroup, spare.pid)
+        self.last = (key, req)
+        if not ok:
+            return {"ok": False, "error": "the sandbox could not start"}
+        return {"ok": True, "pid": spare.pid, **spare.handed_over()}
+
+    def prepare_next(self) -> None:
+        """A spare like the last one handed over, made once the judge has its reply (it works meanwhile)."""
+        if self.spare is None and self.last is not None:
+            self.spare = Spare(*self.last, self.root_dir, self.groups)
+
+    def renew(self) -> None:
+        """After a warm-up: the spare forked before it is replaced by one that inherits it."""
+        if self.spare is not None and self.last is not None:
+            self.discard()
+            self.spare = Spare(*self.last, self.root_dir, self.groups)
+
+    def discard(self) -> None:
+        if self.spare is not None:
+            self.spare.discard()
+            self.reaper.add(self.spare.cgroup, self.spare.pid)
+            self.spare = None
+
+
 def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
     """Answer spawn requests until the judge closes ``sock``.
 
@@ -479,13 +522,11 @@ def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
     imports only those modules of LATER_PRELOAD (a notebook's later checks).
     """
     warmed = False
-    last: tuple[str, dict] | None = None  # the last spawn's key and request, for the spare after a warm-up
     root_dir, remove_root = _root_mount_point()
     read_only = default_read_only()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # keepers are reaped by the kernel
     groups = open_cgroups()
-    reaper = Reaper()
-    spare: Spare | None = None
+    spares = _Spares(root_dir, groups)
     try:
         while True:
             try:
@@ -497,25 +538,11 @@ def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
             req: dict[str, Any] = json.loads(msg)
             if req.get("op") == "spawn" and len(fds) == 2:
                 req["read_only"] = read_only + list(req.get("extra_read_only", []))
-                key = _key(req)
-                reaper.sweep()
-                if spare is None or spare.key != key or spare.pid is None:
-                    if spare is not None:
-                        spare.discard()
-                        reaper.add(spare.cgroup, spare.pid)
-                    spare = Spare(key, req, root_dir, groups)
-                ok = spare.pid is not None and spare.hand_over(fds)
-                reaper.add(spare.cgroup, spare.pid)
-                reply = (
-                    {"ok": True, "pid": spare.pid, **spare.handed_over()}
-                    if ok
-                    else {"ok": False, "error": "the sandbox could not start"}
-                )
+                reply = spares.hand_over(req, fds)
                 for fd in fds:
                     os.close(fd)
                 sock.sendall(json.dumps(reply).encode() + b"\n")
-                spare = Spare(key, req, root_dir, groups)  # the next one gets ready while this one works
-                last = (key, req)
+                spares.prepare_next()
                 continue
             for fd in fds:
                 os.close(fd)
@@ -525,19 +552,13 @@ def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
                 only = req.get("only")
                 warmed = only is None  # the whole warm-up happens once; a partial one may be followed by more
                 try:
-                    changed = _preload_later(warm_compiler, only if isinstance(only, list) else None)
+                    if _preload_later(warm_compiler, only if isinstance(only, list) else None):
+                        spares.renew()
                 except _Stop:
                     return
-                if changed and spare is not None and last is not None:  # forked before the warm-up: replaced
-                    spare.discard()
-                    reaper.add(spare.cgroup, spare.pid)
-                    spare = None
-                    spare = Spare(*last, root_dir, groups)
     finally:
-        if spare is not None:
-            spare.discard()
-            reaper.add(spare.cgroup, spare.pid)
-        reaper.sweep(final=True)
+        spares.discard()
+        spares.reaper.sweep(final=True)
         groups.close()
         if remove_root:
             try:
