@@ -6,6 +6,7 @@ import os
 import queue
 import sys
 import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,17 @@ from autograder.batch.backends.pipe import WorkerPipe
 
 MAX_START_FAILURES = 3  # in a row, per worker slot, before the batch gives up
 _DONE = object()
+
+
+@dataclass
+class _Pool:
+    """What the slot threads of one grade_jobs call share: jobs to take, results (and _DONE) to hand back."""
+
+    timeout: float  # seconds the parent waits for one job (WorkerConfig.job_seconds)
+    todo: queue.Queue[Job] = field(default_factory=queue.Queue)
+    done: queue.Queue[Any] = field(default_factory=queue.Queue)
+    stop: threading.Event = field(default_factory=threading.Event)
+    fatal: list[str] = field(default_factory=list)
 
 
 class ProcessBackend:
@@ -60,53 +72,10 @@ class ProcessBackend:
 
     # ------------------------------------------------------------------ the pool
     def grade_jobs(self, jobs: list[Job], deliver: Deliver) -> None:
-        todo: queue.Queue[Job] = queue.Queue()
+        pool = _Pool(self.config.job_seconds())
         for j in jobs:
-            todo.put(j)
-        done: queue.Queue[Any] = queue.Queue()
-        stop = threading.Event()
-        fatal: list[str] = []
-        timeout = self.config.job_seconds()
-
-        def slot_loop(slot: int) -> None:
-            pipe: WorkerPipe | None = None
-            failures = 0
-            try:
-                while not stop.is_set():
-                    try:
-                        job = todo.get_nowait()
-                    except queue.Empty:
-                        return
-                    while not stop.is_set():
-                        if pipe is None:
-                            try:
-                                pipe = self.start(slot)
-                                failures = 0
-                            except WorkerDied as e:
-                                failures += 1
-                                if failures >= MAX_START_FAILURES:
-                                    raise WorkerFatal(f"a worker could not be started: {e}") from None
-                                continue
-                        try:
-                            done.put((job, pipe.grade(job, timeout), "", pipe.label))
-                            break
-                        except WorkerDied as e:
-                            pipe = None
-                            job.attempts += 1
-                            if job.attempts >= 2:  # twice on fresh workers: this submission breaks the grader
-                                done.put((job, None, str(e), f"worker {slot}"))
-                                break
-            except WorkerFatal as e:
-                fatal.append(str(e))
-                stop.set()
-            finally:
-                if pipe is not None:  # it exits on its own; close() waits for it, after the outputs are written
-                    pipe.finish()
-                    with self._lock:
-                        self._finishing.append(pipe)
-                done.put(_DONE)
-
-        threads = [threading.Thread(target=slot_loop, args=(i,), daemon=True, name=f"tg-slot-{i}")
+            pool.todo.put(j)
+        threads = [threading.Thread(target=self._slot, args=(i, pool), daemon=True, name=f"tg-slot-{i}")
                    for i in range(min(self.workers, len(jobs)))]
         # Worker processes die with the thread that started them (PR_SET_PDEATHSIG): these
         # threads live as long as their workers.
@@ -116,20 +85,59 @@ class ProcessBackend:
         try:
             while running:
                 try:
-                    item = done.get(timeout=0.5)
+                    item = pool.done.get(timeout=0.5)
                 except queue.Empty:
                     continue
                 if item is _DONE:
                     running -= 1
                     continue
-                if not stop.is_set():
+                if not pool.stop.is_set():
                     deliver(*item)
         except BaseException:
-            stop.set()
+            pool.stop.set()
             self.kill_all()
             raise
-        if fatal:
-            raise WorkerFatal(fatal[0])
+        if pool.fatal:
+            raise WorkerFatal(pool.fatal[0])
+
+    def _slot(self, slot: int, pool: _Pool) -> None:
+        """One worker slot's thread: take jobs until none is left, (re)starting its worker as needed."""
+        pipe: WorkerPipe | None = None
+        failures = 0
+        try:
+            while not pool.stop.is_set():
+                try:
+                    job = pool.todo.get_nowait()
+                except queue.Empty:
+                    return
+                while not pool.stop.is_set():
+                    if pipe is None:
+                        try:
+                            pipe = self.start(slot)
+                            failures = 0
+                        except WorkerDied as e:
+                            failures += 1
+                            if failures >= MAX_START_FAILURES:
+                                raise WorkerFatal(f"a worker could not be started: {e}") from None
+                            continue
+                    try:
+                        pool.done.put((job, pipe.grade(job, pool.timeout), "", pipe.label))
+                        break
+                    except WorkerDied as e:
+                        pipe = None
+                        job.attempts += 1
+                        if job.attempts >= 2:  # twice on fresh workers: this submission breaks the grader
+                            pool.done.put((job, None, str(e), f"worker {slot}"))
+                            break
+        except WorkerFatal as e:
+            pool.fatal.append(str(e))
+            pool.stop.set()
+        finally:
+            if pipe is not None:  # it exits on its own; close() waits for it, after the outputs are written
+                pipe.finish()
+                with self._lock:
+                    self._finishing.append(pipe)
+            pool.done.put(_DONE)
 
     def close(self) -> None:
         """Wait for the workers told to stop (each ends its sandbox server and cleans up; killed after 10 s)."""
