@@ -210,6 +210,32 @@ def _kill_and_reap(pid: int) -> str:
 
 
 def _collect(world_size: int, socks: dict[int, socket.socket], pids: dict[int, int], timeout: float) -> dict:
+    readers, timed_out = _read_reports(socks, timeout)
+    out = [_entry(r, readers[r], timed_out) for r in range(world_size)]
+    if all(readers[r].complete() for r in range(world_size)) and all(e["status"] == "ok" for e in out):
+        for s in socks.values():  # release: each rank destroys its group and exits
+            try:
+                s.setblocking(True)
+                s.send(b"R")
+            except OSError:
+                pass
+        end = time.monotonic() + 2.0
+        for r, pid in pids.items():
+            out[r]["exit"] = _wait_until(pid, end)
+    for r, pid in pids.items():
+        if "exit" not in out[r]:
+            out[r]["exit"] = _kill_and_reap(pid)
+    pids.clear()  # every rank is reaped
+    return {"world_size": world_size, "ranks": out, "seconds": timeout}
+
+
+def _read_reports(socks: dict[int, socket.socket], timeout: float) -> tuple[dict[int, _Reader], bool]:
+    """Each rank's report as far as it came, and whether time ran out.
+
+    Reading stops at the deadline, or GRACE_SECONDS after the first rank
+    failed (raised, or ended without a full report): its peers then get only
+    that long to report before all are stopped.
+    """
     readers = {r: _Reader() for r in socks}
     sel = selectors.DefaultSelector()
     for r, s in socks.items():
@@ -244,41 +270,26 @@ def _collect(world_size: int, socks: dict[int, socket.socket], pids: dict[int, i
                 elif failed_at is None and _status_of(reader) != "ok":
                     failed_at = time.monotonic()
     sel.close()
-    timed_out = time.monotonic() >= deadline
-    out = []
-    for r in range(world_size):
-        reader = readers[r]
-        entry: dict[str, Any] = {"rank": r, "status": "", "value": None, "error": None, "group_alive": None}
-        if reader.complete():
-            try:
-                head, payload = wire.unpack(bytes(reader.buf))
-            except wire.WireError as e:
-                head, payload = {"status": "error", "error": {"message": f"malformed report ({e})"}}, None
-            entry["status"] = str(head.get("status", "error"))
-            entry["value"] = payload
-            entry["error"] = head.get("error")
-            entry["group_alive"] = head.get("group_alive")
-        elif reader.eof:
-            entry["status"] = "exited"
-        else:
-            entry["status"] = "timeout" if timed_out else "stopped"
-        out.append(entry)
-    everyone_reported = all(readers[r].complete() for r in range(world_size))
-    if everyone_reported and all(e["status"] == "ok" for e in out):
-        for s in socks.values():  # release: each rank destroys its group and exits
-            try:
-                s.setblocking(True)
-                s.send(b"R")
-            except OSError:
-                pass
-        end = time.monotonic() + 2.0
-        for r, pid in pids.items():
-            out[r]["exit"] = _wait_until(pid, end)
-    for r, pid in pids.items():
-        if "exit" not in out[r]:
-            out[r]["exit"] = _kill_and_reap(pid)
-    pids.clear()  # every rank is reaped
-    return {"world_size": world_size, "ranks": out, "seconds": timeout}
+    return readers, time.monotonic() >= deadline
+
+
+def _entry(rank: int, reader: _Reader, timed_out: bool) -> dict[str, Any]:
+    """One rank's line of the report: its status, value and error (untrusted: the judge checks the shape)."""
+    entry: dict[str, Any] = {"rank": rank, "status": "", "value": None, "error": None, "group_alive": None}
+    if reader.complete():
+        try:
+            head, payload = wire.unpack(bytes(reader.buf))
+        except wire.WireError as e:
+            head, payload = {"status": "error", "error": {"message": f"malformed report ({e})"}}, None
+        entry["status"] = str(head.get("status", "error"))
+        entry["value"] = payload
+        entry["error"] = head.get("error")
+        entry["group_alive"] = head.get("group_alive")
+    elif reader.eof:
+        entry["status"] = "exited"
+    else:
+        entry["status"] = "timeout" if timed_out else "stopped"
+    return entry
 
 
 def _wait_until(pid: int, end: float) -> str:
