@@ -284,17 +284,7 @@ class Decoder:
         if kind == "tuple":
             return tuple(self.decode(v, depth + 1) for v in _list(node["items"]))
         if kind == "dict":
-            out = {}
-            for pair in _list(node["items"]):
-                if not isinstance(pair, list) or len(pair) != 2:
-                    raise WireError("bad dict item")
-                key = self.decode(pair[0], depth + 1)
-                try:
-                    hash(key)
-                except TypeError:
-                    raise WireError("unhashable dict key") from None
-                out[key] = self.decode(pair[1], depth + 1)
-            return out
+            return self._dict(node, depth)
         if kind == "float":
             v = node.get("v")
             if v not in ("nan", "inf", "-inf"):
@@ -310,14 +300,7 @@ class Decoder:
                 raise WireError("bad size")
             return torch.Size(items)
         if kind == "npscalar":
-            dtype = _np_dtype(node.get("dtype"))
-            raw = node.get("hex")
-            if not isinstance(raw, str) or len(raw) != 2 * dtype.itemsize:
-                raise WireError("bad NumPy scalar")
-            try:
-                return np.frombuffer(bytes.fromhex(raw), dtype=dtype)[0]
-            except ValueError:
-                raise WireError("bad NumPy scalar") from None
+            return _np_scalar(node)
         if kind == "npdtype":
             return _np_dtype(node.get("dtype"))
         if kind == "nptype":
@@ -343,6 +326,19 @@ class Decoder:
         if kind == "handle":
             return self.resolve_handle(node)
         raise WireError(f"unknown node kind {kind!r}")
+
+    def _dict(self, node: dict, depth: int) -> dict:
+        out = {}
+        for pair in _list(node["items"]):
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise WireError("bad dict item")
+            key = self.decode(pair[0], depth + 1)
+            try:
+                hash(key)
+            except TypeError:
+                raise WireError("unhashable dict key") from None
+            out[key] = self.decode(pair[1], depth + 1)
+        return out
 
     def _tensor(self, node: dict) -> torch.Tensor:
         name = node.get("dtype")
@@ -392,6 +388,17 @@ def _np_dtype(name: Any) -> np.dtype:
     if dtype.kind not in NUMPY_KINDS or dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None:
         raise WireError("bad NumPy dtype")
     return dtype
+
+
+def _np_scalar(node: dict) -> Any:
+    dtype = _np_dtype(node.get("dtype"))
+    raw = node.get("hex")
+    if not isinstance(raw, str) or len(raw) != 2 * dtype.itemsize:
+        raise WireError("bad NumPy scalar")
+    try:
+        return np.frombuffer(bytes.fromhex(raw), dtype=dtype)[0]
+    except ValueError:
+        raise WireError("bad NumPy scalar") from None
 
 
 def _list(v: Any) -> list:
