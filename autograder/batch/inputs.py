@@ -375,31 +375,10 @@ class Expander:
         for info in infos:
             name = zip_name(info).replace("\\", "/")
             where = f"{source}:{name}"
-            if info.is_dir():
+            parts = None if info.is_dir() else self._admit(info, name, where, depth)
+            if parts is None:
                 continue
-            pure = PurePosixPath(name)
-            if name.startswith("/") or re.match(r"^[A-Za-z]:", name) or ".." in pure.parts:
-                self.out.problems.append(f"{where}: refused, its path leaves the archive (zip-slip)")
-                continue
-            parts = tuple(p for p in pure.parts if p not in ("", "."))
-            if not parts or any(p in SKIP_DIRS or p.startswith(".") for p in parts[:-1]):
-                continue
-            base = parts[-1]
-            if stat.S_ISLNK(info.external_attr >> 16):
-                self.out.problems.append(f"{where}: refused, a symbolic link")
-                continue
-            archive = _is_archive(base)
-            if not (_is_submission(base) or archive):
-                if not _metadata(base):
-                    self.out.ignored.append(f"{where}: not a notebook or .py file")
-                continue
-            if archive and depth + 1 > lim.max_depth:
-                self.out.problems.append(f"{where}: archives nested too deep")
-                continue
-            if info.file_size > lim.max_file_bytes:
-                self.out.problems.append(f"{where}: {_size(info.file_size)}, more than the "
-                                         f"{_size(lim.max_file_bytes)} allowed for one file")
-                continue
+            archive = _is_archive(parts[-1])
             target = dest.joinpath(*parts)
             if not target.resolve().is_relative_to(dest.resolve()):
                 self.out.problems.append(f"{where}: refused, its path leaves the archive (zip-slip)")
@@ -427,6 +406,39 @@ class Expander:
             found.append(_Found(target, where, parts, mtime, nbg, parts[-2] if nbg else ""))
         _strip_common(found)
         return found
+
+    def _admit(self, info: zipfile.ZipInfo, name: str, where: str, depth: int) -> tuple[str, ...] | None:
+        """The entry's path parts if it is to be extracted; None (with the reason noted, if any) if not.
+
+        Refused, and said so: a path that leaves the archive, a symbolic link,
+        archives nested too deep, a file over the size limit. Passed over: what
+        is neither a submission nor an archive, and hidden or tool folders.
+        """
+        lim = self.limits
+        pure = PurePosixPath(name)
+        if name.startswith("/") or re.match(r"^[A-Za-z]:", name) or ".." in pure.parts:
+            self.out.problems.append(f"{where}: refused, its path leaves the archive (zip-slip)")
+            return None
+        parts = tuple(p for p in pure.parts if p not in ("", "."))
+        if not parts or any(p in SKIP_DIRS or p.startswith(".") for p in parts[:-1]):
+            return None
+        base = parts[-1]
+        if stat.S_ISLNK(info.external_attr >> 16):
+            self.out.problems.append(f"{where}: refused, a symbolic link")
+            return None
+        archive = _is_archive(base)
+        if not (_is_submission(base) or archive):
+            if not _metadata(base):
+                self.out.ignored.append(f"{where}: not a notebook or .py file")
+            return None
+        if archive and depth + 1 > lim.max_depth:
+            self.out.problems.append(f"{where}: archives nested too deep")
+            return None
+        if info.file_size > lim.max_file_bytes:
+            self.out.problems.append(f"{where}: {_size(info.file_size)}, more than the "
+                                     f"{_size(lim.max_file_bytes)} allowed for one file")
+            return None
+        return parts
 
     def _copy(self, z: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, written: int) -> int:
         """Stream one entry out, counting bytes: declared sizes may lie."""
