@@ -90,10 +90,10 @@ def grade(
         plugin = GradingPlugin(
             assignment, paths, server, config, options.budget, collect, require_points=not options.public
         )
-        plugins: list[object] = [plugin, "autograder.judge.plugin"]
         import_judge_dynamo(files)
         with one_judge_thread():
-            code, output = invoke_pytest(files, assignment.course, plugins, keyword=options.keyword)
+            code, output = invoke_pytest(files, assignment.course, [plugin, "autograder.judge.plugin"],
+                                         keyword=options.keyword)
         if plugin.server_failed is not None:
             raise plugin.server_failed
         if plugin.problems:

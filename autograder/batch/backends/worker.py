@@ -151,7 +151,7 @@ class Worker:
         from autograder.grade import grade
 
         self.pending = self.read_job()
-        while self.pending is not None and not self.current.get("fatal"):
+        while self.pending is not None:
             asked = self.pending.get("options")
             first = self.pending
             grade(assignment, self.jobs(asked), options=replace(options, **(asked or {})),
@@ -202,8 +202,6 @@ class Worker:
             with server:
                 self.send({"ready": True, "pid": os.getpid(), "suite_version": version})
                 self.grade_stream(assignment, options)
-            if self.current.get("fatal"):
-                return 2
         except ServerFailed as e:
             return self.fatal(f"the sandbox server could not start: {e}")
         except AssignmentError as e:

@@ -69,3 +69,37 @@ def test_one_worker_grades_each_job_on_the_suites_it_asks_for(tmp_path: Path):
 def test_a_job_may_choose_only_its_suites():
     with pytest.raises(ValueError, match="a job may set only exercises, public, not isolate"):
         Job(id="1", name="a.py", path=Path("a.py"), options={"isolate": False})
+
+
+def test_a_worker_whose_sandbox_server_never_starts_says_so_as_fatal(tmp_path: Path, monkeypatch):
+    """The worker reads its first job before waiting for its server; a server that never became ready must
+    still end the batch with why (a fatal line), not a result that scores the submission 0."""
+    import base64
+    import io
+    import json
+
+    import autograder.grade
+    from autograder import gcpause
+    from autograder.batch.backends.worker import Worker
+    from autograder.options import GradeOptions
+    from autograder.sandbox.client import SandboxServer
+
+    def dead_server(assignment, options):
+        server = SandboxServer(warm_compiler=False)
+        server.proc.kill()
+        server.proc.wait()
+        return server
+
+    monkeypatch.setattr(autograder.grade, "start_server", dead_server)
+    job = {"id": "1", "name": "ref.py", "data": base64.b64encode(REF.encode()).decode()}
+    proto = io.StringIO()
+    cfg = WorkerConfig(course=str(DEMO_COURSE), assignment="demo", options=GradeOptions(), judge_memory_gb=0)
+    try:
+        code = Worker(cfg, io.StringIO(json.dumps(job) + "\n"), proto).serve()
+    finally:
+        gcpause.resume()  # serve() paused this process's collector, as in a worker
+    lines = [json.loads(line) for line in proto.getvalue().splitlines()]
+    assert code == 2
+    assert lines[-1] == {"fatal": "the sandbox server could not start: the sandbox server failed to start "
+                                  "(see the errors above)"}, lines
+    assert not any("result" in line for line in lines)
