@@ -1,7 +1,7 @@
 """The ``torchgrader`` command.
 
 This process only reads arguments, starts workers and writes reports: it never
-imports torch or pytest (``tests/test_cli_light.py`` holds it to that), so
+imports torch or pytest (``tests/test_cold_start.py`` holds it to that), so
 the first line appears at once and the workers' start-up is the only wait.
 Grading in this process (``check``) imports the judge inside ``grade()``,
 after the sandbox server has started.
