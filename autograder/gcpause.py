@@ -2,8 +2,8 @@
 
 Importing torch and torch._dynamo makes hundreds of thousands of objects that
 live as long as the process, and the collector walks them over and over while
-they are made: a quarter of the time of those imports (1.5 s against 1.1 s
-with it paused, on the 2-core machine). Once they are in, they are frozen: no
+they are made: a large share of the time of those imports (figures in
+docs/performance.md and CHANGELOG.md). Once they are in, they are frozen: no
 later collection walks them again, and a forked sandbox does not copy their
 pages by touching them. Grading itself runs with the collector on (the judge
 resumes it before the first submission), and so does every sandbox; a

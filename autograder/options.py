@@ -1,8 +1,8 @@
 """The grading settings, in a module that imports nothing heavy.
 
 The ``torchgrader`` command only reads arguments, starts workers and writes
-reports: it must never import torch or pytest (about 1.5 s before the first
-line on a 2-core machine). Everything it needs to describe a grading run lives
+reports: it must never import torch or pytest (that would delay its first
+line by the whole import). Everything it needs to describe a grading run lives
 here; the judge (``autograder.grade``, ``autograder.session``) re-exports it.
 """
 
