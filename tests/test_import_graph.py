@@ -19,6 +19,7 @@ PKG = ROOT / "autograder"
 # (``autograder.batch.*`` within batch). Two packages in one layer are siblings: neither imports the other.
 LAYERS: list[list[str]] = [
     ["autograder.errors"],  # the exception hierarchy's base: everything may raise its subclasses
+    ["autograder.printable"],  # the one escaper of student- and LMS-controlled text shown to people
     ["autograder.gcpause"],  # importing torch without the garbage collector (server, worker, check)
     ["autograder.results", "autograder.assignment", "autograder.load"],
     ["autograder.caps"],  # judge-side caps on student-derived strings in results (session and judge use it)
