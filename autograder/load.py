@@ -1,4 +1,4 @@
-"""Stage 1: load a submission into the list of code cells the sandbox will run.
+"""Stage 1 (load): load a submission into the list of code cells the sandbox will run.
 
 Loading never executes anything. Notebooks go through nbformat (older
 versions are converted to v4); ``.py`` files are split into cells at

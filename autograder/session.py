@@ -1,4 +1,4 @@
-"""Stage 2: run a submission's cells in a sandbox, and keep one running for the judge.
+"""Stage 2 (session): run a submission's cells in a sandbox, and keep one running for the judge.
 
 A cell that raises is recorded and the next cell runs anyway, so later
 definitions still exist. A cell that hangs or kills its process is recorded,

@@ -85,3 +85,18 @@ def test_the_pointer_scan_sees_a_stale_name(tmp_path):
     text = "see tests/test_no_such_file.py and solutions/ID/EXERCISE/test_hidden.py"
     refs = [m.group(1) for m in PATH_REF.finditer(text) if not PLACEHOLDER.search(m.group(1))]
     assert refs == ["tests/test_no_such_file.py"]
+
+
+def test_the_stage_numbers_agree_with_the_architecture_doc():
+    """docs/architecture.md numbers the engine's stages; the README and the modules use the same numbers."""
+    arch = (ROOT / "docs/architecture.md").read_text()
+    stages = dict(re.findall(r"(\d)\. (\w+)\s+autograder/", arch))
+    assert stages == {"1": "load", "2": "session", "3": "judge", "4": "report"}
+    readme = (ROOT / "README.md").read_text()
+    assert dict(re.findall(r"^(\d)\. \*\*(\w+)\*\*", readme, re.M)) == stages
+    for p in (ROOT / "autograder").rglob("*.py"):
+        text = p.read_text()
+        named = re.findall(r"\b[Ss]tage (\d) \((\w+)", text)
+        assert len(named) == len(re.findall(r"\b[Ss]tage \d", text)), f"{p.relative_to(ROOT)}: write 'Stage N (name)'"
+        for num, name in named:
+            assert stages.get(num) == name, f"{p.relative_to(ROOT)} calls stage {num} {name!r}"

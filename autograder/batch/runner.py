@@ -1,6 +1,7 @@
 """Batch grading: a class in minutes, resumable, with a gradebook, feedback and a class report.
 
-The stages, each its own module:
+The batch's steps, each its own module (around the engine's four stages of
+grading one submission, which docs/architecture.md draws):
 
 1. ``inputs``: paths, folders, LMS zips and nbgrader's layout become one
    submission per student (the newest), with the others listed;

@@ -1,4 +1,4 @@
-"""Stage 3: the judge. Hidden suites run in pytest, in this (trusted) process.
+"""Stage 3 (judge): Hidden suites run in pytest, in this (trusted) process.
 
 pytest collects the suites once; then, for each submission, every test runs
 against that submission's sandbox. A test that hangs costs that test: the

@@ -1,4 +1,4 @@
-"""Stage 5: report. Every output is a view of the same SubmissionResult."""
+"""Stage 4 (report): every output is a view of the same SubmissionResult."""
 
 from __future__ import annotations
 
