@@ -1,4 +1,4 @@
-"""The batch's first step, ``inputs`` (see ``batch/runner.py``): turn what a TA hands over into one submission per student.
+"""The batch's first step, ``inputs`` (see ``runner.py``): what a TA hands over becomes one submission per student.
 
 Accepted: notebooks and ``.py`` files, folders of them (searched recursively),
 zip archives as LMS bulk downloads produce them (Canvas, Moodle, Blackboard,
