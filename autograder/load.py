@@ -36,6 +36,11 @@ class Cell:
     source: str  # neutralised source, ready to run
     first_line: str = ""
     in_notebook: bool = True
+    line_offset: int = 0  # a .py cell's first line is the file's line line_offset + 1
+
+    def file_line(self, line: int) -> int:
+        """A line of this cell as a line of the student's file (the cell's own number in a notebook)."""
+        return line + self.line_offset
 
     @property
     def label(self) -> str:
@@ -45,7 +50,7 @@ class Cell:
     def location(self, line: int | None) -> str:
         """Where a line of this cell is, in the student's own terms."""
         if not self.in_notebook:
-            return f"line {line}"
+            return f"line {self.file_line(line or 1)}"
         return f"cell {self.index}" + (f", line {line}" if line else "")
 
 
@@ -116,9 +121,9 @@ def load(path: str | Path) -> Submission:
     else:
         raise LoadError(f"{path.name} is neither a notebook (.ipynb) nor a Python file (.py).")
     for index, src in sources:
-        sub.cells.append(
-            Cell(index=index, source=neutralise(src), first_line=_cell_label(src), in_notebook=path.suffix == ".ipynb")
-        )
+        notebook = path.suffix == ".ipynb"
+        sub.cells.append(Cell(index=index, source=neutralise(src), first_line=_cell_label(src), in_notebook=notebook,
+                              line_offset=0 if notebook else index - 1))
     if not any(c.source.strip() for c in sub.cells):
         raise LoadError(f"{path.name} has no code: did you submit the right file, and save it first?")
     return sub
@@ -180,7 +185,10 @@ _TOP_LEVEL_START = re.compile(r"^(def |class |async def |@)")
 
 
 def _py_cells(path: Path, raw: bytes) -> list[tuple[int, str]]:
-    """Split a .py file into cells, padded so line numbers match the file.
+    """Split a .py file into cells, each starting at its line of the file (its index).
+
+    A cell's source is never padded to its line number (60,000 cells would make
+    that quadratic in the file's size); ``Cell.line_offset`` maps its lines back.
 
     ``# %%`` markers split it when present; otherwise each top-level ``def``,
     ``class`` or decorated block (after a blank line) starts a new cell, so a
@@ -210,5 +218,5 @@ def _py_cells(path: Path, raw: bytes) -> list[tuple[int, str]]:
     for a, b in zip(starts, starts[1:], strict=False):
         block = lines[a:b]
         if any(x.strip() and not x.startswith("# %%") for x in block):
-            cells.append((a + 1, "\n" * a + "\n".join(block)))
+            cells.append((a + 1, "\n".join(block)))
     return cells

@@ -111,7 +111,17 @@ def test_py_files_split_at_percent_markers_with_file_line_numbers(tmp_path):
     # a syntax error is reported at the file's own line number
     with pytest.raises(SyntaxError) as e:
         compile(cells[1].source, "<cell>", "exec")
-    assert e.value.lineno == 3
+    assert cells[1].location(e.value.lineno) == "line 3"
+
+
+def test_py_loading_is_linear_in_the_file_size(tmp_path):
+    """60,000 `# %%` cells: no cell is padded to its line number (that was quadratic: gigabytes)."""
+    p = tmp_path / "many.py"
+    p.write_text("".join(f"# %%\nx{i} = {i}\n" for i in range(60_000)))
+    cells = load(p).cells
+    assert len(cells) == 60_000
+    assert sum(len(c.source) for c in cells) <= p.stat().st_size
+    assert cells[-1].location(1) == f"line {2 * 60_000 - 1}"
 
 
 def test_py_files_without_markers_split_at_top_level_definitions(tmp_path):
