@@ -100,3 +100,25 @@ def test_the_stage_numbers_agree_with_the_architecture_doc():
         assert len(named) == len(re.findall(r"\b[Ss]tage \d", text)), f"{p.relative_to(ROOT)}: write 'Stage N (name)'"
         for num, name in named:
             assert stages.get(num) == name, f"{p.relative_to(ROOT)} calls stage {num} {name!r}"
+
+
+def test_the_one_source_of_truth_table_names_what_exists():
+    """Each `module.Name` in architecture.md's table of single sources is an attribute of that module."""
+    import importlib
+
+    arch = (ROOT / "docs/architecture.md").read_text()
+    table = arch.split("## One source of truth per fact", 1)[1].split("\n## ", 1)[0]
+    refs = re.findall(r"`((?:[a-z_]+\.)+)([A-Za-z_][A-Za-z0-9_]*)`", table)
+    assert len(refs) >= 5
+    wrong = []
+    top = {p.stem for p in (ROOT / "autograder").iterdir()}
+    for module, name in refs:
+        if module.split(".")[0] not in top:  # `item.stash` and the like: not a path into the package
+            continue
+        mod = "autograder." + module.rstrip(".")
+        try:
+            if not hasattr(importlib.import_module(mod), name):
+                importlib.import_module(f"{mod}.{name}")  # a submodule, such as batch.backends.worker
+        except ImportError:
+            wrong.append(f"{mod} has no {name}")
+    assert not wrong, wrong
