@@ -211,7 +211,7 @@ class Assignment:
         for e in self.exercises:
             if e.id == exercise_id:
                 return e
-        raise AssignmentError(f"{self.id} has no exercise {exercise_id!r}; it has {', '.join(self.ids)}")
+        raise AssignmentError(unknown_exercise(self.id, exercise_id, self.ids))
 
     @property
     def ids(self) -> list[str]:
@@ -234,6 +234,24 @@ class Assignment:
                 (e for e in self.exercises if folder in (e.hidden_dir.resolve(), e.public_dir.resolve())), None
             )
         return self._by_folder[folder]
+
+
+def unknown_exercise(assignment_id: str, name: str, ids: list[str]) -> str:
+    """What to say about an exercise id the assignment does not have: its real ids, and the closest one.
+
+    The one wording for every lookup (``check --exercise``, ``grade --exercise``, ``validate --exercise``,
+    ``check("...")`` in Jupyter), always from the whole assignment's ids, never a narrowed list.
+    """
+    listed = ", ".join(ids) or "none"
+    return f"{assignment_id} has no exercise {name!r}.{closest(name, ids)} Its exercises are: {listed}."
+
+
+def closest(name: str, ids: list[str]) -> str:
+    """" Did you mean 'views'?" for the id nearest to ``name`` (difflib's ratio), or "" when none is near."""
+    import difflib
+
+    close = difflib.get_close_matches(name, ids, n=1, cutoff=0.5)
+    return f" Did you mean {close[0]!r}?" if close else ""
 
 
 def find_course(start: Path | None = None) -> Path:
@@ -282,6 +300,9 @@ def load_assignment(
     if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
         raise AssignmentError(f"{meta_path}: `exercises` must be a list of exercise ids")
     a = Assignment(id=assignment_id, title=str(meta.get("title", assignment_id)), course=course)
+    for wanted in only or []:  # checked against every id, before the assignment is narrowed to ``only``
+        if wanted not in ids:
+            raise AssignmentError(unknown_exercise(assignment_id, wanted, ids))
     for ex_id in ids:
         if only and ex_id not in only:
             continue

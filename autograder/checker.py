@@ -69,13 +69,22 @@ def check_report(r: SubmissionResult, assignment: Assignment | None = None) -> s
     if not tests and not r.error:
         lines.append("No public tests ran (is the exercise id right?).")
     elif not failing and tests:
-        lines.append("All public tests pass. The graded tests are hidden and use other inputs and edge cases: "
-                     "test those yourself too.")
+        lines.append(f"{exercises_passing(r)}. All public tests pass. The graded tests are hidden and use other "
+                     "inputs and edge cases: test those yourself too.")
     elif failing:
-        lines.append(f"{len(failing)} public test(s) to fix. Public tests carry no points; they show the kind of "
-                     "check the hidden tests make.")
+        lines.append(f"{exercises_passing(r)}; {len(failing)} public test(s) to fix. Public tests carry no points; "
+                     "they show the kind of check the hidden tests make.")
     lines.append(f"({r.seconds:.1f} s in the grading sandbox)")
     return "\n".join(lines)
+
+
+def exercises_passing(r: SubmissionResult) -> str:
+    """"2 of 11 exercises pass": the exercises checked (those with public tests) whose every public test passes."""
+    checked = [e for e in r.exercises if e.tests]
+    ok = sum(all(t.status == "passed" for t in e.tests) for e in checked)
+    if len(checked) == 1:
+        return f"{ok} of 1 exercise passes"
+    return f"{ok} of {len(checked)} exercises pass"
 
 
 # ---------------------------------------------------------------------- finding the assignment
@@ -125,21 +134,27 @@ def assignment_for(exercise: str | None, course: Path, given: str | None = None)
     """The assignment to check against: given, or the only one that has ``exercise``."""
     if given:
         return given
-    listed = []
-    for meta in sorted((course / "assignments").glob("*/assignment.toml")):
-        import tomllib
+    import tomllib
 
+    listed = []
+    every: list[str] = []
+    for meta in sorted((course / "assignments").glob("*/assignment.toml")):
         try:
             ids = tomllib.loads(meta.read_text()).get("exercises", [])
         except (OSError, tomllib.TOMLDecodeError):
             continue
+        every += [str(i) for i in ids]
         if exercise is None or exercise in ids:
             listed.append(meta.parent.name)
     if len(listed) == 1:
         return listed[0]
+    if not listed and exercise:
+        from autograder.assignment import closest
+
+        raise AssignmentError(f"no assignment in {course / 'assignments'} has an exercise {exercise!r}."
+                              f"{closest(exercise, every)} The exercises are: {', '.join(every) or 'none'}.")
     if not listed:
-        raise AssignmentError(f"no assignment in {course / 'assignments'} has an exercise {exercise!r}"
-                              if exercise else f"no assignment in {course / 'assignments'}")
+        raise AssignmentError(f"no assignment in {course / 'assignments'}")
     raise AssignmentError(f"several assignments could be meant ({', '.join(listed)}): pass assignment=\"...\"")
 
 

@@ -46,6 +46,7 @@ def test_check_from_the_command_line(bundle: Path):
     assert "counter — A stateful object: 0/1 public tests pass (1 to fix)" in out
     assert "[fix] Counter(3).total is 3" in out and "not implemented yet" in out
     assert "1 public test(s) to fix" in out
+    assert "1 of 2 exercises pass; 1 public test(s) to fix" in out  # the exercises, not only the tests (item 5)
     assert "Traceback" not in out + p.stderr
 
 
@@ -130,3 +131,23 @@ def test_under_nbgrader_autograde_a_check_cell_never_passes_for_free(monkeypatch
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
     with pytest.raises(RuntimeError, match="torchgrader grade"):
         autograder.check("basics")
+
+
+def test_a_mistyped_exercise_lists_the_real_ids_and_suggests_the_closest(bundle: Path, tmp_path: Path, capsys):
+    """issue 26, item 4: the lookup runs on the whole assignment, never on the list already narrowed to the typo."""
+    import autograder
+    from autograder.cli import main
+
+    nb = _half_done(bundle)
+    for argv in (["check", str(nb), "--exercise", "basic", "--course", str(bundle)],
+                 ["grade", str(nb), "--assignment", "demo", "--out", str(tmp_path / "out"), "--exercise", "basic",
+                  "--course", str(DEMO_COURSE)]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "demo has no exercise 'basic'. Did you mean 'basics'? Its exercises are: basics, counter." in err, err
+    autograder.check("countr", course=str(bundle))  # in Jupyter: found from the id, across every assignment
+    out = capsys.readouterr().out
+    assert "has an exercise 'countr'. Did you mean 'counter'? The exercises are: basics, counter." in out, out
+    autograder.check("countr", assignment="demo", course=str(bundle))
+    assert "Did you mean 'counter'?" in capsys.readouterr().out
+    assert not (tmp_path / "out").exists()  # nothing was graded

@@ -460,9 +460,7 @@ def _grade_cases(assignment: Assignment, exercises: list[str] | None, tmp: Path,
     def tick(r: SubmissionResult) -> None:
         done[0] += 1
         if progress:
-            got = sum(e.points for e in r.exercises if e.tests)
-            full = sum(e.max_points for e in r.exercises if e.tests)
-            progress(f"[{done[0]}/{total}] {r.submission.replace('--', ' ')}: {got:g}/{full:g} "
+            progress(f"[{done[0]}/{total}] {progress_line(r, public=Path(r.path).parent == public_dir)} "
                      f"({r.seconds:.1f} s; {time.monotonic() - started:.0f} s in all)")
 
     graded = grade_tasks(assignment, tasks, tmp, server=server, jobs=jobs, on_result=tick)
@@ -471,6 +469,28 @@ def _grade_cases(assignment: Assignment, exercises: list[str] | None, tmp: Path,
     if reference is not None:
         results["reference"] = reference
     return cs, suites, pub, results, again
+
+
+def progress_line(r: SubmissionResult, *, public: bool) -> str:
+    """What one graded case is and what it got, said so that a public-test run's 0 points reads as none to earn.
+
+    ``public tests on the stub: 0/3 pass (public tests carry no points)``;
+    ``mutant views/data_ptr_compare on the hidden suites: 7/10 points``; ``reference (determinism repeat 1) ...``.
+    """
+    tests = [t for e in r.exercises for t in e.tests]
+    if public:
+        passed = sum(t.status == "passed" for t in tests)
+        return f"public tests on the {r.submission}: {passed}/{len(tests)} pass (public tests carry no points)"
+    name = r.submission
+    repeat = ""
+    if name.startswith(REPEAT) and SEP in name:
+        head, name = name.split(SEP, 1)
+        repeat = f" (determinism repeat {head.removeprefix(REPEAT)})"
+    kind, _, rest = name.partition(SEP)
+    what = f"{kind} {rest.replace(SEP, '/')}" if rest else kind
+    got = sum(e.points for e in r.exercises if e.tests)
+    full = sum(e.max_points for e in r.exercises if e.tests)
+    return f"{what}{repeat} on the hidden suites: {got:g}/{full:g} points"
 
 
 @dataclass
@@ -562,11 +582,14 @@ def judge_determinism(cs: list[Case], suites: dict[str, tuple[list[str], str]], 
         case = by_name[name]
         mine = [ex for ex in suites[name][0] if ex in scope]
         label = "the reference" if case.kind == "reference" else f"alternative {case.source.stem}"
+        # An exercise's row names only its own files: an alternative is listed (and its differences reported)
+        # under its own exercise, even where it was also graded on other suites.
+        rows_of = mine if case.kind == "reference" else [case.exercise] if case.exercise in scope else []
         runs = [results.get(name)] + [results.get(p.stem) for p in copies]
-        for ex in mine:
+        for ex in rows_of:
             graded[ex].append(f"{label} x{len(runs)}")
         if any(r is None or r.status != "graded" for r in runs):
-            for ex in mine:
+            for ex in rows_of:
                 diffs[ex].append(f"{label}: {sum(r is None or r.status != 'graded' for r in runs)} of {len(runs)} "
                                  "gradings did not complete")
             continue
@@ -574,7 +597,9 @@ def judge_determinism(cs: list[Case], suites: dict[str, tuple[list[str], str]], 
         for key in sorted(set().union(*points)):
             seen = [pt.get(key) for pt in points]
             if len(set(seen)) > 1:
-                diffs[key[0]].append(f"{label}: {key[1]} earned " + ", ".join(
+                row = key[0] if key[0] in rows_of else case.exercise
+                on = "" if row == key[0] else f" (on {key[0]}'s suite)"
+                diffs.setdefault(row, []).append(f"{label}: {key[1]}{on} earned " + ", ".join(
                     "missing" if v is None else f"{v:g}" for v in seen))
     rows = []
     where = f" ({jobs} parallel workers)" if jobs > 1 else ""
@@ -636,9 +661,8 @@ def grading_phase(assignment: Assignment, exercises: list[str] | None = None, *,
             cs = cases(assignment, exercises, Path(tmp))
             ref = grade_reference(assignment, next(c.path for c in cs if c.kind == "reference"), server)
             if progress:
-                progress(f"reference: {sum(e.points for e in ref.exercises if e.tests):g}/"
-                         f"{sum(e.max_points for e in ref.exercises if e.tests):g} on every suite "
-                         f"({ref.seconds:.1f} s)")
+                progress(f"reference on every hidden suite: {sum(e.points for e in ref.exercises if e.tests):g}/"
+                         f"{sum(e.max_points for e in ref.exercises if e.tests):g} points ({ref.seconds:.1f} s)")
             ref_rows = judge_reference(ref, assignment.ids)
             if not all(r.ok for r in ref_rows):
                 failed = [r for r in ref_rows if not r.ok]

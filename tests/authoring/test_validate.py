@@ -20,7 +20,8 @@ def test_the_demo_suites_are_sound_and_the_table_says_why(server):
     from autograder.authoring.stamp import stamp_path, validated
 
     stamp_path(DEMO_COURSE, "demo").unlink(missing_ok=True)
-    code, out = run_validate(DEMO_COURSE, server, show_feedback=True)
+    progress: list[str] = []
+    code, out = run_validate(DEMO_COURSE, server, show_feedback=True, progress=progress.append)
     assert code == 0, out
     # --show-feedback: under each mutant, what a student with that mistake reads
     assert re.search(r"mutant column_means .*\n +\| row_means\(x\) averages each row \[failed, 0/2\]: Expected "
@@ -37,9 +38,22 @@ def test_the_demo_suites_are_sound_and_the_table_says_why(server):
     assert re.search(r"mutant squares +exact +caught .*diagnosed as `squares`", out)
     assert re.search(r"mutant ignores_start +generic +caught", out)  # declared `none`: a generic message is right
     assert "basics — Tensor basics (4 points); diagnosis of 2 mutants: 2 exact, 0 generic, 0 wrong" in out
-    # graded three times each (every case is graded on every suite by default, so both exercises see both)
+    # graded three times each; an exercise's row names only its own files (issue 26, item 12): the alternative
+    # `sums` of basics is graded on counter's suite too, yet it is not shown in counter's row
     assert len(re.findall(r"^  ok +determinism +the reference x3, alternative sums x3: identical points", out,
-                          re.M)) == 2, out
+                          re.M)) == 1, out
+    counter_rows = out.split("counter — A stateful object")[1]
+    assert re.search(r"^  ok +determinism +the reference x3: identical points", counter_rows, re.M), out
+    assert "sums" not in counter_rows, out
+    # each progress line says what it is: a public-test run is not a 0-point failure (item 13)
+    text = "\n".join(progress)
+    assert "reference on every hidden suite: 6/6 points" in text, text
+    assert re.search(r"\] public tests on the reference: 2/2 pass \(public tests carry no points\)", text), text
+    assert re.search(r"\] public tests on the stub: 0/2 pass \(public tests carry no points\)", text), text
+    assert re.search(r"\] mutant basics/column_means on the hidden suites: 4/6 points", text), text
+    assert re.search(r"\] alternative basics/sums \(determinism repeat 1\) on the hidden suites: 6/6 points",
+                     text), text
+    assert not re.search(r"\] (reference|stub): 0/0", text), text
     assert "17 checks: 17 ok, 0 failing" in out
 
 
