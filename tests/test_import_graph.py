@@ -128,3 +128,35 @@ def test_the_layers_name_every_package():
     packages = {p.parent.relative_to(ROOT).as_posix().replace("/", ".") for p in PKG.rglob("__init__.py")}
     for package in packages - {"autograder"}:
         _layer(package)
+
+
+# Top-level test files that test the whole engine rather than one module (named for what they hold).
+CROSS_CUTTING = {
+    "test_cold_start",  # what makes grading fast from cold, across cli, grade, server and worker
+    "test_course_regression",  # validate on the real course and on a weakened copy
+    "test_distributed",  # the distributed-training assignment end to end
+    "test_docs_pointers",  # the docs against the code
+    "test_exercise_schema",  # one exercise layout and schema for loading and the linter
+    "test_gpu",  # the GPU image's exercises on a CUDA host
+    "test_import_graph",  # this file
+    "test_numpy_returns",  # return types from the student's process to the judge's checks
+}
+NOT_PACKAGES = {"course", "exploits", "exploits_distributed", "docker"}  # material and images, not code
+
+
+def test_tests_sit_beside_what_they_test():
+    """tests/ mirrors autograder/: tests/pkg/test_x.py tests autograder/pkg/, tests/test_x.py autograder/x.py."""
+    tests = ROOT / "tests"
+    wrong = []
+    for p in sorted(tests.rglob("test_*.py")):
+        rel = p.relative_to(tests)
+        if rel.parts[0] in NOT_PACKAGES:
+            continue
+        if len(rel.parts) == 1:
+            if p.stem not in CROSS_CUTTING and not (PKG / f"{p.stem[5:]}.py").exists():
+                wrong.append(f"tests/{rel}: no autograder/{p.stem[5:]}.py (move it beside what it tests)")
+        elif not (PKG.joinpath(*rel.parts[:-1]) / "__init__.py").exists():
+            wrong.append(f"tests/{rel}: no package autograder/{'/'.join(rel.parts[:-1])}")
+    assert not wrong, "\n".join(wrong)
+    stray = sorted(f"tests/{m}.py" for m in CROSS_CUTTING if not (tests / f"{m}.py").exists())
+    assert not stray, f"listed as cross-cutting but gone: {stray}"
