@@ -304,7 +304,89 @@ def lint_assignment(course: Path, assignment_id: str, only: list[str] | None = N
             continue
         lay = ExerciseLayout.of(course, assignment_id, ex_id)
         facts[ex_id] = lint_exercise(lay.public_dir, lay.hidden_dir, ex_id)
+    defined = reference_names(course, assignment_id, ids)
+    if defined is not None:
+        for ex_id in ids:
+            if ex_id in facts:
+                lay = ExerciseLayout.of(course, assignment_id, ex_id)
+                for path, line, name in undefined_student_names(lay, defined):
+                    hint = closest_name(name, sorted(defined))
+                    facts[ex_id].problem(path, line, (
+                        f"the suite asks the student for `{name}`, which no reference of {assignment_id} defines"
+                        f"{hint}: a staff error (a typo in the suite, or a name missing from the contract); "
+                        "graded as it is, every student would be told to define it"))
     return facts
+
+
+# ---------------------------------------------------------------------- names the suites ask students for
+PROXY_OWN = {"call_detailed"}  # attributes of the ``student`` fixture itself, not names in the student's code
+
+
+def closest_name(name: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return f" (did you mean `{close[0]}`?)" if close else ""
+
+
+def reference_names(course: Path, assignment_id: str, ids: list[str]) -> set[str] | None:
+    """Every top-level name the assignment's references define (one namespace); None when one cannot be read."""
+    out: set[str] = set()
+    for ex_id in ids:
+        ref = ExerciseLayout.of(course, assignment_id, ex_id).reference
+        try:
+            out |= set(defined_names(ast.parse(ref.read_text())))
+        except (OSError, SyntaxError, ValueError):
+            return None  # reported by the exercise's own checks; a guess here would only add noise
+    return out
+
+
+def student_names_asked(tree: ast.Module, *, probes: bool = False) -> list[tuple[int, str]]:
+    """(line, name) of each name a suite (or probes.py) takes from the student's namespace.
+
+    In a suite: ``student.NAME``, ``student.call_detailed("NAME", ...)`` and ``getattr(student, "NAME")``,
+    where ``student`` is the fixture (by its name, in tests and helpers alike). In probes.py each public
+    probe's first parameter is the student's module: ``mod.NAME``.
+    """
+    holders: dict[ast.AST, str] = {}
+    if probes:
+        for fn in tree.body:
+            if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) and not fn.name.startswith("_") \
+                    and fn.args.args:
+                holders[fn] = fn.args.args[0].arg
+    else:
+        holders[tree] = "student"
+    out = []
+    for scope, holder in holders.items():
+        for n in ast.walk(scope):
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == holder \
+                    and not n.attr.startswith("__") and (probes or n.attr not in PROXY_OWN):
+                out.append((n.lineno, n.attr))
+            elif isinstance(n, ast.Call) and n.args:
+                f, literal = n.func, None
+                if isinstance(f, ast.Attribute) and f.attr == "call_detailed" and not probes \
+                        and isinstance(f.value, ast.Name) and f.value.id == holder:
+                    literal = n.args[0]
+                elif isinstance(f, ast.Name) and f.id == "getattr" and len(n.args) >= 2 \
+                        and isinstance(n.args[0], ast.Name) and n.args[0].id == holder:
+                    literal = n.args[1]  # hasattr() is left out: a suite may ask whether a name is absent
+                if isinstance(literal, ast.Constant) and isinstance(literal.value, str):
+                    out.append((n.lineno, literal.value))
+    return sorted(set(out))
+
+
+def undefined_student_names(lay: ExerciseLayout, defined: set[str]) -> list[tuple[Path, int, str]]:
+    """Names the exercise's hidden suite or probes ask the student for that no reference defines."""
+    out = []
+    for path, probes in ((lay.hidden_tests, False), (lay.probes, True)):
+        try:
+            tree = ast.parse(path.read_text())
+        except (OSError, SyntaxError, ValueError):
+            continue  # a missing or broken file is reported on its own
+        seen = set()
+        for line, name in student_names_asked(tree, probes=probes):
+            if name not in defined and name not in seen:
+                seen.add(name)
+                out.append((path, line, name))
+    return out
 
 
 def lint_exercise(pub: Path, hid: Path, ex_id: str) -> ExerciseFacts:

@@ -234,3 +234,23 @@ def test_new_mutant_copies_the_function_to_change_under_its_header(course: Path,
     path.write_text(text.replace("TODO: the misconception, in one sentence", "Halves instead of doubling")
                     .replace("x * 2", "x / 2"))
     assert [p for p in problems(course) if "halves.py" in p] == []
+
+
+def test_a_name_the_suite_asks_for_that_no_reference_defines_is_a_staff_error_with_its_line(course: Path):
+    """issue 26, item 11: `student.row_mean` (the contract says `row_means`) is found before anything is graded."""
+    hidden = course / "solutions/demo/basics/test_hidden.py"
+    text = hidden.read_text()
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if "student.row_means(" in ln)
+    hidden.write_text(text.replace("student.row_means(", "student.row_mean(", 1))
+    call = next(i for i, ln in enumerate(text.splitlines(), 1) if 'call_detailed("double"' in ln)
+    hidden.write_text(hidden.read_text().replace('call_detailed("double"', 'call_detailed("doubel"', 1))
+    probes = course / "solutions/demo/counter/probes.py"
+    probes.write_text(probes.read_text().replace("student.Counter(1)", "student.Countr(1)"))
+    found = problems(course)
+    assert any("counter/probes.py:2: the suite asks the student for `Countr`" in p and "`Counter`?" in p
+               for p in found), found
+    assert (f"solutions/demo/basics/test_hidden.py:{line}: the suite asks the student for `row_mean`, which no "
+            "reference of demo defines (did you mean `row_means`?): a staff error") in "\n".join(found), found
+    assert any(f"test_hidden.py:{call}: the suite asks the student for `doubel`" in p for p in found), found
+    code, out = run_validate(course)
+    assert code == 2 and "nothing was graded" in out and f"test_hidden.py:{line}" in out, out
