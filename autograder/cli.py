@@ -208,6 +208,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted: results written so far are kept", file=sys.stderr)
         return 130
+    except OSError as e:  # the user's own files: a path that cannot be read or written, said as a sentence
+        where = f" {e.filename}" if e.filename else ""
+        print(f"torchgrader: cannot use{where}: {e.strerror or e}. Check the path and its permissions.",
+              file=sys.stderr)
+        return 2
 
 
 def run() -> None:

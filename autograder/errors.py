@@ -31,3 +31,7 @@ class StudentFacingError(TorchgraderError):
 class StaffError(TorchgraderError):
     """For course staff or TAs: the material or the set-up is wrong (the message names the file)."""
 
+
+class OutputFolderError(StaffError):
+    """A folder or file the command must write cannot be made or written (the message names it and the option)."""
+

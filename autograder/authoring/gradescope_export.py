@@ -41,6 +41,7 @@ from autograder.assignment import (
     is_material,
     load_assignment,
 )
+from autograder.report.files import writable_folder
 
 ROOT_ENV = "TORCHGRADER_AUTOGRADER_ROOT"
 PYTHON_ENV = "TORCHGRADER_PYTHON"
@@ -125,7 +126,7 @@ def export(assignment: Assignment, out: Path) -> Path:
     from autograder.authoring.wheel import build_wheel
 
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    writable_folder(out.parent, "--out (the zip's folder)")
     with tempfile.TemporaryDirectory(prefix="torchgrader-export-") as tmp:
         wheel = build_wheel(Path(tmp))
         with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:

@@ -40,6 +40,7 @@ from autograder.assignment import (
     load_assignment,
 )
 from autograder.authoring.notebook import build
+from autograder.report.files import writable_folder
 
 HOWTO = """\
 # {title}: how to work on it
@@ -77,7 +78,7 @@ def release(assignment: Assignment, out: Path, *, force: bool = False) -> list[P
     out = Path(out)
     if out.exists() and any(out.iterdir()) and not force:
         raise AssignmentError(f"{out} is not empty: choose a new folder (or pass --force to write into it)")
-    out.mkdir(parents=True, exist_ok=True)
+    writable_folder(out)
     written: list[Path] = []
     nb_name = f"{assignment.id}.ipynb"
     nb = build(assignment, "stub")

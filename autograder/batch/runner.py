@@ -35,6 +35,7 @@ from autograder.batch.inputs import Entry, Inputs, Workspace, expand
 from autograder.batch.progress import make_progress
 from autograder.batch.store import DB_NAME, Store, suite_version
 from autograder.errors import StaffError
+from autograder.report.files import writable_folder
 from autograder.report.gradebook import write_gradebook
 from autograder.report.submission import write_submission
 from autograder.results import ExerciseResult, SubmissionResult
@@ -103,8 +104,7 @@ def grade_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOpti
     stream = stream or sys.stdout
     err = err or sys.stderr
     started = time.monotonic()
-    out = opts.out
-    out.mkdir(parents=True, exist_ok=True)
+    out = writable_folder(opts.out)
     version = suite_version(assignment)
     opts.worker.suite_version = version
     with Workspace() as ws, Store(out / DB_NAME) as store, contextlib.ExitStack() as later:

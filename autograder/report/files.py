@@ -8,6 +8,29 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
+from autograder.errors import OutputFolderError
+
+
+def writable_folder(path: Path, option: str = "--out") -> Path:
+    """``path`` made if missing and proven writable, before anything is graded or written into it.
+
+    Failing here says which option to change; failing later (a database that cannot be opened, a report
+    that cannot be written) would cost a whole batch's work and read as a traceback.
+    """
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / f".torchgrader-write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as e:
+        reason = e.strerror or str(e)
+        raise OutputFolderError(
+            f"cannot write to {path} ({reason}): give {option} a folder you can write to"
+            + (" (a file of that name is in the way)" if path.exists() and not path.is_dir() else "")
+        ) from None
+    return path
+
 
 @contextmanager
 def atomic_open(path: Path, *, newline: str | None = None) -> Iterator[TextIO]:
