@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import re
 import sys
 import tempfile
 import time
@@ -158,6 +159,60 @@ def assignment_for(exercise: str | None, course: Path, given: str | None = None)
     raise AssignmentError(f"several assignments could be meant ({', '.join(listed)}): pass assignment=\"...\"")
 
 
+# ---------------------------------------------------------------------- cells the kernel has not run
+def saved_notebook(assignment_id: str, user_ns: dict | None = None) -> Path | None:
+    """The saved notebook this kernel most likely belongs to, to find cells it has not run; None if unknown.
+
+    Jupyter Server tells its kernels their notebook (``JPY_SESSION_NAME``), VS Code sets
+    ``__vsc_ipynb_file__``; otherwise the newest notebook of this assignment in the current folder
+    (the kernel's folder is the notebook's). Only a hint for the message: nothing is graded from it.
+    """
+    import os
+
+    named = [os.environ.get("JPY_SESSION_NAME", ""), str((user_ns or {}).get("__vsc_ipynb_file__", ""))]
+    for name in named:
+        if name.endswith(".ipynb"):
+            for path in (Path(name), Path.cwd() / name, Path.cwd() / Path(name).name):
+                if path.is_file():
+                    return path
+    mine = [p for p in Path.cwd().glob("*.ipynb") if notebook_assignment(p) == assignment_id]
+    return max(mine, key=lambda p: p.stat().st_mtime, default=None)
+
+
+def explain_unrun(r: SubmissionResult, saved: Path | None) -> None:
+    """Rewrite "no cell defines `f`" where the saved notebook has a cell defining ``f`` the kernel has not run.
+
+    Checking from Jupyter grades the cells the kernel ran: a check cell run before its code cell
+    would otherwise tell the student their notebook defines nothing, the most common Jupyter slip.
+    """
+    from autograder.judge.proxy import NO_CELL_DEFINES
+    from autograder.load import LoadError, defines, load
+
+    missing = re.compile(r"`(?P<name>[A-Za-z_]\w*)` is not defined\.[^`]*?" + re.escape(NO_CELL_DEFINES.strip()))
+    cells = []
+    if saved is not None:
+        try:
+            cells = load(saved).cells
+        except LoadError:
+            pass
+    for e in r.exercises:
+        for t in e.tests:
+            m = missing.search(t.message)
+            if not m:
+                continue
+            name = m.group("name")
+            cell = next((c for c in cells if defines(c.source, name)), None)
+            if cell is not None:
+                why = (f"`{name}` is not defined in this kernel yet: run the cell that defines it (cell {cell.index} "
+                       f"of {saved.name if saved else 'your notebook'}, `{cell.first_line}`) first, then this check "
+                       "again. Only the cells this kernel has run are checked.")
+            else:
+                why = (f"`{name}` is not defined: no cell this kernel has run defines it. If a cell of your notebook "
+                       "defines it, run that cell first (a check only sees the cells the kernel has run); otherwise "
+                       "define it at the top level of a code cell, with exactly this name (check the spelling).")
+            t.message = t.message[:m.start()] + why + t.message[m.end():]
+
+
 # ---------------------------------------------------------------------- grading
 def _server(warm_compiler: bool = False) -> Any:
     """One warm sandbox server per kernel: the first check starts it, later ones reuse it.
@@ -213,6 +268,15 @@ def kernel_history() -> list[str] | None:
     if hist is None:
         hist = ip.user_ns.get("In")
     return list(hist) if hist is not None else None
+
+
+def _user_ns() -> dict | None:
+    try:
+        from IPython import get_ipython as _get
+    except ImportError:
+        return None
+    ip = _get()
+    return getattr(ip, "user_ns", None) if ip is not None else None
 
 
 def history_notebook(history: list[str], dest: Path, assignment_id: str) -> Path:
@@ -283,6 +347,8 @@ def check_in_notebook(exercise: str | None = None, *, assignment: str | None = N
             target = history_notebook(history or [""], Path(tmp) / "kernel_history.ipynb", assignment_id)
         r = grade_public(target, a, [exercise] if exercise else None, server=server)
     r.seconds = time.monotonic() - started
+    if history is not None:
+        explain_unrun(r, saved_notebook(assignment_id, _user_ns()))
     print(check_report(r, a))
     wanted = later_imports(a, exercise, history, target)
     if wanted:  # while the student reads: the next check's sandbox starts with them

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -151,3 +152,47 @@ def test_a_mistyped_exercise_lists_the_real_ids_and_suggests_the_closest(bundle:
     autograder.check("countr", assignment="demo", course=str(bundle))
     assert "Did you mean 'counter'?" in capsys.readouterr().out
     assert not (tmp_path / "out").exists()  # nothing was graded
+
+
+def test_a_check_cell_run_before_its_code_cell_says_to_run_that_cell_first(bundle: Path, tmp_path: Path,
+                                                                          monkeypatch):
+    """issue 26, item 1: in a real kernel the check cell runs before the cell that defines the function; the
+    saved notebook has that cell, so the student is told to run it (cell N), not that nothing defines it."""
+    from nbclient import NotebookClient
+
+    here = tmp_path / "bundle"
+    shutil.copytree(bundle, here, ignore=shutil.ignore_patterns("*.ipynb"))
+    a = load_assignment("demo", DEMO_COURSE)
+    nb = build(a, "reference", swap={"counter": a.exercise("counter").stub})
+    code = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "def double" in c.source)
+    check_cell = next(i for i, c in enumerate(nb.cells) if 'check("basics")' in c.source)
+    nb.cells.insert(code, nb.cells.pop(check_cell))  # the check cell now comes first: the slip, reproduced
+    nb.cells.insert(0, nbformat.v4.new_code_cell("seed = 0"))  # every cell counts in "cell N"
+    path = here / "demo.ipynb"
+    nbformat.write(nb, str(path))  # saved as Jupyter saves it, with the code cell the kernel has not reached
+    defining = 1 + next(i for i, c in enumerate(nb.cells) if "def double" in c.source)  # cell N, 1-based
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)  # found from the kernel's folder, as in a bare kernel
+    monkeypatch.delenv("TORCHGRADER_COURSE", raising=False)
+    # the kernel stops at the check cell: what it has run is everything above, the code cell is not run
+    run = nbformat.v4.new_notebook(cells=nb.cells[:defining - 1], metadata=nb.metadata)
+    assert 'check("basics")' in run.cells[-1].source
+    NotebookClient(run, timeout=240, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(here)}}).execute()
+    out = "".join(o.get("text", "") for o in run.cells[-1].outputs)
+    assert f"`double` is not defined in this kernel yet: run the cell that defines it (cell {defining} of " \
+           "demo.ipynb, `def double(x)`) first" in out, out
+    assert "No cell of your submission defines it" not in out, out
+
+
+def test_a_name_no_cell_defines_keeps_saying_check_the_spelling(server):
+    from autograder.checker import explain_unrun
+    from autograder.judge.proxy import NO_CELL_DEFINES
+    from autograder.results import ExerciseResult, SubmissionResult, TestResult
+
+    msg = "`dubble` is not defined. Define it at the top level of a code cell, with exactly this name." + \
+        NO_CELL_DEFINES
+    r = SubmissionResult(submission="h", path="h.ipynb", assignment="demo", exercises=[ExerciseResult(
+        "basics", "Tensor basics", 4, tests=[TestResult("n", "double", "basics", 1, message=msg)])])
+    explain_unrun(r, None)
+    text = r.exercises[0].tests[0].message
+    assert "no cell this kernel has run defines it" in text and "check the spelling" in text, text

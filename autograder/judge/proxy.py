@@ -256,7 +256,7 @@ class Context:
             ]
             return f"`{name}` is not defined: " + "; ".join(notes) + ". Fix that cell first."
         if not defining:
-            return text + " No cell of your submission defines it (check the spelling)."
+            return text + NO_CELL_DEFINES
         return text
 
     def _wrap(self, value: Any, label: str) -> Any:
@@ -418,6 +418,12 @@ def probe_names(path: Path | None) -> set[str]:
         _PROBE_NAMES[key] = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
                              and not n.name.startswith("_")}
     return _PROBE_NAMES[key]
+
+
+# The end of a missing-name message when no cell of the submission defines the name. ``check()`` in Jupyter
+# (autograder.checker) recognises it: there the submission is the cells the kernel has run, and a cell the
+# kernel has not run may define the name.
+NO_CELL_DEFINES = " No cell of your submission defines it (check the spelling)."
 
 
 class StudentProxy:
