@@ -89,6 +89,24 @@ def _fmt(x: float) -> str:
     return f"{x:.6g}"
 
 
+def _apart(got: float, want: float, *, rtol: float, atol: float) -> tuple[str, str]:
+    """``got`` and ``want`` printed so that they read differently whenever they differ.
+
+    Six significant digits suit most differences; when both print the same at six, the message would
+    contradict itself ("got 0.0857556, expected 0.0857556"), so both get the digits that tell them apart
+    (up to 17) and ``got`` adds the difference and the tolerance it exceeds.
+    """
+    g, w = _fmt(got), _fmt(want)
+    if g != w or math.isnan(got) or math.isnan(want) or math.isinf(got) or math.isinf(want):
+        return g, w
+    for digits in range(7, 18):
+        g, w = f"{got:.{digits}g}", f"{want:.{digits}g}"
+        if g != w:
+            break
+    diff = abs(got - want)
+    return f"{g} (a difference of {diff:.3g}, above the tolerance {atol + rtol * abs(want):.3g})", w
+
+
 def _close(actual: Any, candidate: Any, rtol: float, atol: float) -> bool:
     if not isinstance(actual, torch.Tensor):
         actual = torch.as_tensor(actual, dtype=torch.float64)
@@ -234,8 +252,10 @@ def _check_values(a: torch.Tensor, e: torch.Tensor, *, name: str, key: str, tail
     flat = int(torch.argmax(err.real if err.is_complex() else err))
     idx = _unravel(flat, a.shape)
     n_bad = int((~close).sum())
-    got = _fmt(a[idx].item()) if not a.is_complex() else a[idx].item()
-    want = _fmt(e[idx].item()) if not e.is_complex() else e[idx].item()
+    if a.is_complex():
+        got, want = str(a[idx].item()), str(e[idx].item())
+    else:
+        got, want = _apart(a[idx].item(), e[idx].item(), rtol=rtol, atol=atol)
     if a.numel() == 1:
         extra = f" Got {got}, expected {want}."
         head = f"{_cap(name)} has the right shape and dtype but the wrong value."
@@ -263,7 +283,12 @@ def _assert_close_scalar(actual: Any, expected: Any, *, rtol: float, atol: float
         fail(f"Expected {name} to be a number, but got {describe(actual)}.{tail}")
     if not math.isclose(float(actual), float(expected), rel_tol=rtol, abs_tol=atol):
         diag, key = _diagnose(actual, misconceptions, rtol, atol)
-        _fail_keyed(key, f"{_cap(name)} is {_fmt(float(actual))}, which is not the expected value.{diag or tail}")
+        got, want = _apart(float(actual), float(expected), rtol=rtol, atol=atol)
+        if got == _fmt(float(actual)):
+            said = f"{_cap(name)} is {got}, which is not the expected value."
+        else:  # equal at 6 digits: say both, precisely, so the message never reads "got x, expected x"
+            said = f"{_cap(name)} is {got}, which is not the expected value ({want})."
+        _fail_keyed(key, f"{said}{diag or tail}")
 
 
 def _cap(s: str) -> str:

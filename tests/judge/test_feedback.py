@@ -83,3 +83,23 @@ def test_colour_codes_in_a_students_error_never_reach_the_feedback(server, demo,
     messages = [t.message for e in r.exercises for t in e.tests if "double" in t.name]
     assert messages and all("\x1b" not in m for m in messages)
     assert any("RuntimeError: shape mismatch in double" in m for m in messages), messages
+
+
+def test_got_and_expected_never_print_the_same():
+    """Issue 23: "got 0.0857556, expected 0.0857556" contradicted itself; equal at six digits, more are shown."""
+    want = torch.tensor([0.08575561234567, 1.0], dtype=torch.float64)
+    got = want.clone()
+    got[0] += 3e-9  # far above float64's tolerance, invisible at six digits
+    with pytest.raises(Failure) as e:
+        assert_close(got, want, name="the bias gradient")
+    text = str(e.value)
+    g, w = text.split("got ")[1].split(", expected ")
+    g, w = g.split(" (")[0], w.rstrip(".")
+    assert g != w and float(g) != float(w), text
+    assert "a difference of 3e-09, above the tolerance" in text, text
+    with pytest.raises(Failure) as e:
+        assert_close(0.08575561234567 + 3e-9, 0.08575561234567, name="the loss")
+    assert "expected value (0.08575561)" in str(e.value) and "a difference of 3e-09" in str(e.value), str(e.value)
+    # a difference visible at six digits reads as before
+    with pytest.raises(Failure, match=r"got 2, expected 1\.$"):
+        assert_close(torch.tensor([2.0, 0.0], dtype=torch.float64), torch.tensor([1.0, 0.0], dtype=torch.float64))
