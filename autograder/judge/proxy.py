@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autograder.errors import StudentFacingError, TorchgraderError
+from autograder.judge.torch_errors import clean_message, meaning
 from autograder.results import TestStatus
 from autograder.sandbox import wire
 from autograder.sandbox.client import (
@@ -238,7 +239,10 @@ class Context:
         origin = f"`{frames[-1][2]}`" if frames else f"`{label}`"
         if frames and frames[-1][2] == "<module>":
             origin = "your code"
-        return StudentError(f"{origin} raised {etype}: {msg}{blocked_hint(etype, msg)}{where}")
+        msg = clean_message(str(msg))
+        said = meaning(msg)
+        return StudentError(f"{origin} raised {etype}: {msg}{blocked_hint(etype, msg)}{where}"
+                            + (f"\n{said}" if said else ""))
 
     def _missing_message(self, name: str) -> str:
         from autograder.load import defines

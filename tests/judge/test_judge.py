@@ -288,3 +288,36 @@ def test_a_sandbox_server_that_never_started_stops_grading_with_its_reason(demo,
     finally:
         dead.close()
     assert delivered == []
+
+
+def test_a_raw_torch_error_reads_as_the_students_line_and_one_sentence(server, demo, tmp_path):
+    """Issue 23: a raw PyTorch error reaches the student with the line of their code and one sentence on
+    what it usually means; the grader's frames (`<probes ...>`) and package paths never do."""
+    src = (
+        "import torch\n\ndef double(x):\n    w = torch.ones(5, 3, dtype=x.dtype)\n    return x @ w\n\n"
+        "def row_means(x):\n    return x.mean(dim=1)\n# %%\n" + COUNTER
+    )
+    t = by_name(grade_sources(server, demo, tmp_path, mm=src)["mm"])["double(x) doubles every entry"]
+    assert t.status == "error" and "mat1 and mat2 shapes cannot be multiplied" in t.message, t.message
+    assert "line 5, in double" in t.message and "return x @ w" in t.message, t.message
+    assert "inner sizes differ" in t.message and t.message.count("\n") <= 4, t.message
+    assert "<probes" not in t.message and "site-packages" not in t.message, t.message
+
+
+def test_grader_frames_and_package_paths_are_cut_from_an_error_message():
+    from autograder.judge.torch_errors import clean_message, meaning
+
+    raw = (
+        "Data-dependent branching\n\nfrom user code:\n"
+        '   File "<probes compile>", line 12, in run\n    out = model(x)\n'
+        '  File "<cell 3>", line 5, in forward\n    if x.sum() > 0:\n'
+        "  at /usr/lib/python3/dist-packages/torch/_dynamo/symbolic_convert.py:99\n"
+        '   File "/opt/venv/lib/python3.13/site-packages/autograder/sandbox/runtime.py", line 3, in call\n'
+        "    return f()\n"
+    )
+    text = clean_message(raw)
+    assert "<probes" not in text and "out = model(x)" not in text and "return f()" not in text, text
+    assert '"<cell 3>", line 5, in forward' in text and "if x.sum() > 0:" in text, text
+    assert "torch/_dynamo/symbolic_convert.py" in text and "packages" not in text, text
+    assert meaning("Something no one has seen") == ""
+    assert "dtype" in meaning("expected scalar type Double but found Float")
