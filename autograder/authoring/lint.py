@@ -240,6 +240,81 @@ def header_problems(path: Path, text: str) -> list[tuple[int | None, str]]:
     return []
 
 
+# ---------------------------------------------------------------------- the misconception registry
+REGISTRY = "MISCONCEPTIONS"
+
+
+@dataclass
+class SuiteKeys:
+    """The misconception keys a hidden suite can name, and its registry of their sentences.
+
+    ``registry`` is the suite's module-level ``MISCONCEPTIONS = {key: sentence}`` (a literal dict),
+    the one place where a key's sentence is written: grading appends it to a failure keyed with it
+    (:mod:`autograder.judge.plugin`), and validate reads it to check that a mutant's feedback says its
+    own misconception's sentence and no other's. ``named`` maps every key the suite can give (the
+    registry's, and each literal ``misconception="key"`` of a ``fail``/``check``, conditional ones too)
+    to its line: validate fails a key that no mutant's feedback receives.
+    """
+
+    registry: dict[str, str] | None = None
+    named: dict[str, int] = field(default_factory=dict)
+    line: int | None = None  # the registry's
+
+
+def _key_literals(expr: ast.expr) -> list[ast.Constant]:
+    """The string constants an expression can evaluate to: itself, or the branches of ``a if c else b`` / ``or``."""
+    if isinstance(expr, ast.Constant):
+        return [expr] if isinstance(expr.value, str) and expr.value else []
+    if isinstance(expr, ast.IfExp):
+        return _key_literals(expr.body) + _key_literals(expr.orelse)
+    if isinstance(expr, ast.BoolOp):
+        return [c for v in expr.values for c in _key_literals(v)]
+    return []
+
+
+def suite_keys(tree: ast.Module, path: Path, problems: list[Problem] | None = None, exercise: str = "") -> SuiteKeys:
+    """The registry and the named keys of a parsed hidden suite (see :class:`SuiteKeys`)."""
+    keys = SuiteKeys()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, expr = stmt.targets[0], stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            target, expr = stmt.target, stmt.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and target.id == REGISTRY:
+            try:
+                value = ast.literal_eval(expr)
+            except ValueError:
+                value = None
+            if not (isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) and v.strip()
+                                                    for k, v in value.items())):
+                if problems is not None:
+                    problems.append(Problem(path, stmt.lineno, f"{REGISTRY} must be a literal dict of key -> "
+                                                               "sentence (strings)", exercise))
+                continue
+            keys.registry, keys.line = value, stmt.lineno
+            keys.named.update(dict.fromkeys(value, stmt.lineno))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "misconception":
+            for c in _key_literals(node.value):
+                key = str(c.value)
+                keys.named.setdefault(key, c.lineno)
+                if keys.registry is not None and key not in keys.registry and problems is not None:
+                    problems.append(Problem(path, c.lineno, f"misconception key {key!r} is not in {REGISTRY} "
+                                                            f"(line {keys.line}): register its sentence there",
+                                            exercise))
+    return keys
+
+
+def read_suite_keys(path: Path) -> SuiteKeys:
+    """:func:`suite_keys` of a suite file (empty when it cannot be read or parsed)."""
+    try:
+        return suite_keys(ast.parse(path.read_text(encoding="utf-8")), path)
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return SuiteKeys()
+
+
 # ---------------------------------------------------------------------- the checks
 @dataclass
 class ExerciseFacts:
@@ -476,6 +551,8 @@ def _check_tests(lay: ExerciseLayout, trees: dict[Path, ast.Module | None], f: E
                                                "else")
             else:
                 public_bodies.setdefault(body_dump(fn.body), (fn.name, fn.lineno))
+        if is_hidden:
+            suite_keys(tree, path, f.problems, f.id)
         for node in ast.walk(tree):
             if isinstance(node, ast.Assert) and node.msg is None:
                 f.problem(path, node.lineno, "`assert` without a message: the message is all a student sees; write "

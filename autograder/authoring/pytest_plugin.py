@@ -177,7 +177,7 @@ class AgainstCase:
         report = yield
         if call.excinfo is not None and report.failed:
             from autograder.judge.collect import test_name
-            from autograder.judge.plugin import outcome
+            from autograder.judge.plugin import outcome, with_sentence
             from autograder.judge.proxy import GraderError
 
             exc = call.excinfo.value
@@ -185,6 +185,7 @@ class AgainstCase:
 
             ex = item.stash.get(EXERCISE, None)
             status, message, key = outcome(exc, test_name(item), ex.id if ex else "")
+            message = with_sentence(message, key, getattr(item, "module", None))
             extra = f"\n[misconception: {key}]" if key else ""
             if isinstance(exc, GraderError):
                 extra += f"\n[staff: {exc.detail}]"

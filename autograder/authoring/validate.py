@@ -53,6 +53,7 @@ from autograder.authoring.cases import SEP, Case, cases, compose
 from autograder.authoring.lint import (
     ExerciseFacts,
     Problem,
+    SuiteKeys,
     changed_names,
     declared_misconceptions,
     defined_names,
@@ -61,6 +62,7 @@ from autograder.authoring.lint import (
     lint_assignment,
     lint_points,
     reach,
+    read_suite_keys,
     suite_names,
 )
 from autograder.authoring.stamp import write_stamp
@@ -301,24 +303,28 @@ def judge_alternative(case: Case, r: SubmissionResult, scope: list[str]) -> Row:
 
 
 def diagnose(case: Case, r: SubmissionResult, own: list[str] | None,
-             others: dict[str, list[str]]) -> tuple[str, str]:
+             others: dict[str, list[str]], registry: dict[str, str] | None = None) -> tuple[str, str]:
     """(exact | generic | wrong, what is wrong or "") for a caught mutant's feedback on its own exercise.
 
     ``own`` is the mutant's declared keys ([] for ``none``); ``others`` maps the exercise's other mutants
     to theirs. The feedback's keys are those of its failing tests. Exact: it names one of its own keys
     and nothing else. Generic: it names none (right only for a ``none`` mutant). Wrong: it names a key
     the mutant does not declare; the message then blames a misconception the code does not have.
+    With the suite's ``registry`` (key -> sentence), what the student reads is checked too: a failing
+    test's text that carries another key's sentence, keyed or not, blames that misconception.
     """
     if own is None:
         return "wrong", "it has no `# misconception:` header (an authoring problem)"
     failing = [t for e in r.exercises if e.id == case.exercise for t in e.tests if t.status != "passed"]
     given = {t.misconception for t in failing if t.misconception}
-    foreign = sorted(given - set(own))
+    said = {k for k, sentence in (registry or {}).items() if any(sentence in t.message for t in failing)}
+    foreign = sorted((given | said) - set(own))
     if foreign:
         whose = []
         for k in foreign:
             owners = sorted(n for n, keys in others.items() if k in keys)
-            tests = [t.name for t in failing if t.misconception == k]
+            tests = [t.name for t in failing if t.misconception == k
+                     or (registry and k in registry and registry[k] in t.message)]
             whose.append(f"`{k}` ({'declared by ' + ', '.join(owners) if owners else 'declared by no mutant'}; "
                          f"in {'; '.join(tests[:2])})")
         return "wrong", (f"its feedback names the wrong misconception: {', '.join(whose)}; it declares "
@@ -334,8 +340,32 @@ def diagnose(case: Case, r: SubmissionResult, own: list[str] | None,
     return "generic", ""
 
 
+def judge_keys(ex: str, keys: SuiteKeys, mutants: list[SubmissionResult]) -> Row:
+    """Every key the suite can name is received by some mutant's feedback, and every key given is registered.
+
+    A key no mutant exercises is a diagnosis nothing proves: its wrong value (or condition) may
+    never match, or match the wrong code. Each needs a mutant that makes exactly that mistake.
+    """
+    received = {t.misconception for r in mutants for e in r.exercises if e.id == ex for t in e.tests
+                if t.status != "passed" and t.misconception}
+    unexercised = sorted(set(keys.named) - received)
+    unregistered = sorted(received - set(keys.registry)) if keys.registry is not None else []
+    problems = []
+    if unexercised:
+        problems.append(f"misconception key(s) the suite can name but no mutant's feedback receives: "
+                        f"{', '.join(f'`{k}` (test_hidden.py:{keys.named[k]})' for k in unexercised)}; add a "
+                        "mutant that makes each mistake (`torchgrader new-mutant ... --misconception KEY`), or "
+                        "drop the key")
+    if unregistered:
+        problems.append(f"key(s) given at run time but not in MISCONCEPTIONS: {', '.join(unregistered)}")
+    if problems:
+        return Row(ex, "misconception keys", False, "; ".join(problems))
+    where = "registered in MISCONCEPTIONS" if keys.registry is not None else "no MISCONCEPTIONS registry"
+    return Row(ex, "misconception keys", True, f"{len(keys.named)} key(s), each received by a mutant ({where})")
+
+
 def judge_mutant(case: Case, r: SubmissionResult, scope: list[str], assignment: Assignment,
-                 declared: dict[str, list[str] | None] | None = None) -> Row:
+                 declared: dict[str, list[str] | None] | None = None, registry: dict[str, str] | None = None) -> Row:
     """Caught on its own exercise, nowhere else, and diagnosed as the misconception it declares."""
     row = _judge_mutant_points(case, r, scope, assignment)
     row.feedback = student_feedback(r, case.exercise)
@@ -345,7 +375,7 @@ def judge_mutant(case: Case, r: SubmissionResult, scope: list[str], assignment: 
     declared = declared if declared is not None else {case.source.stem: declared_misconceptions(case.source)}
     own = declared.get(case.source.stem)
     others = {n: k for n, k in declared.items() if n != case.source.stem and k}
-    row.diagnosis, problem = diagnose(case, r, own, others)
+    row.diagnosis, problem = diagnose(case, r, own, others, registry)
     if problem:
         row.detail = f"{problem}; {row.detail}" if row.ok else f"{row.detail}; also {problem}"
         row.ok = False
@@ -677,6 +707,7 @@ def grading_phase(assignment: Assignment, exercises: list[str] | None = None, *,
             server.close()
     declared = {ex: {c.source.stem: declared_misconceptions(c.source) for c in cs
                      if c.kind == "mutant" and c.exercise == ex} for ex in scope}
+    keys = {ex: read_suite_keys(assignment.exercise(ex).hidden_tests) for ex in scope}
     for c in cs:
         r = results[c.name]
         graded, why = suites[c.name]
@@ -686,11 +717,14 @@ def grading_phase(assignment: Assignment, exercises: list[str] | None = None, *,
             rows += judge_stub(r, scope)
         else:
             row = (judge_alternative(c, r, graded) if c.kind == "alternative"
-                   else judge_mutant(c, r, graded, assignment, declared.get(c.exercise)))
+                   else judge_mutant(c, r, graded, assignment, declared.get(c.exercise),
+                                     keys[c.exercise].registry if c.exercise in keys else None))
             if row.ok and len(graded) > 1:
                 row.detail += f"; no effect on the {len(graded) - 1} other exercise(s)" + (
                     f" it can reach ({why})" if why else "")
             rows.append(row)
+    for ex in scope:
+        rows.append(judge_keys(ex, keys[ex], [results[c.name] for c in cs if c.kind == "mutant" and c.exercise == ex]))
     rows += judge_public(pub["reference"], scope, "reference")
     rows += judge_public(pub["stub"], scope, "stub")
     rows += judge_determinism(cs, suites, results, again, scope, jobs)

@@ -142,6 +142,19 @@ def outcome(exc: BaseException | None, name: str, exercise: str) -> tuple[TestSt
     ), ""
 
 
+def with_sentence(message: str, key: str, suite: Any) -> str:
+    """``message`` ending with the sentence the suite's ``MISCONCEPTIONS`` registers for ``key``.
+
+    The registry is the one place a misconception's sentence is written; a failure keyed with it
+    always carries that sentence, whether the test wrote it out or gave the facts only.
+    """
+    registry = getattr(suite, "MISCONCEPTIONS", None)
+    sentence = registry.get(key) if key and isinstance(registry, dict) else None
+    if not isinstance(sentence, str) or sentence in message:
+        return message
+    return f"{message.rstrip()} {sentence}".strip()
+
+
 # ---------------------------------------------------------------------- the plugin
 class GradingPlugin:
     """Collects the suites once and runs them against each submission in turn."""
@@ -284,6 +297,7 @@ class GradingPlugin:
         else:
             exc = as_grader_error(exc)
             tr.status, tr.message, tr.misconception = outcome(exc, tr.name, ex.id)
+            tr.message = with_sentence(tr.message, tr.misconception, getattr(item, "module", None))
             if isinstance(exc, GraderError):
                 tr.withheld, tr.max_points, tr.points = tr.max_points, 0.0, 0.0
                 tr.detail = f"grader error: {exc.detail}\n"

@@ -254,3 +254,28 @@ def test_a_name_the_suite_asks_for_that_no_reference_defines_is_a_staff_error_wi
     assert any(f"test_hidden.py:{call}: the suite asks the student for `doubel`" in p for p in found), found
     code, out = run_validate(course)
     assert code == 2 and "nothing was graded" in out and f"test_hidden.py:{line}" in out, out
+
+
+def test_suite_keys_reads_the_registry_and_every_literal_key():
+    """The keys a suite can name: its MISCONCEPTIONS registry and every literal misconception= (both branches of
+    a conditional), never a string that only decides the branch; a literal key missing from the registry is a
+    problem at its line."""
+    import ast as _ast
+
+    from autograder.authoring.lint import suite_keys
+
+    src = (
+        'MISCONCEPTIONS = {"a": "Sentence a.", "b": "Sentence b."}\n'
+        "def test_x(student):\n"
+        '    fail("x", misconception="a" if out["epoch"] == 1 else "c")\n'
+        '    check(1, "y", misconception=key.rstrip("12"))\n'
+    )
+    found: list = []
+    keys = suite_keys(_ast.parse(src), Path("test_hidden.py"), found, "ex")
+    assert keys.registry == {"a": "Sentence a.", "b": "Sentence b."}
+    assert set(keys.named) == {"a", "b", "c"}
+    assert [(p.line, p.message.split(":")[0]) for p in found] == [(3, "misconception key 'c' is not in "
+                                                                        "MISCONCEPTIONS (line 1)")]
+    bad: list = []
+    suite_keys(_ast.parse('MISCONCEPTIONS = {"a": f"{x}"}\n'), Path("t.py"), bad)
+    assert bad and "literal dict" in bad[0].message

@@ -54,7 +54,7 @@ def test_the_demo_suites_are_sound_and_the_table_says_why(server):
     assert re.search(r"\] alternative basics/sums \(determinism repeat 1\) on the hidden suites: 6/6 points",
                      text), text
     assert not re.search(r"\] (reference|stub): 0/0", text), text
-    assert "17 checks: 17 ok, 0 failing" in out
+    assert "19 checks: 19 ok, 0 failing" in out  # a "misconception keys" row per exercise
 
 
 def test_a_weakened_copy_fails_naming_each_culprit(tmp_path: Path, server):
@@ -252,3 +252,49 @@ def test_a_worker_failure_in_parallel_validate_keeps_the_log_its_message_names(m
     assert (logs[0] / "worker-0.log").read_text().startswith("Traceback")
     assert not logs[0].is_relative_to(scratch)
     shutil.rmtree(logs[0])
+
+
+REGISTRY = '''
+MISCONCEPTIONS = {
+    "squares": "You squared the values instead of doubling them.",
+    "averages_columns": "You averaged columns (dim=0) instead of rows.",
+    "negates": "You negated the values.",
+}
+'''
+
+
+def test_validate_reads_the_registry_and_fails_a_key_no_mutant_exercises(tmp_path: Path, server):
+    """Issue 23: one registry (MISCONCEPTIONS) maps each key to its sentence; validate checks what the student
+    reads against it (another key's sentence in the text, keyed or not, is a wrong diagnosis) and fails a key
+    the suite can name that no mutant's feedback receives, with the list."""
+    course = tmp_path / "course"
+    shutil.copytree(DEMO_COURSE, course, ignore=shutil.ignore_patterns("__pycache__"))
+    basics = course / "solutions/demo/basics"
+    suite = basics / "test_hidden.py"
+    text = suite.read_text().replace("from autograder.judge import assert_close, check, shares_storage\n",
+                                     "from autograder.judge import assert_close, check, shares_storage\n"
+                                     + REGISTRY)
+    # the squares entry gives the facts only: grading appends the registered sentence
+    text = text.replace('misconceptions={"squares": ("You squared the values instead of doubling them.", x * x)}',
+                        'misconceptions={"squares": ("", x * x)}')
+    # a hint that says another key's sentence without its key: the text blames that misconception all the same
+    text = text.replace('name="row_means(x)",\n', 'name="row_means(x)", hint="You averaged columns (dim=0) '
+                                                 'instead of rows.",\n')
+    suite.write_text(text)
+    (basics / "mutants/row_sums.py").write_text(
+        '"""Sums the rows instead of averaging them."""\n# misconception: none\nimport torch\n\n\n'
+        "def row_means(x):\n    return x.sum(dim=1)\n")
+
+    code, out = run_validate(course, server, repeats=1, show_feedback=True)
+    assert code == 1, out
+    fails = [ln for ln in out.splitlines() if re.match(r"  FAIL \w+: ", ln)]
+    assert any(re.search(r"FAIL basics: misconception keys: misconception key\(s\) the suite can name but no "
+                         r"mutant's feedback receives: `negates` \(test_hidden.py:\d+\)", ln) for ln in fails), out
+    assert any(re.search(r"FAIL basics: mutant row_sums: its feedback names the wrong misconception: "
+                         r"`averages_columns` \(declared by column_means; in row_means\(x\) averages each row\)",
+                         ln) for ln in fails), out
+    assert len(fails) == 2, "\n".join(fails)
+    # the squares mutant still reads its sentence, from the registry
+    assert re.search(r"mutant squares +exact .*\n(?: +\|.*\n)*? +\| double\(x\) doubles every entry .*You squared "
+                     r"the values instead of doubling them\.", out), out
+    assert re.search(r"^  ok +misconception keys +3 key\(s\)|^  ok +misconception keys", out, re.M), out  # counter
