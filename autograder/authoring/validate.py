@@ -786,8 +786,8 @@ def validate(assignment_id: str, course: Path | None = None, exercises: list[str
              repeats: int = REPEATS, show_feedback: bool = False) -> int:
     """Run both phases and print the report; the exit status: 0 sound, 1 a check failed, 2 authoring mistakes.
 
-    A passing run of the whole assignment writes the stamp ``release`` asks for
-    (:mod:`autograder.authoring.stamp`).
+    Each exercise that passes gets its pass recorded, which ``release`` asks for
+    (:mod:`autograder.authoring.stamp`, :func:`record_passes`).
     """
     course = Path(course) if course else find_course()
     assignment, facts, problems = static_phase(course, assignment_id, exercises)
@@ -816,9 +816,29 @@ def validate(assignment_id: str, course: Path | None = None, exercises: list[str
         out(f"  FAIL {r.exercise}: {r.check}: {r.detail}")
     if any(r.check == "stopped" for r in bad):
         out("\nThe reference does not earn full marks (above, with what a student would read): " + STOPPED + ".")
-    if not bad and not exercises:
-        write_stamp(course, assignment_id, "full" if full else "quick")
+    if recorded := record_passes(course, assignment_id, rows, exercises, "full" if full else "quick"):
+        out(f"\nValidation pass recorded for {', '.join(recorded)} (release asks again only for what changes)")
     return 1 if bad else 0
+
+
+def record_passes(course: Path, assignment_id: str, rows: list[Row], exercises: list[str] | None,
+                  mode: str) -> list[str]:
+    """Record a pass for each exercise in scope whose every row is ok (:mod:`autograder.authoring.stamp`).
+
+    Nothing is recorded when grading stopped at the reference. A whole run that passes also records the
+    assignment as one; ``release`` then asks only for the exercises changed since their pass.
+    """
+    if any(r.check == "stopped" for r in rows):
+        return []
+    failing = {r.exercise for r in rows if not r.ok}
+    scope = exercises or list(dict.fromkeys(r.exercise for r in rows))
+    if exercises is None and not failing:
+        write_stamp(course, assignment_id, mode)
+        return scope
+    passed = [ex for ex in scope if ex not in failing]
+    if passed:
+        write_stamp(course, assignment_id, mode, exercises=passed)
+    return passed
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

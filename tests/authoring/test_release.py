@@ -178,3 +178,37 @@ def test_an_exercise_data_folder_is_released(tmp_path: Path):
     release(load_assignment("demo", course), out)
     assert (out / "data/counter/sub/numbers.csv").read_text() == "1,2,3\n"
     assert "data" not in {p.name for p in (out / "assignments/demo/counter").iterdir()}
+
+
+def test_a_pass_is_kept_per_exercise_and_release_asks_only_for_the_changed_ones(tmp_path: Path, server, capsys):
+    """issue 26, item 14: `validate --exercise X` records X's pass; after one exercise changes, release needs only
+    that exercise validated again; a change to the engine invalidates every pass."""
+    from autograder.authoring.stamp import stamp_path
+    from autograder.authoring.validate import validate
+    from autograder.cli import main
+
+    course = tmp_path / "course"
+    shutil.copytree(DEMO_COURSE, course, ignore=shutil.ignore_patterns("__pycache__", ".torchgrader-*"))
+    args = ["release", "demo", "--course", str(course), "--out", str(tmp_path / "b"), "--force"]
+    quiet: list[str] = []
+    assert validate("demo", course, ["basics"], server=server, out=quiet.append, repeats=1) == 0, quiet
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "counter: never validated" in err and "--exercise counter`" in err and "basics:" not in err, err
+    assert validate("demo", course, ["counter"], server=server, out=quiet.append, repeats=1) == 0, quiet
+    assert main(args) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    hidden = course / "solutions/demo/counter/test_hidden.py"  # one exercise edited: only it is asked for
+    hidden.write_text(hidden.read_text() + "\n")
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "counter: changed since its pass of" in err and "validate demo --exercise counter`" in err, err
+    assert "basics" not in err, err
+    assert validate("demo", course, ["counter"], server=server, out=quiet.append, repeats=1) == 0, quiet
+    assert main(args) == 0
+    record = json.loads(stamp_path(course, "demo").read_text())
+    assert sorted(record["exercises"]) == ["basics", "counter"]
+    record["exercises"]["basics"]["engine"] = "an older grader"
+    stamp_path(course, "demo").write_text(json.dumps(record))
+    assert main(args) == 2
+    assert "basics: the grader itself changed since its pass" in capsys.readouterr().err
