@@ -57,3 +57,22 @@ def check(exercise: str | None = None, *, assignment: str | None = None, noteboo
             raise AssertionError(f"{failing} public test(s) of {exercise or 'this notebook'} do not pass yet "
                                  "(the report above says which, and what to fix)")
     return None
+
+
+def submit(notebook: str | None = None, *, server: str | None = None, token: str | None = None,
+           assignment: str | None = None, wait: bool = True) -> dict | None:
+    """Submit this notebook to the course's torchgrader service and print the feedback when it is graded.
+
+    It sends the SAVED notebook file (the one a TA would grade), and warns when
+    cells you ran are not saved yet. The server is named by the released
+    notebook; your own token is asked for once (paste your sign-in link) and
+    kept on your machine (``~/.config/torchgrader/tokens.json``), never in the
+    notebook. Pass ``notebook=`` when it cannot find the file. While the
+    notebook is being graded (inside the sandbox), this does nothing.
+    """
+    if IN_SANDBOX:
+        print("submit() skipped: this code is being graded.")
+        return None
+    from autograder.service.client import notebook_submit
+
+    return notebook_submit(notebook, server=server, token=token, assignment=assignment, wait_for_grade=wait)

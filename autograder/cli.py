@@ -176,15 +176,26 @@ STAFF_COMMANDS = {
 }
 
 
+# The course's submission service (autograder/service/): the same lazy import, from its own package.
+SERVICE_COMMANDS = {
+    "serve": ("command", "cmd_serve", "add_serve_arguments",
+              "staff: run the course's submission service (students submit and get their feedback in seconds)"),
+    "submit": ("client", "cmd_submit", "add_submit_arguments",
+               "students: submit a notebook to the course's torchgrader service"),
+}
+
+
 def _add_staff_commands(sub: argparse._SubParsersAction, command: str | None = None) -> None:
-    """Course staff's authoring commands (their code lives in their own modules)."""
+    """Course staff's authoring commands and the service's (their code lives in their own modules)."""
     import importlib
 
-    for name, (module, func, arguments, help_) in STAFF_COMMANDS.items():
+    commands = {n: (f"autograder.authoring.{m}", *rest) for n, (m, *rest) in STAFF_COMMANDS.items()}
+    commands |= {n: (f"autograder.service.{m}", *rest) for n, (m, *rest) in SERVICE_COMMANDS.items()}
+    for name, (module, func, arguments, help_) in commands.items():
         parser = sub.add_parser(name, help=help_)
-        if command in ("grade", "check") or (command in STAFF_COMMANDS and command != name):
+        if command is not None and command != name:
             continue  # not this run's command: its arguments are never parsed
-        mod = importlib.import_module(f"autograder.authoring.{module}")
+        mod = importlib.import_module(module)
         getattr(mod, arguments)(parser)
         parser.set_defaults(func=getattr(mod, func))
 

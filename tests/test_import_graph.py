@@ -30,7 +30,9 @@ LAYERS: list[list[str]] = [
     ["autograder.grade"],
     ["autograder.checker", "autograder.report"],
     ["autograder.batch"],  # TAs' batch grading, and the workers every parallel grading runs on (backends/)
-    ["autograder.authoring"],  # staff tools: validate grades its cases on the batch's process backend
+    # staff tools (validate grades its cases on the batch's process backend); the course's submission service
+    # (`torchgrader serve`: a web tier in front of the batch's warm workers)
+    ["autograder.authoring", "autograder.service"],
     ["autograder.cli"],
 ]
 

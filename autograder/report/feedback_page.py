@@ -15,8 +15,12 @@ from autograder.results import SubmissionResult
 def feedback_html(r: SubmissionResult) -> str:
     """One student's feedback page (the HTML twin of feedback.md)."""
     who = r.student or r.submission
-    out = [f"<h1>Feedback: {_e(who)}</h1>",
-           f"<p class=\"score\">Score: {_pts(r.total)} / {_pts(r.max_total)}</p>"]
+    return _page(f"Feedback: {who}", f"<h1>Feedback: {_e(who)}</h1>\n" + feedback_body(r))
+
+
+def feedback_body(r: SubmissionResult) -> str:
+    """The page's feedback without its heading and shell (the submission service shows it in its own pages)."""
+    out = [f"<p class=\"score\">Score: {_pts(r.total)} / {_pts(r.max_total)}</p>"]
     if r.error:
         out.append(f"<p class=\"fail\">{_e(r.error)}</p>")
     if r.flags:
@@ -41,4 +45,4 @@ def feedback_html(r: SubmissionResult) -> str:
                 item += f"<pre>{_e(t.message)}</pre>"
             out.append(item + "</li>")
         out.append("</ul>")
-    return _page(f"Feedback: {who}", "\n".join(out))
+    return "\n".join(out)

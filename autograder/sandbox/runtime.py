@@ -79,6 +79,9 @@ def get_ipython():
 
 def check(exercise=None, **kwargs):
     print(f"check({exercise!r}) skipped: this code is being graded, which runs its own tests.")
+
+def submit(*args, **kwargs):
+    print("submit() skipped: this code is being graded.")
 """
 
 
@@ -101,11 +104,11 @@ class _GraderImportBlocker:
 
 
 def _hide_grader(helpers: dict[str, Any]) -> None:
-    """``import autograder`` gives a stub with a no-op ``check``; nothing else of the grader is importable."""
+    """``import autograder`` gives a stub with no-op ``check`` and ``submit``; nothing else is importable."""
     for name in [n for n in sys.modules if n == "autograder" or n.startswith("autograder.")]:
         del sys.modules[name]
     stub = types.ModuleType("autograder", "torchgrader (grading in progress: check() does nothing here)")
-    vars(stub).update(check=helpers["check"], IN_SANDBOX=True)
+    vars(stub).update(check=helpers["check"], submit=helpers["submit"], IN_SANDBOX=True)
     stub.__path__ = []  # a package, so `import autograder.x` asks the finders (and is refused)
     sys.modules["autograder"] = stub
     sys.meta_path.insert(0, _GraderImportBlocker())

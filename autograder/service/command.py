@@ -1,0 +1,83 @@
+"""``torchgrader serve``: the submission service, with the bundled assignment and a demo roster by default."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from autograder.service.blobs import Blobs
+from autograder.service.config import ServiceConfig, load_config
+from autograder.service.grading import GradingPool
+from autograder.service.roster import DEMO_ROSTER, issue_links, load_roster, read_roster, write_links
+from autograder.service.store import ServiceStore
+
+DB_NAME = "service.sqlite"
+
+
+def open_service(cfg: ServiceConfig, data: Path) -> Any:
+    """The web tier's state over the store in ``data`` (its assignments loaded: errors name the file)."""
+    from autograder.service.web import Service
+
+    data = Path(data)
+    store = ServiceStore(data / DB_NAME)
+    blobs = Blobs(data / "submissions")
+    pool = GradingPool(cfg, store, blobs, data / "logs")
+    pool.load()
+    return Service(cfg, store, blobs, pool)
+
+
+def prepare_people(svc: Any, roster: Path | None, links: Path | None, out: Any = sys.stdout) -> None:
+    """Load the roster (or the demo one into an empty store), then issue and print or write the links."""
+    store, cfg = svc.store, svc.cfg
+    demo = False
+    if roster:
+        load_roster(store, read_roster(roster))
+    elif not store.people():
+        load_roster(store, DEMO_ROSTER)
+    demo = {p.id for p in store.people()} <= {d[0] for d in DEMO_ROSTER}
+    if links:
+        issued = issue_links(store, cfg.url(), cfg.link_days)
+        write_links(links, issued)
+        print(f"sign-in links for {len(issued)} people written to {links} (role,id,name,token,url)", file=out)
+    elif demo:
+        for link in issue_links(store, cfg.url(), cfg.link_days, only=["demo-student", "staff"]):
+            print(f"demo {link.role} link ({link.name}): {link.url}", file=out)
+    else:
+        print(f"{len(store.people())} people on the roster; pass --links FILE to issue their sign-in links",
+              file=out)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from autograder.service.web import build_app
+
+    cfg = load_config(args.config)
+    if args.host:
+        cfg.host = args.host
+    if args.port:
+        cfg.port = args.port
+    svc = open_service(cfg, Path(args.data))
+    prepare_people(svc, args.roster, args.links)
+    print(f"torchgrader serve: {', '.join(p.id for p in cfg.assignments)} on {cfg.url()} "
+          f"({cfg.workers} warm {cfg.backend} worker(s) per assignment; data in {args.data})", flush=True)
+    proxies = ",".join(cfg.trusted_proxies)
+    config = uvicorn.Config(build_app(svc), host=cfg.host, port=cfg.port, log_level="warning",
+                            proxy_headers=bool(proxies), forwarded_allow_ips=proxies or None,
+                            server_header=False)
+    uvicorn.Server(config).run()
+    return 0
+
+
+def add_serve_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", type=Path, help="the service's TOML file (assignments, policies, workers, limits; "
+                                               "see docs/service.md); default: the bundled assignment")
+    p.add_argument("--host", help="listen address (default 127.0.0.1, or the config's)")
+    p.add_argument("--port", type=int, help="listen port (default 8000, or the config's)")
+    p.add_argument("--data", default="torchgrader-data",
+                   help="where the store and the submissions live (default ./torchgrader-data)")
+    p.add_argument("--roster", type=Path, help="people as CSV: id,name,email[,role], or an LMS class-list export")
+    p.add_argument("--links", type=Path, help="write a fresh sign-in link per person to this CSV "
+                                              "(role,id,name,token,url) for a mail merge")

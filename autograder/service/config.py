@@ -1,0 +1,205 @@
+"""The service's one config file (TOML): the assignments and their policies, the workers, the limits.
+
+Every key has a default, so ``torchgrader serve`` runs with none: the bundled
+assignment, one warm worker, 127.0.0.1:8000. A key this module does not know
+is an error that names it (a typo must not silently turn a policy off).
+
+.. code-block:: toml
+
+    [server]
+    host = "127.0.0.1"
+    port = 8000
+    public_url = "https://grader.example.edu"  # what the sign-in links start with
+    trusted_proxies = ["127.0.0.1"]  # X-Forwarded-For / -Proto are believed only from these
+
+    [grading]
+    course = "."  # the folder holding assignments/ and solutions/
+    backend = "process"  # or "docker"
+    workers = 1  # warm workers per assignment
+    queue_limit = 100
+
+    [limits]
+    upload_kb = 2048
+    submissions_per_minute = 6  # per student
+    requests_per_minute = 600  # per address
+
+    [[assignments]]
+    id = "pytorch-fundamentals"
+    deadline = 2026-12-15T23:59:00
+    timezone = "Europe/Berlin"
+    counts = "best"  # or "last"
+    max_attempts = 10  # 0: no limit
+    cooldown_minutes = 5
+    late = "penalty"  # or "refuse"
+    late_penalty_per_day = 10  # percent of the score per started day
+    hide_hidden_until_deadline = true
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from autograder.errors import StaffError
+
+DEFAULT_ASSIGNMENT = "pytorch-fundamentals"
+
+
+class ConfigError(StaffError):
+    """The service's config file is wrong; the message names the file and the key."""
+
+
+@dataclass
+class Policy:
+    """One assignment's rules, shown to students before they submit."""
+
+    id: str
+    deadline: dt.datetime | None = None  # aware (in ``timezone``); None: no deadline
+    timezone: str = "UTC"
+    counts: str = "best"  # which attempt counts: "best" or "last"
+    max_attempts: int = 0  # 0: no limit; refused uploads and grader errors do not count
+    cooldown_minutes: float = 0.0
+    late: str = "refuse"  # "refuse" or "penalty"
+    late_penalty_per_day: float = 10.0  # percent of the score, per started day late
+    hide_hidden_until_deadline: bool = False  # before it, students see the public tests' results only
+
+
+@dataclass
+class ServiceConfig:
+    assignments: list[Policy] = field(default_factory=lambda: [Policy(DEFAULT_ASSIGNMENT)])
+    course: Path | None = None  # None: found as `grade` finds it
+    host: str = "127.0.0.1"
+    port: int = 8000
+    public_url: str = ""  # "": http://host:port
+    trusted_proxies: list[str] = field(default_factory=list)
+    backend: str = "process"
+    workers: int = 1
+    queue_limit: int = 100
+    docker_image: str = "torchgrader:cpu"
+    allow_unisolated: bool = False
+    memory_gb: float = 6.0
+    cell_timeout: float = 60.0
+    submission_timeout: float = 600.0
+    upload_kb: int = 2048
+    submissions_per_minute: int = 6
+    requests_per_minute: int = 600
+    link_days: float = 180.0  # how long a sign-in link's token is valid
+    session_hours: float = 12.0
+
+    def url(self) -> str:
+        return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
+
+    def policy(self, assignment: str) -> Policy | None:
+        return next((p for p in self.assignments if p.id == assignment), None)
+
+
+_SECTIONS = {
+    "server": ("host", "port", "public_url", "trusted_proxies"),
+    "grading": ("course", "backend", "workers", "queue_limit", "docker_image", "allow_unisolated", "memory_gb",
+                "cell_timeout", "submission_timeout"),
+    "limits": ("upload_kb", "submissions_per_minute", "requests_per_minute", "link_days", "session_hours"),
+}
+_POLICY_KEYS = {f.name for f in fields(Policy)}
+
+
+def _deadline(value: Any, zone: ZoneInfo, where: str) -> dt.datetime:
+    if isinstance(value, str):
+        try:
+            value = dt.datetime.fromisoformat(value)
+        except ValueError:
+            raise ConfigError(f"{where}: deadline {value!r} is not a date and time (2026-12-15T23:59:00)") from None
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        value = dt.datetime.combine(value, dt.time(23, 59, 59))
+    if not isinstance(value, dt.datetime):
+        raise ConfigError(f"{where}: deadline must be a date and time (2026-12-15T23:59:00)")
+    return value.replace(tzinfo=zone) if value.tzinfo is None else value
+
+
+def _policy(raw: Any, where: str) -> Policy:
+    if not isinstance(raw, dict) or not isinstance(raw.get("id"), str):
+        raise ConfigError(f"{where}: each [[assignments]] entry needs an `id` (an assignment folder's name)")
+    unknown = set(raw) - _POLICY_KEYS
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} in [[assignments]] "
+                          f"(known: {', '.join(sorted(_POLICY_KEYS))})")
+    p = Policy(id=raw["id"])
+    tz = str(raw.get("timezone", "UTC"))
+    try:
+        zone = ZoneInfo(tz)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ConfigError(f"{where}: unknown time zone {tz!r} (an IANA name such as Europe/Berlin)") from None
+    p.timezone = tz
+    if raw.get("deadline") is not None:
+        p.deadline = _deadline(raw["deadline"], zone, where)
+    p.counts = str(raw.get("counts", p.counts))
+    if p.counts not in ("best", "last"):
+        raise ConfigError(f"{where}: counts must be \"best\" or \"last\", not {p.counts!r}")
+    p.late = str(raw.get("late", p.late))
+    if p.late not in ("refuse", "penalty"):
+        raise ConfigError(f"{where}: late must be \"refuse\" or \"penalty\", not {p.late!r}")
+    try:
+        p.max_attempts = int(raw.get("max_attempts", 0))
+        p.cooldown_minutes = float(raw.get("cooldown_minutes", 0))
+        p.late_penalty_per_day = float(raw.get("late_penalty_per_day", p.late_penalty_per_day))
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where}: max_attempts, cooldown_minutes and late_penalty_per_day are numbers") from None
+    p.hide_hidden_until_deadline = bool(raw.get("hide_hidden_until_deadline", False))
+    return p
+
+
+def parse_config(data: dict[str, Any], where: str = "the service config") -> ServiceConfig:
+    cfg = ServiceConfig()
+    unknown = set(data) - {*_SECTIONS, "assignments"}
+    if unknown:
+        raise ConfigError(f"{where}: unknown section(s) {', '.join(sorted(unknown))} "
+                          f"(known: {', '.join([*_SECTIONS, 'assignments'])})")
+    defaults = ServiceConfig()
+    for section, keys in _SECTIONS.items():
+        raw = data.get(section, {})
+        bad = set(raw) - set(keys)
+        if bad:
+            raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(bad))} in [{section}] "
+                              f"(known: {', '.join(keys)})")
+        for k, v in raw.items():
+            want = type(getattr(defaults, k)) if getattr(defaults, k) is not None else str
+            if k == "course":
+                setattr(cfg, k, Path(str(v)))
+            elif want is float and isinstance(v, int | float) and not isinstance(v, bool):
+                setattr(cfg, k, float(v))
+            elif not isinstance(v, want) or (want is int and isinstance(v, bool)):
+                raise ConfigError(f"{where}: [{section}] {k} must be a {want.__name__}, not {v!r}")
+            else:
+                setattr(cfg, k, v)
+    if "assignments" in data:
+        raw_list = data["assignments"]
+        if not isinstance(raw_list, list) or not raw_list:
+            raise ConfigError(f"{where}: [[assignments]] must list at least one assignment")
+        cfg.assignments = [_policy(r, where) for r in raw_list]
+        ids = [p.id for p in cfg.assignments]
+        if len(set(ids)) != len(ids):
+            raise ConfigError(f"{where}: an assignment is listed twice in [[assignments]]")
+    if cfg.workers < 1 or cfg.queue_limit < 1:
+        raise ConfigError(f"{where}: [grading] workers and queue_limit must be at least 1")
+    return cfg
+
+
+def load_config(path: Path | None) -> ServiceConfig:
+    """The config in ``path`` (relative paths in it are relative to its folder); the defaults when None."""
+    if path is None:
+        return ServiceConfig()
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such config file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML ({e})") from None
+    cfg = parse_config(data, str(path))
+    if cfg.course is not None and not cfg.course.is_absolute():
+        cfg.course = (path.parent / cfg.course).resolve()
+    return cfg

@@ -1,0 +1,107 @@
+"""The service's gradebook: the attempt that counts per student and assignment, in three CSV shapes.
+
+- ``gradebook.csv``: the batch's columns (``report.gradebook``), one row per
+  student and assignment, plus the attempt, its late days and penalty;
+- Canvas's gradebook import: ``Student, ID, SIS User ID, SIS Login ID, Section``
+  then one column per assignment named ``Title (id)``, and a ``Points Possible``
+  row (Canvas: Grades > Import). ``ID`` is the roster id: use the roster that
+  Canvas exported (its ``ID`` column) so the rows match;
+- Moodle's grade import: ``Email address`` then one column per assignment
+  (Moodle: Grades > Import > CSV file, "Map from: Email address", "Map to:
+  email address", each grade column to its grade item).
+
+Every cell goes through ``report.csvfile.safe_cell`` (no spreadsheet formulas).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from autograder.report.csvfile import safe_cell
+from autograder.report.gradebook import GRADEBOOK_COLUMNS, TOTAL_COLUMNS
+from autograder.report.text import pts
+from autograder.results import SubmissionResult
+from autograder.service.config import ServiceConfig
+from autograder.service.policy import standings
+from autograder.service.store import Person, ServiceStore
+
+
+@dataclass
+class Row:
+    person: Person
+    assignment: str
+    result: SubmissionResult | None  # the counting attempt's result (None: nothing graded)
+    submission: str
+    score: float | None  # after the late penalty
+    late_days: int
+    penalty: float
+
+
+def counting_rows(cfg: ServiceConfig, store: ServiceStore, titles: dict[str, str]) -> list[Row]:
+    """One row per student and assignment: the attempt that counts (best or last, as the policy says)."""
+    rows = []
+    for p in cfg.assignments:
+        for person in store.people("student"):
+            st = next((s for s in standings(p, store, person.id) if s.counts), None)
+            if st is None or st.result is None:
+                rows.append(Row(person, p.id, None, "", None, 0, 0.0))
+                continue
+            rows.append(Row(person, p.id, SubmissionResult.from_dict(st.result.result), st.submission.id,
+                            st.score, st.submission.late_days, st.penalty_percent))
+    return rows
+
+
+def _csv(header: Iterable[Any], rows: Iterable[Iterable[Any]]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow([safe_cell(c) for c in header])
+    for r in rows:
+        w.writerow([safe_cell(c) for c in r])
+    return buf.getvalue()
+
+
+def gradebook_csv(rows: list[Row], exercise_ids: dict[str, list[str]]) -> str:
+    ids = [i for a in exercise_ids.values() for i in a]
+    header = [*GRADEBOOK_COLUMNS, "assignment", *ids, *TOTAL_COLUMNS, "late_days", "penalty_percent", "raw_total"]
+    out = []
+    for row in rows:
+        r = row.result
+        got = {e.id: e.points for e in r.exercises} if r else {}
+        cells = [pts(got[i]) if i in got else "" for i in ids]
+        out.append([row.submission, row.person.id, row.person.name, row.assignment, *cells,
+                    "" if row.score is None else pts(row.score), pts(r.max_total) if r else "",
+                    r.status if r else "not submitted", "yes" if r and r.review else "", r.review if r else "",
+                    row.late_days, pts(row.penalty), pts(r.total) if r else ""])
+    return _csv(header, out)
+
+
+def canvas_csv(rows: list[Row], titles: dict[str, str], max_points: dict[str, float]) -> str:
+    order = list(titles)
+    header = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *(f"{titles[a]} ({a})" for a in order)]
+    lines: list[list[Any]] = [["Points Possible", "", "", "", "", *(pts(max_points[a]) for a in order)]]
+    by_person: dict[str, dict[str, Row]] = {}
+    for r in rows:
+        by_person.setdefault(r.person.id, {})[r.assignment] = r
+    for pid, mine in by_person.items():
+        person = next(iter(mine.values())).person
+        lines.append([person.name, pid, "", person.email, "",
+                      *("" if mine[a].score is None else pts(mine[a].score) for a in order)])  # type: ignore[arg-type]
+    return _csv(header, lines)
+
+
+def moodle_csv(rows: list[Row], titles: dict[str, str]) -> str:
+    order = list(titles)
+    header = ["Email address", "ID number", "Full name", *(titles[a] for a in order)]
+    by_person: dict[str, dict[str, Row]] = {}
+    for r in rows:
+        by_person.setdefault(r.person.id, {})[r.assignment] = r
+    lines = []
+    for pid, mine in by_person.items():
+        person = next(iter(mine.values())).person
+        lines.append([person.email, pid, person.name,
+                      *("" if mine[a].score is None else pts(mine[a].score) for a in order)])  # type: ignore[arg-type]
+    return _csv(header, lines)

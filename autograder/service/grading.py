@@ -1,0 +1,210 @@
+"""The grading pool: warm batch workers (``batch/backends/``) fed one job at a time from the store's queue.
+
+Each slot is a thread that owns one worker (``Backend.start``: the same warm
+judge process, with its own sandbox server, that ``torchgrader grade`` runs)
+and keeps it between submissions. A slot claims the oldest queued job of its
+assignment, sends the submission's bytes to its worker and stores the result
+in the same transaction that marks the job done. The worker is started on
+the slot's own thread because it dies with that thread (``PR_SET_PDEATHSIG``):
+when the service is killed, so are its workers, and their jobs are picked up
+again at the next start (``ServiceStore.requeue_interrupted``).
+
+Before each job the slot checks the assignment's suite version: after staff
+fix a suite, a regrade is graded by a worker started on the new material.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from autograder.assignment import Assignment, AssignmentError, find_course, load_assignment
+from autograder.batch.backends import Backend, Job, Where, WorkerDied, WorkerFatal, make_backend
+from autograder.batch.backends.config import WorkerConfig
+from autograder.batch.backends.pipe import WorkerPipe
+from autograder.batch.inputs import Entry
+from autograder.batch.runner import grader_failure
+from autograder.batch.store import suite_version
+from autograder.options import Budget, GradeOptions
+from autograder.results import SubmissionResult
+from autograder.sandbox.isolation import Limits
+from autograder.service.blobs import Blobs
+from autograder.service.config import ServiceConfig
+from autograder.service.store import JobRow, ServiceStore
+
+RESTART_PAUSE = 5.0  # seconds between attempts to start a worker that would not start
+
+
+@dataclass
+class SlotState:
+    label: str
+    assignment: str
+    state: str = "starting"  # starting | ready | grading | down
+    detail: str = ""
+    graded: int = 0
+    seconds: list[float] = field(default_factory=list)  # the last grading times (for Retry-After)
+
+
+class GradingPool:
+    """``workers`` warm worker slots per assignment of the config."""
+
+    def __init__(self, cfg: ServiceConfig, store: ServiceStore, blobs: Blobs, log_dir: Path) -> None:
+        self.cfg = cfg
+        self.store = store
+        self.blobs = blobs
+        self.log_dir = Path(log_dir)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.course = Path(cfg.course) if cfg.course else find_course()
+        self.stop_event = threading.Event()
+        self._wake = threading.Condition()
+        self.slots: list[SlotState] = []
+        self._threads: list[threading.Thread] = []
+        self.assignments: dict[str, Assignment] = {}
+
+    # ------------------------------------------------------------------ set-up
+    def load(self) -> None:
+        """Load every configured assignment (raises AssignmentError naming what is wrong); imports no torch."""
+        for p in self.cfg.assignments:
+            self.assignments[p.id] = load_assignment(p.id, self.course)
+
+    def worker_config(self, assignment: str) -> WorkerConfig:
+        c = self.cfg
+        options = GradeOptions(limits=Limits(memory_bytes=int(c.memory_gb * 2**30)),
+                               budget=Budget(cell_seconds=c.cell_timeout, submission_seconds=c.submission_timeout),
+                               protected=[self.blobs.root.parent.resolve()])
+        return WorkerConfig(course=str(self.course), assignment=assignment, options=options,
+                            allow_unisolated=c.allow_unisolated)
+
+    def backend(self, assignment: str) -> Backend:
+        return make_backend(self.cfg.backend, Where(self.worker_config(assignment), self.cfg.workers,
+                                                    self.log_dir, docker_image=self.cfg.docker_image))
+
+    def start(self) -> None:
+        if not self.assignments:
+            self.load()
+        requeued = self.store.requeue_interrupted()
+        if requeued:
+            print(f"torchgrader serve: {requeued} submission(s) cut off by the last stop are queued again",
+                  flush=True)
+        for aid in self.assignments:
+            if not hasattr(self.backend(aid), "start"):
+                raise WorkerFatal(f"backend {self.cfg.backend!r} cannot keep warm workers for the service: "
+                                  "use process or docker")
+            for i in range(self.cfg.workers):
+                st = SlotState(label=f"{aid} worker {i}", assignment=aid)
+                self.slots.append(st)
+                t = threading.Thread(target=self._slot, args=(st, i), daemon=True, name=f"tg-service-{aid}-{i}")
+                self._threads.append(t)
+                t.start()
+
+    def wake(self) -> None:
+        with self._wake:
+            self._wake.notify_all()
+
+    def stop(self, wait: float = 15.0) -> None:
+        self.stop_event.set()
+        self.wake()
+        deadline = time.monotonic() + wait
+        for t in self._threads:
+            t.join(max(0.1, deadline - time.monotonic()))
+
+    # ------------------------------------------------------------------ what the web tier asks
+    def health(self) -> tuple[bool, str]:
+        """Ready when every assignment has a worker whose sandbox started; else why not."""
+        why = []
+        for aid in self.assignments:
+            mine = [s for s in self.slots if s.assignment == aid]
+            if not any(s.state in ("ready", "grading") for s in mine):
+                detail = next((s.detail for s in mine if s.detail), "")
+                why.append(f"{aid}: the workers' sandboxes are starting" if not detail else f"{aid}: {detail}")
+        return (not why, "; ".join(why) or "ready")
+
+    def seconds_per_job(self) -> float:
+        times = [t for s in self.slots for t in s.seconds]
+        return sum(times) / len(times) if times else 30.0
+
+    def retry_after(self, waiting: int) -> int:
+        """A fair guess at when the queue will have room again."""
+        per_slot = max(1, len(self.slots))
+        return max(5, int(self.seconds_per_job() * max(1, waiting) / per_slot / 4))
+
+    # ------------------------------------------------------------------ one slot
+    def _slot(self, st: SlotState, index: int) -> None:
+        backend = self.backend(st.assignment)
+        pipe: WorkerPipe | None = None
+        try:
+            while not self.stop_event.is_set():
+                if pipe is None:
+                    pipe = self._start_worker(backend, st, index)
+                    if pipe is None:
+                        continue
+                job = self.store.claim(st.assignment, st.label)
+                if job is None:
+                    with self._wake:
+                        self._wake.wait(0.5)
+                    continue
+                pipe = self._grade(pipe, backend, st, index, job)
+        finally:
+            if pipe is not None:
+                pipe.close()
+
+    def _start_worker(self, backend: Any, st: SlotState, index: int) -> WorkerPipe | None:
+        st.state = "starting"
+        try:
+            pipe: WorkerPipe = backend.start(index)
+        except (WorkerDied, WorkerFatal) as e:
+            st.state, st.detail = "down", str(e.message)[-600:]
+            self.stop_event.wait(RESTART_PAUSE)
+            return None
+        st.state, st.detail = "ready", ""
+        return pipe
+
+    def _grade(self, pipe: WorkerPipe, backend: Any, st: SlotState, index: int, job: JobRow) -> WorkerPipe | None:
+        """Grade one claimed job; returns the worker to keep (None when it is gone)."""
+        sub = self.store.submission(job.submission)
+        assert sub is not None
+        try:
+            assignment = load_assignment(st.assignment, self.course)
+            version = suite_version(assignment)
+        except AssignmentError as e:
+            self.store.release(job.id)
+            st.state, st.detail = "down", f"the assignment's material cannot be loaded: {e.message}"
+            self.stop_event.wait(RESTART_PAUSE)
+            return pipe
+        if pipe.info.get("suite_version") != version:  # staff changed the suites: a worker on the new material
+            pipe.close()
+            fresh = self._start_worker(backend, st, index)
+            if fresh is None:
+                self.store.release(job.id)
+                return None
+            pipe = fresh
+        options = {"public": True} if job.suites == "public" else None
+        payload = Job(id=str(job.id), name=f"submission.{sub.kind}", path=self.blobs.path(sub.sha256),
+                      options=options)
+        st.state = "grading"
+        started = time.monotonic()
+        try:
+            result = pipe.grade(payload, self.worker_config(st.assignment).job_seconds())
+        except WorkerDied as e:
+            st.state = "starting"
+            if not self.store.worker_died(job.id, e.message):
+                entry = Entry(path=self.blobs.path(sub.sha256), source=sub.filename, submission="submission",
+                              student=sub.person, sha256=sub.sha256, order=())
+                failed = grader_failure(assignment, entry, e.message)
+                self.store.finish(job.id, failed.to_dict(), version, needs_ta=True, error=e.message[-2000:])
+            return None
+        except WorkerFatal as e:
+            self.store.release(job.id)
+            st.state, st.detail = "down", e.message[-600:]
+            self.stop_event.wait(RESTART_PAUSE)
+            return None
+        r = SubmissionResult.from_dict(result)
+        r.student, r.sha256, r.path = sub.person, sub.sha256, sub.filename
+        self.store.finish(job.id, r.to_dict(), version)
+        st.graded += 1
+        st.seconds = [*st.seconds[-19:], time.monotonic() - started]
+        st.state = "ready"
+        return pipe

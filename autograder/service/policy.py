@@ -1,0 +1,130 @@
+"""An assignment's rules applied to one student: may they submit now, how late is it, which attempt counts.
+
+One place decides each rule, and the same functions feed the upload check,
+the student's page (the rules shown before submitting), the history and the
+gradebook, so what a student is told is what the gradebook does.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import time
+from dataclasses import dataclass
+from zoneinfo import ZoneInfo
+
+from autograder.service.config import Policy
+from autograder.service.store import ResultRow, ServiceStore, Submission
+
+
+@dataclass
+class Refusal:
+    """Why an upload is refused now; ``retry_after`` seconds when waiting helps."""
+
+    message: str
+    status: int = 403
+    retry_after: int | None = None
+
+
+@dataclass
+class Standing:
+    """A submission's place in the rules: its score after the late penalty, and whether it counts."""
+
+    submission: Submission
+    result: ResultRow | None
+    penalty_percent: float
+    score: float | None  # after the penalty; None until graded
+    counts: bool = False
+
+
+def deadline_for(policy: Policy, person: str, store: ServiceStore) -> dt.datetime | None:
+    """The student's deadline: their extension when they have one, else the assignment's."""
+    ext = store.extension(person, policy.id)
+    if ext is not None:
+        return dt.datetime.fromtimestamp(ext, ZoneInfo(policy.timezone))
+    return policy.deadline
+
+
+def late_days(deadline: dt.datetime | None, when: float) -> int:
+    """Started days after the deadline (0 when on time)."""
+    if deadline is None:
+        return 0
+    late = when - deadline.timestamp()
+    return max(0, math.ceil(late / 86400)) if late > 0 else 0
+
+
+def penalty_percent(policy: Policy, days: int) -> float:
+    return min(100.0, policy.late_penalty_per_day * days) if policy.late == "penalty" else 0.0
+
+
+def counted(store: ServiceStore, submissions: list[Submission]) -> list[Submission]:
+    """The attempts that count against the limit: not those that ended in a grader error."""
+    out = []
+    for s in submissions:
+        results = [r for r in store.results_of(s.id) if r.suites == "hidden"]
+        if results and results[-1].status == "internal_error":
+            continue
+        out.append(s)
+    return out
+
+
+def refusal(policy: Policy, person: str, store: ServiceStore, now: float | None = None) -> Refusal | None:
+    """Why ``person`` may not submit to ``policy``'s assignment now (None: they may)."""
+    now = time.time() if now is None else now
+    deadline = deadline_for(policy, person, store)
+    if deadline is not None and now > deadline.timestamp() and policy.late == "refuse":
+        return Refusal(f"the deadline ({when(deadline)}) has passed and this assignment takes no late submissions")
+    mine = counted(store, store.submissions(person, policy.id))
+    if policy.max_attempts and len(mine) >= policy.max_attempts:
+        return Refusal(f"you have used all {policy.max_attempts} attempts of this assignment")
+    if policy.cooldown_minutes and mine:
+        wait = mine[-1].created + policy.cooldown_minutes * 60 - now
+        if wait > 0:
+            return Refusal(f"the next attempt is possible in {math.ceil(wait)} s (a cooldown of "
+                           f"{policy.cooldown_minutes:g} min between attempts)", 429, math.ceil(wait))
+    return None
+
+
+def standings(policy: Policy, store: ServiceStore, person: str) -> list[Standing]:
+    """Every submission of ``person`` with its penalised score; the one that counts is marked."""
+    latest = store.latest_results(policy.id)
+    out = []
+    for s in store.submissions(person, policy.id):
+        r = latest.get(s.id)
+        pct = penalty_percent(policy, s.late_days)
+        score = None if r is None or r.status == "internal_error" else round(r.total * (1 - pct / 100), 6)
+        out.append(Standing(s, r, pct, score))
+    graded = [st for st in out if st.score is not None]
+    if graded:
+        best = graded[-1] if policy.counts == "last" else max(graded, key=lambda st: (st.score, st.submission.created))
+        best.counts = True
+    return out
+
+
+def when(d: dt.datetime) -> str:
+    return d.strftime("%Y-%m-%d %H:%M %Z")
+
+
+def rules(policy: Policy, deadline: dt.datetime | None) -> list[str]:
+    """The rules in words, as the student reads them before submitting."""
+    out = [("Your best attempt counts." if policy.counts == "best" else "Your last graded attempt counts.")]
+    out.append(f"At most {policy.max_attempts} attempts." if policy.max_attempts else "No limit on attempts.")
+    if policy.cooldown_minutes:
+        out.append(f"Wait {policy.cooldown_minutes:g} min between attempts.")
+    out.append("Refused uploads and attempts that end in a grader error do not count.")
+    if deadline is None:
+        out.append("No deadline.")
+    else:
+        out.append(f"Deadline: {when(deadline)} ({deadline.tzinfo}).")
+        out.append("Late submissions are refused." if policy.late == "refuse" else
+                   f"Late submissions lose {policy.late_penalty_per_day:g}% of their score per started day.")
+    if policy.hide_hidden_until_deadline and deadline is not None:
+        out.append("Before the deadline you see the public tests' results; the hidden tests' after it.")
+    return out
+
+
+def hidden_visible(policy: Policy, deadline: dt.datetime | None, now: float | None = None) -> bool:
+    """Whether a student sees the hidden suites' results now."""
+    if not policy.hide_hidden_until_deadline or deadline is None:
+        return True
+    return (time.time() if now is None else now) >= deadline.timestamp()

@@ -1,0 +1,33 @@
+// Live status of one submission: server-sent events, or polling where those are blocked.
+// Only text is written into the page (textContent), never HTML.
+(function () {
+  "use strict";
+  var live = document.getElementById("live");
+  if (!live) { return; }
+  var api = live.getAttribute("data-api");
+  var status = document.getElementById("status");
+  function done(s) { return s === "graded" || s === "error"; }
+  function show(d) {
+    var text = d.status;
+    if (d.status === "queued" && d.position) { text += " (place " + d.position + " in the queue)"; }
+    status.textContent = text;
+    if (done(d.status)) { window.location.reload(); }
+  }
+  function poll() {
+    fetch(api, { credentials: "same-origin", cache: "no-store" })
+      .then(function (r) { return r.json(); })
+      .then(function (d) { show(d); if (!done(d.status)) { setTimeout(poll, 2000); } })
+      .catch(function () { setTimeout(poll, 5000); });
+  }
+  if (window.EventSource && !/[?&]poll=1/.test(window.location.search)) {
+    var es = new EventSource(api + "/events");
+    es.addEventListener("status", function (e) {
+      var d = JSON.parse(e.data);
+      if (done(d.status)) { es.close(); }
+      show(d);
+    });
+    es.onerror = function () { es.close(); poll(); };
+  } else {
+    poll();
+  }
+})();

@@ -1,0 +1,409 @@
+"""The service's memory: one SQLite database (WAL) holding people, tokens, submissions, the queue and results.
+
+Attempts and results are rows of their own: two identical resubmissions are
+two submissions, and a regrade is a new job with a new result, the old one
+kept. The batch store's one row per (student, content, suites) cannot hold
+that, so the service has its own schema.
+
+Exactly once: a job moves ``queued -> running -> done``; its result is
+inserted in the same transaction that marks it done, and ``results.job`` is
+unique, so no job is ever graded into two results. A job found ``running``
+when the service starts was cut off by a stop (``kill -9``): it goes back to
+the queue. A job whose worker died under it is tried once more on a fresh
+worker, then ends with a grader-failure result marked for a TA.
+
+Tokens and session ids are stored as SHA-256 hashes only; the plain token
+exists in the sign-in link and nowhere else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autograder.results import SubmissionResult
+
+SCHEMA_VERSION = 1
+MAX_TRIES = 2  # a job whose worker dies twice is marked for a TA
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS people (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL DEFAULT '',
+    role TEXT NOT NULL CHECK (role IN ('student', 'staff')), created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS tokens (
+    hash TEXT PRIMARY KEY, person TEXT NOT NULL REFERENCES people(id),
+    created REAL NOT NULL, expires REAL NOT NULL, revoked REAL);
+CREATE TABLE IF NOT EXISTS sessions (
+    hash TEXT PRIMARY KEY, person TEXT NOT NULL REFERENCES people(id), token TEXT NOT NULL,
+    csrf TEXT NOT NULL, created REAL NOT NULL, expires REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS submissions (
+    id TEXT PRIMARY KEY, person TEXT NOT NULL REFERENCES people(id), assignment TEXT NOT NULL,
+    sha256 TEXT NOT NULL, kind TEXT NOT NULL CHECK (kind IN ('ipynb', 'py')), filename TEXT NOT NULL,
+    size INTEGER NOT NULL, created REAL NOT NULL, late_days INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS submissions_person ON submissions (person, assignment, created);
+CREATE TABLE IF NOT EXISTS jobs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, submission TEXT NOT NULL REFERENCES submissions(id),
+    assignment TEXT NOT NULL, suites TEXT NOT NULL CHECK (suites IN ('hidden', 'public')),
+    reason TEXT NOT NULL, state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'done')),
+    tries INTEGER NOT NULL DEFAULT 0, enqueued REAL NOT NULL, started REAL, finished REAL,
+    worker TEXT NOT NULL DEFAULT '', error TEXT NOT NULL DEFAULT '');
+CREATE INDEX IF NOT EXISTS jobs_queue ON jobs (state, assignment, id);
+CREATE INDEX IF NOT EXISTS jobs_submission ON jobs (submission, id);
+CREATE TABLE IF NOT EXISTS results (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, job INTEGER NOT NULL UNIQUE REFERENCES jobs(id),
+    submission TEXT NOT NULL REFERENCES submissions(id), suites TEXT NOT NULL, suite_version TEXT NOT NULL,
+    status TEXT NOT NULL, total REAL NOT NULL, max_total REAL NOT NULL, seconds REAL NOT NULL,
+    needs_ta INTEGER NOT NULL DEFAULT 0, created REAL NOT NULL, result TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS results_submission ON results (submission, id);
+CREATE TABLE IF NOT EXISTS extensions (
+    person TEXT NOT NULL REFERENCES people(id), assignment TEXT NOT NULL, deadline REAL NOT NULL,
+    granted_by TEXT NOT NULL, created REAL NOT NULL, PRIMARY KEY (person, assignment));
+"""
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
+
+
+def new_secret() -> str:
+    """An unguessable id or token (128 bits, URL-safe)."""
+    return secrets.token_urlsafe(16)
+
+
+@dataclass(frozen=True)
+class Person:
+    id: str
+    name: str
+    email: str
+    role: str
+
+    @property
+    def staff(self) -> bool:
+        return self.role == "staff"
+
+
+@dataclass(frozen=True)
+class Submission:
+    id: str
+    person: str
+    assignment: str
+    sha256: str
+    kind: str
+    filename: str
+    size: int
+    created: float
+    late_days: int
+
+
+@dataclass(frozen=True)
+class JobRow:
+    id: int
+    submission: str
+    assignment: str
+    suites: str
+    reason: str
+    state: str
+    tries: int
+    enqueued: float
+    started: float | None
+    finished: float | None
+    worker: str
+    error: str
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    id: int
+    job: int
+    submission: str
+    suites: str
+    suite_version: str
+    status: str
+    total: float
+    max_total: float
+    seconds: float
+    needs_ta: bool
+    created: float
+    result: dict[str, Any]
+
+
+class ServiceStore:
+    """Thread-safe: each thread gets its own connection; every write is one ``BEGIN IMMEDIATE`` transaction."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        db = self.db
+        db.execute("PRAGMA journal_mode=WAL")
+        db.executescript(_SCHEMA)
+        with self.tx() as t:
+            t.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA synchronous=FULL")  # a committed submission or result survives a power cut
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("PRAGMA busy_timeout=30000")
+            self._local.conn = conn
+        return conn
+
+    def tx(self) -> _Tx:
+        return _Tx(self.db)
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    # ------------------------------------------------------------------ people and tokens
+    def put_person(self, pid: str, name: str, email: str = "", role: str = "student") -> None:
+        with self.tx() as t:
+            t.execute("INSERT INTO people (id, name, email, role, created) VALUES (?, ?, ?, ?, ?) "
+                      "ON CONFLICT (id) DO UPDATE SET name = excluded.name, email = excluded.email, "
+                      "role = excluded.role", (pid, name, email, role, time.time()))
+
+    def person(self, pid: str) -> Person | None:
+        row = self.db.execute("SELECT id, name, email, role FROM people WHERE id = ?", (pid,)).fetchone()
+        return Person(*row) if row else None
+
+    def people(self, role: str | None = None) -> list[Person]:
+        q = "SELECT id, name, email, role FROM people" + (" WHERE role = ?" if role else "") + " ORDER BY role, id"
+        return [Person(*r) for r in self.db.execute(q, (role,) if role else ())]
+
+    def issue_token(self, pid: str, days: float) -> str:
+        """A new sign-in token for ``pid`` (earlier ones stay valid until revoked); only its hash is kept."""
+        token = secrets.token_urlsafe(24)
+        now = time.time()
+        with self.tx() as t:
+            t.execute("INSERT INTO tokens (hash, person, created, expires) VALUES (?, ?, ?, ?)",
+                      (token_hash(token), pid, now, now + days * 86400))
+        return token
+
+    def revoke(self, pid: str) -> int:
+        """Revoke every token of ``pid`` and end their sessions; returns how many tokens were live."""
+        with self.tx() as t:
+            n = t.execute("UPDATE tokens SET revoked = ? WHERE person = ? AND revoked IS NULL",
+                          (time.time(), pid)).rowcount
+            t.execute("DELETE FROM sessions WHERE person = ?", (pid,))
+        return n
+
+    def person_for_token(self, token: str) -> Person | None:
+        """The person whose live (unrevoked, unexpired) token this is."""
+        row = self.db.execute(
+            "SELECT p.id, p.name, p.email, p.role FROM tokens t JOIN people p ON p.id = t.person "
+            "WHERE t.hash = ? AND t.revoked IS NULL AND t.expires > ?", (token_hash(token), time.time())).fetchone()
+        return Person(*row) if row else None
+
+    def open_session(self, token: str, hours: float) -> tuple[str, str] | None:
+        """Exchange a live token for a session: (session id, its CSRF token); None when the token is not live."""
+        p = self.person_for_token(token)
+        if p is None:
+            return None
+        sid, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(24)
+        now = time.time()
+        with self.tx() as t:
+            t.execute("DELETE FROM sessions WHERE expires < ?", (now,))
+            t.execute("INSERT INTO sessions (hash, person, token, csrf, created, expires) VALUES (?, ?, ?, ?, ?, ?)",
+                      (token_hash(sid), p.id, token_hash(token), csrf, now, now + hours * 3600))
+        return sid, csrf
+
+    def session(self, sid: str) -> tuple[Person, str] | None:
+        """(person, CSRF token) of a live session whose token is still live."""
+        row = self.db.execute(
+            "SELECT p.id, p.name, p.email, p.role, s.csrf FROM sessions s JOIN people p ON p.id = s.person "
+            "JOIN tokens t ON t.hash = s.token WHERE s.hash = ? AND s.expires > ? AND t.revoked IS NULL "
+            "AND t.expires > ?", (token_hash(sid), time.time(), time.time())).fetchone()
+        return (Person(*row[:4]), row[4]) if row else None
+
+    def close_session(self, sid: str) -> None:
+        with self.tx() as t:
+            t.execute("DELETE FROM sessions WHERE hash = ?", (token_hash(sid),))
+
+    # ------------------------------------------------------------------ submissions and the queue
+    def add_submission(self, person: str, assignment: str, sha256: str, kind: str, filename: str, size: int,
+                       late_days: int, suites: list[str]) -> str:
+        """Record one accepted submission and queue its jobs (one transaction); returns its unguessable id."""
+        sid = new_secret()
+        now = time.time()
+        with self.tx() as t:
+            t.execute("INSERT INTO submissions (id, person, assignment, sha256, kind, filename, size, created, "
+                      "late_days) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                      (sid, person, assignment, sha256, kind, filename, size, now, late_days))
+            for s in suites:
+                t.execute("INSERT INTO jobs (submission, assignment, suites, reason, state, enqueued) "
+                          "VALUES (?, ?, ?, 'submit', 'queued', ?)", (sid, assignment, s, now))
+        return sid
+
+    def queue_regrade(self, submission_ids: list[str], by: str) -> int:
+        """A new hidden-suite job per submission (the old results are kept); returns how many were queued."""
+        now = time.time()
+        with self.tx() as t:
+            n = 0
+            for sid in submission_ids:
+                row = t.execute("SELECT assignment FROM submissions WHERE id = ?", (sid,)).fetchone()
+                if row:
+                    t.execute("INSERT INTO jobs (submission, assignment, suites, reason, state, enqueued) "
+                              "VALUES (?, ?, 'hidden', ?, 'queued', ?)", (sid, row[0], f"regrade by {by}", now))
+                    n += 1
+        return n
+
+    def submission(self, sid: str) -> Submission | None:
+        row = self.db.execute("SELECT id, person, assignment, sha256, kind, filename, size, created, late_days "
+                              "FROM submissions WHERE id = ?", (sid,)).fetchone()
+        return Submission(*row) if row else None
+
+    def submissions(self, person: str | None = None, assignment: str | None = None) -> list[Submission]:
+        where, args = [], []
+        if person is not None:
+            where.append("person = ?")
+            args.append(person)
+        if assignment is not None:
+            where.append("assignment = ?")
+            args.append(assignment)
+        q = ("SELECT id, person, assignment, sha256, kind, filename, size, created, late_days FROM submissions"
+             + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY created, rowid")
+        return [Submission(*r) for r in self.db.execute(q, args)]
+
+    def jobs_of(self, sid: str) -> list[JobRow]:
+        return [JobRow(*r) for r in self.db.execute(
+            "SELECT id, submission, assignment, suites, reason, state, tries, enqueued, started, finished, worker, "
+            "error FROM jobs WHERE submission = ? ORDER BY id", (sid,))]
+
+    def queue(self, assignment: str | None = None) -> list[JobRow]:
+        """Queued and running jobs, in the order they will be graded."""
+        q = ("SELECT id, submission, assignment, suites, reason, state, tries, enqueued, started, finished, worker, "
+             "error FROM jobs WHERE state != 'done'" + (" AND assignment = ?" if assignment else "")
+             + " ORDER BY state = 'queued', id")
+        return [JobRow(*r) for r in self.db.execute(q, (assignment,) if assignment else ())]
+
+    def waiting(self) -> int:
+        """Students' submissions waiting or being graded (what the queue bound counts; regrades do not)."""
+        return int(self.db.execute("SELECT COUNT(*) FROM jobs WHERE state != 'done' AND reason = 'submit'")
+                   .fetchone()[0])
+
+    def position(self, job: JobRow) -> int:
+        """1 for the next job to be graded of its assignment; 0 when it is running or done."""
+        if job.state != "queued":
+            return 0
+        return 1 + int(self.db.execute("SELECT COUNT(*) FROM jobs WHERE state = 'queued' AND assignment = ? "
+                                       "AND id < ?", (job.assignment, job.id)).fetchone()[0])
+
+    def claim(self, assignment: str, worker: str) -> JobRow | None:
+        """Take the oldest queued job of ``assignment`` (atomically: two workers never take the same one)."""
+        with self.tx() as t:
+            row = t.execute("SELECT id FROM jobs WHERE state = 'queued' AND assignment = ? ORDER BY id LIMIT 1",
+                            (assignment,)).fetchone()
+            if row is None:
+                return None
+            t.execute("UPDATE jobs SET state = 'running', started = ?, worker = ? WHERE id = ?",
+                      (time.time(), worker, row[0]))
+        return self.job(row[0])
+
+    def job(self, jid: int) -> JobRow | None:
+        row = self.db.execute("SELECT id, submission, assignment, suites, reason, state, tries, enqueued, started, "
+                              "finished, worker, error FROM jobs WHERE id = ?", (jid,)).fetchone()
+        return JobRow(*row) if row else None
+
+    def finish(self, jid: int, result: dict[str, Any], suite_version: str, *, needs_ta: bool = False,
+               error: str = "") -> bool:
+        """Store a running job's result and mark it done, in one transaction; False if it was not running."""
+        now = time.time()
+        r = SubmissionResult.from_dict(result)
+        with self.tx() as t:
+            row = t.execute("SELECT submission, suites FROM jobs WHERE id = ? AND state = 'running'",
+                            (jid,)).fetchone()
+            if row is None:
+                return False
+            t.execute("INSERT INTO results (job, submission, suites, suite_version, status, total, max_total, "
+                      "seconds, needs_ta, created, result) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                      (jid, row[0], row[1], suite_version, r.status, r.total, r.max_total, r.seconds, int(needs_ta),
+                       now, json.dumps(r.to_dict())))
+            t.execute("UPDATE jobs SET state = 'done', finished = ?, error = ? WHERE id = ?", (now, error, jid))
+        return True
+
+    def worker_died(self, jid: int, error: str) -> bool:
+        """Count a try against a running job and queue it again; False when it has had its tries (then finish it)."""
+        with self.tx() as t:
+            row = t.execute("SELECT tries FROM jobs WHERE id = ? AND state = 'running'", (jid,)).fetchone()
+            if row is None:
+                return True
+            if row[0] + 1 >= MAX_TRIES:
+                t.execute("UPDATE jobs SET tries = tries + 1, error = ? WHERE id = ?", (error[-2000:], jid))
+                return False
+            t.execute("UPDATE jobs SET state = 'queued', tries = tries + 1, started = NULL, error = ? WHERE id = ?",
+                      (error[-2000:], jid))
+        return True
+
+    def release(self, jid: int) -> None:
+        """Put a running job back at its place in the queue (its worker stopped through no fault of the job)."""
+        with self.tx() as t:
+            t.execute("UPDATE jobs SET state = 'queued', started = NULL WHERE id = ? AND state = 'running'", (jid,))
+
+    def requeue_interrupted(self) -> int:
+        """At start: jobs left running by a stopped service go back to the queue (no try counted)."""
+        with self.tx() as t:
+            return t.execute("UPDATE jobs SET state = 'queued', started = NULL WHERE state = 'running'").rowcount
+
+    # ------------------------------------------------------------------ results
+    def results_of(self, sid: str) -> list[ResultRow]:
+        return [_result(r) for r in self.db.execute(
+            "SELECT id, job, submission, suites, suite_version, status, total, max_total, seconds, needs_ta, created, "
+            "result FROM results WHERE submission = ? ORDER BY id", (sid,))]
+
+    def latest_results(self, assignment: str, suites: str = "hidden") -> dict[str, ResultRow]:
+        """Each submission's newest result on ``suites`` (a regrade's replaces the earlier one for counting)."""
+        rows = self.db.execute(
+            "SELECT r.id, r.job, r.submission, r.suites, r.suite_version, r.status, r.total, r.max_total, r.seconds, "
+            "r.needs_ta, r.created, r.result FROM results r JOIN submissions s ON s.id = r.submission "
+            "WHERE s.assignment = ? AND r.suites = ? ORDER BY r.id", (assignment, suites))
+        return {r[2]: _result(r) for r in rows}
+
+    def gradings(self) -> dict[int, int]:
+        """How many results each job has (the exactly-once check: every value is 1)."""
+        return dict(self.db.execute("SELECT job, COUNT(*) FROM results GROUP BY job").fetchall())
+
+    # ------------------------------------------------------------------ extensions
+    def set_extension(self, person: str, assignment: str, deadline: float, by: str) -> None:
+        with self.tx() as t:
+            t.execute("INSERT OR REPLACE INTO extensions VALUES (?, ?, ?, ?, ?)",
+                      (person, assignment, deadline, by, time.time()))
+
+    def extension(self, person: str, assignment: str) -> float | None:
+        row = self.db.execute("SELECT deadline FROM extensions WHERE person = ? AND assignment = ?",
+                              (person, assignment)).fetchone()
+        return float(row[0]) if row else None
+
+    def extensions(self) -> list[tuple[str, str, float, str]]:
+        return [(r[0], r[1], r[2], r[3]) for r in self.db.execute(
+            "SELECT person, assignment, deadline, granted_by FROM extensions ORDER BY assignment, person")]
+
+
+def _result(r: tuple) -> ResultRow:
+    return ResultRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], bool(r[9]), r[10], json.loads(r[11]))
+
+
+class _Tx:
+    """``with store.tx() as t:`` one ``BEGIN IMMEDIATE ... COMMIT`` (rolled back on an exception)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.db.execute("BEGIN IMMEDIATE")
+        return self.db
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        self.db.execute("ROLLBACK" if exc_type else "COMMIT")

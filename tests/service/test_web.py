@@ -1,0 +1,220 @@
+"""The routes through Starlette's TestClient, with no workers running (the queue only fills up).
+
+Who may see what, the sign-in exchange, CSRF, limits, refusals with their
+messages, and path traversal / id guessing on every route. The real server,
+real workers and a real browser are in test_live.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from starlette.testclient import TestClient
+
+from autograder.service.command import open_service
+from autograder.service.config import Policy, ServiceConfig
+from autograder.service.web import CSP, build_app
+from tests.helpers import DEMO_COURSE, ROOT
+
+NOTEBOOK = (ROOT / "samples" / "alice.ipynb").read_bytes()
+
+
+@pytest.fixture
+def svc(tmp_path):
+    cfg = ServiceConfig(assignments=[Policy("demo")], course=DEMO_COURSE, queue_limit=3, upload_kb=64,
+                        submissions_per_minute=100, requests_per_minute=1000)
+    s = open_service(cfg, tmp_path / "data")
+    for pid, role in [("alice", "student"), ("bob", "student"), ("ta", "staff")]:
+        s.store.put_person(pid, pid.title(), f"{pid}@x.edu", role)
+    return s
+
+
+@pytest.fixture
+def client(svc):
+    with TestClient(build_app(svc, grade=False), base_url="http://testserver") as c:
+        yield c
+
+
+def bearer(svc, pid):
+    return {"Authorization": f"Bearer {svc.store.issue_token(pid, 1)}"}
+
+
+def upload(client, headers, data=NOTEBOOK, name="alice.ipynb", **fields):
+    return client.post("/api/submissions", headers=headers, files={"file": (name, data)}, data=fields)
+
+
+def test_submit_answers_202_with_an_unguessable_id_and_the_feedback_url(client, svc):
+    r = upload(client, bearer(svc, "alice"))
+    assert r.status_code == 202, r.text
+    body = r.json()
+    assert set(body) == {"id", "status", "url"} and body["status"] == "queued"
+    assert len(body["id"]) >= 22 and body["url"].endswith(f"/submissions/{body['id']}")
+    sub = svc.store.submission(body["id"])
+    assert svc.blobs.get(sub.sha256) == NOTEBOOK  # stored before the answer, byte for byte
+    got = client.get(f"/api/submissions/{body['id']}", headers=bearer(svc, "alice")).json()
+    assert {k: got[k] for k in ("id", "status", "score", "max_score", "position")} == {
+        "id": body["id"], "status": "queued", "score": None, "max_score": None, "position": 1}
+    listed = client.get("/api/submissions", headers=bearer(svc, "alice")).json()["submissions"]
+    assert [s["id"] for s in listed] == [body["id"]]
+
+
+def test_another_persons_submission_is_404_exactly_like_a_missing_one(client, svc):
+    sid = upload(client, bearer(svc, "alice")).json()["id"]
+    bob = bearer(svc, "bob")
+    theirs = [client.get(u, headers=bob) for u in (f"/api/submissions/{sid}", f"/submissions/{sid}",
+                                                   f"/api/submissions/{sid}/events")]
+    missing = [client.get(u, headers=bob) for u in ("/api/submissions/AAAAAAAAAAAAAAAAAAAAAA",
+                                                    "/submissions/AAAAAAAAAAAAAAAAAAAAAA",
+                                                    "/api/submissions/AAAAAAAAAAAAAAAAAAAAAA/events")]
+    for a, b in zip(theirs, missing, strict=True):
+        assert a.status_code == b.status_code == 404 and a.text == b.text
+    assert client.get("/api/submissions", headers=bob).json()["submissions"] == []
+    assert client.get(f"/api/submissions/{sid}", headers=bearer(svc, "ta")).status_code == 200  # staff may
+
+
+def test_no_token_a_wrong_one_an_expired_one_and_a_revoked_one_are_refused(client, svc):
+    assert client.get("/api/submissions").status_code == 401
+    assert client.get("/api/submissions", headers={"Authorization": "Bearer nope"}).status_code == 401
+    expired = {"Authorization": f"Bearer {svc.store.issue_token('alice', -1)}"}
+    assert upload(client, expired).status_code == 401
+    live = bearer(svc, "alice")
+    assert client.get("/api/submissions", headers=live).status_code == 200
+    svc.store.revoke("alice")
+    r = upload(client, live)
+    assert r.status_code == 401 and "revoked" in r.json()["error"]
+    assert svc.store.submissions() == []  # refused means nothing was stored
+
+
+def test_staff_routes_accept_only_staff(client, svc):
+    alice, ta = bearer(svc, "alice"), bearer(svc, "ta")
+    for url in ("/api/staff/gradebook.csv", "/api/staff/canvas.csv", "/api/staff/moodle.csv", "/staff",
+                "/staff/students/alice", "/staff/report/demo"):
+        assert client.get(url, headers=alice).status_code == 403, url
+        assert client.get(url, headers=ta).status_code == 200, url
+    assert client.post("/staff/regrade", headers=alice, data={"scope": "everyone"}).status_code == 403
+
+
+def test_sign_in_exchanges_the_link_for_a_strict_httponly_cookie(client, svc):
+    token = svc.store.issue_token("alice", 1)
+    r = client.get(f"/signin?token={token}")
+    assert r.status_code == 200
+    cookie = r.headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict") and "Path=/" in cookie
+    assert "Secure" not in cookie  # plain http here; behind HTTPS (or a trusted proxy's X-Forwarded-Proto) it is
+    assert 'http-equiv="refresh" content="0; url=/"' in r.text  # the link's token leaves the address bar
+    assert r.headers["referrer-policy"] == "no-referrer" and token not in r.text
+    home = client.get("/")
+    assert "Your assignments" in home.text and "Alice" in home.text
+    assert client.get("/signin?token=wrong").status_code == 401
+
+
+def test_https_sets_the_secure_flag(svc):
+    token = svc.store.issue_token("alice", 1)
+    with TestClient(build_app(svc, grade=False), base_url="https://testserver") as c:
+        assert "Secure" in c.get(f"/signin?token={token}").headers["set-cookie"]
+
+
+def _signed_in(client, svc, pid="alice"):
+    client.get(f"/signin?token={svc.store.issue_token(pid, 1)}")
+    page = client.get("/").text
+    return re.search(r'name="csrf" value="([^"]+)"', page).group(1)
+
+
+def test_state_changing_requests_need_the_csrf_token(client, svc):
+    csrf = _signed_in(client, svc)
+    files = {"file": ("a.ipynb", NOTEBOOK)}
+    assert client.post("/submit", files=files, data={"assignment": "demo"}).status_code == 403
+    assert client.post("/submit", files=files, data={"assignment": "demo", "csrf": "x" + csrf}).status_code == 403
+    assert client.post("/api/submissions", files=files).status_code == 403  # the cookie alone is not enough
+    assert svc.store.submissions() == []
+    r = client.post("/submit", files=files, data={"assignment": "demo", "csrf": csrf}, follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"].startswith("/submissions/")
+    assert client.post("/api/submissions", files=files, headers={"X-CSRF-Token": csrf}).status_code == 202
+    assert client.post("/signout", data={}).status_code == 403
+
+
+def test_uploads_are_checked_before_they_are_accepted(client, svc):
+    h = bearer(svc, "alice")
+    broken = upload(client, h, b'{"cells": [', "a.ipynb")
+    assert broken.status_code == 400 and "not a readable notebook" in broken.json()["error"]
+    assert upload(client, h, b'{"cells": 3, "nbformat": 4}', "a.ipynb").status_code == 400
+    assert upload(client, h, b"\xff\xfe\x00", "a.py").status_code == 400
+    assert upload(client, h, b"", "a.py").status_code == 400
+    exe = upload(client, h, b"MZ", "a.exe")
+    assert exe.status_code == 415 and ".ipynb" in exe.json()["error"]
+    big = upload(client, h, b"x = 1\n" * 20000, "a.py")
+    assert big.status_code == 413 and "64 KB" in big.json()["error"]
+    assert client.post("/api/submissions", headers=h, data={"x": "y"}).status_code == 400
+    assert svc.store.submissions() == []
+
+
+def test_a_file_name_is_never_a_path(client, svc):
+    r = upload(client, bearer(svc, "alice"), b"print(1)\n", "../../../../tmp/evil\x1b[2J.py")
+    assert r.status_code == 202
+    sub = svc.store.submission(r.json()["id"])
+    assert sub.filename == "evil\\x1b[2J.py"  # shown only, escaped
+    assert svc.blobs.path(sub.sha256).is_file() and not (svc.blobs.root / "evil.py").exists()
+
+
+def test_a_full_queue_answers_503_with_retry_after_and_stores_nothing(client, svc):
+    h = bearer(svc, "alice")
+    for _ in range(3):
+        assert upload(client, h, b"print(1)\n", "a.py").status_code == 202
+    r = upload(client, h, b"print(2)\n", "a.py")
+    assert r.status_code == 503 and int(r.headers["retry-after"]) > 0
+    assert re.search(r"the grader is busy, try again in \d+ s", r.json()["error"])
+    assert len(svc.store.submissions()) == 3
+    svc.store.queue_regrade([s.id for s in svc.store.submissions()], "ta")  # staff regrades are never refused
+    assert len(svc.store.queue()) == 6
+
+
+def test_rate_limits_per_student_and_per_address(svc):
+    svc.per_student.limit = 2
+    svc.per_address.limit = 8
+    with TestClient(build_app(svc, grade=False)) as c:
+        h = bearer(svc, "alice")
+        codes = [upload(c, h, b"print(1)\n", "a.py").status_code for _ in range(3)]
+        assert codes == [202, 202, 429]
+        rest = [c.get("/api/submissions", headers=h).status_code for _ in range(6)]
+        assert rest[-1] == 429 and "Retry-After" in c.get("/", headers=h).headers
+
+
+def test_healthz_is_503_until_the_workers_sandboxes_start(client):
+    r = client.get("/healthz")
+    assert r.status_code == 503 and "starting" in r.json()["detail"]
+
+
+def test_every_page_carries_a_strict_content_security_policy(client, svc):
+    _signed_in(client, svc)
+    for url in ("/", "/healthz", "/nowhere"):
+        r = client.get(url)
+        assert r.headers["content-security-policy"] == CSP and r.headers["x-content-type-options"] == "nosniff"
+    assert "script-src 'self'" in CSP and "'unsafe-inline'" not in CSP.split("script-src")[1].split(";")[0]
+
+
+@pytest.mark.parametrize("url", [
+    "/static/../web.py", "/static/..%2fweb.py", "/static/%2e%2e/store.py", "/static/../../../solutions",
+    "/submissions/..%2f..%2fservice.sqlite", "/api/submissions/..%2F..%2Fetc%2Fpasswd",
+    "/api/submissions/../../staff/gradebook.csv", "/staff/students/..%2F..%2Fetc", "/staff/report/..%2fsolutions",
+    "/staff/report/..", "/solutions/pytorch-fundamentals/views/test_hidden.py", "/data/service.sqlite",
+    "/submissions/" + "A" * 500, "/api/submissions/%00",
+])
+def test_path_traversal_and_guessing_reach_nothing(client, svc, url):
+    h = {**bearer(svc, "alice")}
+    r = client.get(url, headers=h)
+    assert r.status_code in (401, 403, 404), (url, r.status_code)
+    assert "def test_" not in r.text and "SQLite format" not in r.text and "import " not in r.text
+
+
+def test_the_event_stream_ends_when_the_submission_is_graded(client, svc):
+    h = bearer(svc, "alice")
+    sid = upload(client, h, b"print(1)\n", "a.py").json()["id"]
+    job = svc.store.claim("demo", "w")
+    svc.store.finish(job.id, {"submission": "s", "path": "p", "assignment": "demo", "exercises": []}, "v")
+    with client.stream("GET", f"/api/submissions/{sid}/events", headers=h) as r:
+        text = "".join(r.iter_text())
+    assert r.headers["content-type"].startswith("text/event-stream")
+    data = [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ")]
+    assert data[-1]["status"] == "graded"
