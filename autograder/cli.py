@@ -160,7 +160,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 # A module is imported only when its command is the one being run (or none is known yet, for --help):
 # `validate` imports the judge and torch, which `grade` and `check` must not pay for in this process.
 STAFF_COMMANDS = {
-    "new": ("scaffold", "cmd_new", "add_arguments", "staff: scaffold a new exercise with every file in place"),
+    "new": ("scaffold", "cmd_new", "add_arguments", "staff: scaffold a new exercise with every file in place; "
+            "without an exercise, a new assignment (empty, or --from a copy without its validation record)"),
     "try": ("trial", "cmd_try", "add_arguments", "staff: run one exercise's suite against one case (reference, "
             "stub, an alternative, a mutant) in seconds"),
     "new-mutant": ("scaffold", "cmd_new_mutant", "add_mutant_arguments",

@@ -1,5 +1,9 @@
 """``torchgrader new ASSIGNMENT EXERCISE``: scaffold an exercise with every file in place.
 
+``torchgrader new ASSIGNMENT`` (no exercise) creates an empty assignment, and
+``torchgrader new ASSIGNMENT --from OTHER`` a copy of another one's material
+without its validation record (:func:`new_assignment`).
+
 The scaffold is a small complete exercise (one function, one public test, two
 hidden tests with points and a keyed misconception, one alternative, one
 mutant written as a small change) that passes ``torchgrader validate`` as
@@ -225,8 +229,7 @@ def scaffold(course: Path, assignment: str, exercise: str, *, points: float = 10
     meta = course / "assignments" / assignment / ASSIGNMENT_TOML
     if not meta.exists():
         meta.parent.mkdir(parents=True, exist_ok=True)
-        meta.write_text(f'id = "{assignment}"\ntitle = "TODO: the assignment\'s title"\n'
-                        "# Order of the exercises in the notebook and the gradebook.\nexercises = []\n")
+        meta.write_text(ASSIGNMENT_META.format(a=assignment))
     p1 = round(points * 0.6, 6)
     fields = {"e": exercise, "points": points, "f": function, "title": (title or EXAMPLE_TITLE).replace('"', "'"),
               "p1": p1, "p2": round(points - p1, 6)}
@@ -239,10 +242,73 @@ def scaffold(course: Path, assignment: str, exercise: str, *, points: float = 10
     return created
 
 
+ASSIGNMENT_META = ('id = "{a}"\ntitle = "TODO: the assignment\'s title"\n'
+                   "# Order of the exercises in the notebook and the gradebook.\nexercises = []\n")
+
+
+def new_assignment(course: Path, assignment: str, *, copy_of: str | None = None) -> list[Path]:
+    """Create an assignment: empty, or a copy of ``copy_of``'s material. Refuses to overwrite anything.
+
+    A copy takes every file of material (:func:`autograder.assignment.material_files`: no caches, no
+    dot-files), so the original's validation record (``.torchgrader-validated.json``) stays behind: the copy
+    has passed nothing yet. Its ``assignment.toml`` gets the new id and a TODO title (validate reports it
+    until it is set), and keeps the exercises and their order.
+    """
+    from autograder.assignment import material_files
+
+    if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", assignment):
+        raise AssignmentError(f"{assignment!r} is not a usable assignment id (letters, digits, '.', '_', '-')")
+    for side in ("assignments", "solutions"):
+        if (course / side / assignment).exists():
+            raise AssignmentError(f"{course / side / assignment} already exists: `new` never overwrites an "
+                                  "assignment")
+    created: list[Path] = []
+    if copy_of is not None:
+        source_meta = course / "assignments" / copy_of / ASSIGNMENT_TOML
+        if not source_meta.is_file():
+            known = sorted(p.parent.name for p in (course / "assignments").glob(f"*/{ASSIGNMENT_TOML}"))
+            raise AssignmentError(f"no assignment {copy_of!r} to copy in {course / 'assignments'}"
+                                  + (f"; known: {', '.join(known)}" if known else ""))
+        for path, side, rel in material_files(course, copy_of):
+            dest = course / side / assignment / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(path.read_bytes())
+            created.append(dest)
+        meta = course / "assignments" / assignment / ASSIGNMENT_TOML
+        text = meta.read_text()
+        text = re.sub(r'^id\s*=.*$', f'id = "{assignment}"', text, count=1, flags=re.M)
+        if not re.search(r"^id\s*=", text, re.M):
+            text = f'id = "{assignment}"\n' + text
+        text = re.sub(r"^title\s*=.*$", f'title = "TODO: the assignment\'s title (copied from {copy_of})"', text,
+                      count=1, flags=re.M)
+        meta.write_text(text)
+    else:
+        meta = course / "assignments" / assignment / ASSIGNMENT_TOML
+        meta.parent.mkdir(parents=True)
+        meta.write_text(ASSIGNMENT_META.format(a=assignment))
+        created.append(meta)
+    (course / "solutions" / assignment).mkdir(parents=True, exist_ok=True)
+    return created
+
+
 def cmd_new(args: argparse.Namespace) -> int:
     from autograder.authoring.lint import collisions
 
     course = Path(args.course) if args.course else find_course()
+    if args.exercise is None:
+        made = new_assignment(course, args.assignment, copy_of=args.copy_of)
+        what = f"a copy of {args.copy_of} ({len(made)} files; its validation record is not copied)" \
+            if args.copy_of else "an empty assignment"
+        print(f"created assignment {args.assignment!r}: {what}\n"
+              f"  {(course / 'assignments' / args.assignment).relative_to(course)}/   what students get\n"
+              f"  {(course / 'solutions' / args.assignment).relative_to(course)}/   staff-only\n"
+              f"\nNext: set its title in assignments/{args.assignment}/{ASSIGNMENT_TOML}, then\n"
+              f"  torchgrader new {args.assignment} EXERCISE     # one exercise, every file in place\n"
+              f"  torchgrader validate {args.assignment}")
+        return 0
+    if args.copy_of:
+        raise AssignmentError("--from copies a whole assignment: leave out the exercise "
+                              f"(`torchgrader new {args.assignment} --from {args.copy_of}`)")
     created = scaffold(course, args.assignment, args.exercise, points=args.points, title=args.title,
                        function=args.function)
     print(f"created exercise {args.exercise!r} in {args.assignment} (listed in assignment.toml): a small complete "
@@ -265,7 +331,10 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("assignment", help="assignment id (created when it does not exist)")
-    p.add_argument("exercise", help="new exercise id (its folder's name): lowercase letters, digits, underscores")
+    p.add_argument("exercise", nargs="?", help="new exercise id (its folder's name): lowercase letters, digits, "
+                   "underscores; without it, a new assignment is created (empty, or a copy with --from)")
+    p.add_argument("--from", dest="copy_of", metavar="ASSIGNMENT",
+                   help="with no exercise: copy this assignment's material (not its validation record)")
     p.add_argument("--points", type=float, default=10, help="the exercise's points (default: %(default)s)")
     p.add_argument("--title", help=f"the exercise's title (default: the example's, {EXAMPLE_TITLE!r})")
     p.add_argument("--function", help=f"the example function's name (default: {EXAMPLE_FUNCTION!r}, or "

@@ -279,3 +279,39 @@ def test_suite_keys_reads_the_registry_and_every_literal_key():
     bad: list = []
     suite_keys(_ast.parse('MISCONCEPTIONS = {"a": f"{x}"}\n'), Path("t.py"), bad)
     assert bad and "literal dict" in bad[0].message
+
+
+def test_new_without_an_exercise_creates_an_assignment_or_a_copy_without_its_validation_record(course: Path,
+                                                                                                capsys):
+    """issue 26, item 15: `torchgrader new ID` makes a whole assignment; `--from OTHER` copies one, and the copy
+    has passed nothing (the original's record stays behind)."""
+    from autograder.authoring.stamp import STAMP, stamp_path, validated, write_stamp
+    from autograder.cli import main
+
+    assert main(["new", "week2", "--course", str(course)]) == 0
+    assert "created assignment 'week2': an empty assignment" in capsys.readouterr().out
+    assert tomllib.loads((course / "assignments/week2/assignment.toml").read_text())["exercises"] == []
+    assert (course / "solutions/week2").is_dir()
+    assert main(["new", "week2", "ex1", "--course", str(course)]) == 0  # then exercises, as before
+    assert load_assignment("week2", course).ids == ["ex1"]
+    capsys.readouterr()
+
+    write_stamp(course, "demo", "full")
+    assert validated(course, "demo")[0]
+    (course / "solutions/demo/basics/__pycache__").mkdir()
+    (course / "solutions/demo/basics/__pycache__/x.pyc").write_bytes(b"\0")
+    assert main(["new", "demo2024", "--from", "demo", "--course", str(course)]) == 0
+    assert "its validation record is not copied" in capsys.readouterr().out
+    assert not stamp_path(course, "demo2024").exists() and not list(course.glob(f"solutions/demo2024/**/{STAMP}"))
+    assert not (course / "solutions/demo2024/basics/__pycache__").exists()
+    copy = load_assignment("demo2024", course)
+    assert copy.ids == ["basics", "counter"] and copy.exercise("basics").reference.is_file()
+    meta = tomllib.loads((course / "assignments/demo2024/assignment.toml").read_text())
+    assert meta.get("id", "demo2024") == "demo2024" and meta["title"].startswith("TODO")
+    assert any("the title is still the scaffold's TODO" in p for p in problems(course, "demo2024"))
+    assert not validated(course, "demo2024")[0]  # the copy must pass validate itself before release
+    assert validated(course, "demo")[0]  # the original is untouched
+    assert main(["new", "demo", "--course", str(course)]) == 2
+    assert "already exists: `new` never overwrites an assignment" in capsys.readouterr().err
+    assert main(["new", "x", "--from", "nope", "--course", str(course)]) == 2
+    assert "no assignment 'nope' to copy" in capsys.readouterr().err
