@@ -11,6 +11,7 @@ import sys
 import time
 from typing import TextIO
 
+from autograder.printable import printable
 from autograder.report.submission import console_report, protections_report
 from autograder.results import SubmissionResult
 
@@ -80,9 +81,9 @@ class PlainProgress(Progress):
         if self.verbose:
             self.note(f"{head} {tail}\n{console_report(r, verbose=True)}")
             return
-        what = f"{r.submission}: {r.total:g} / {r.max_total:g} points ({r.seconds:.1f} s)"
+        what = f"{printable(r.submission)}: {r.total:g} / {r.max_total:g} points ({r.seconds:.1f} s)"
         if r.status != "graded":
-            what += f" {r.status.upper()}: {(r.error.splitlines() or [''])[0][:160]}"
+            what += f" {printable(r.status.upper())}: {printable((r.error.splitlines() or [''])[0][:160])}"
         self.note(f"{head} {what}  | {tail}")
 
 
@@ -108,7 +109,8 @@ class RichProgress(Progress):
         if self.verbose:
             self.note(console_report(r, verbose=True))
         elif r.status != "graded":
-            self.note(f"{r.submission}: {r.status.upper()}: {(r.error.splitlines() or [''])[0][:160]}")
+            self.note(f"{printable(r.submission)}: {printable(r.status.upper())}: "
+                      f"{printable((r.error.splitlines() or [''])[0][:160])}")
         self.bar.update(self.task, advance=1, failed=self.failed, rate=f"{self.rate:.0f}")
 
     def close(self) -> None:

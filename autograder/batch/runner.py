@@ -35,6 +35,7 @@ from autograder.batch.inputs import Entry, Inputs, Workspace, expand
 from autograder.batch.progress import make_progress
 from autograder.batch.store import DB_NAME, Store, suite_version
 from autograder.errors import StaffError
+from autograder.printable import printable
 from autograder.report.files import writable_folder
 from autograder.report.gradebook import write_gradebook
 from autograder.report.submission import write_submission
@@ -139,12 +140,12 @@ def _expand(assignment: Assignment, paths: list[str | Path], opts: BatchOptions,
     out = opts.out
     inputs = expand(paths, ws.path, exclude=[out], assignment=opts.nbgrader_assignment or assignment.id)
     for p in inputs.problems:
-        print(f"skipped: {p}", file=err)
+        print(f"skipped: {printable(p)}", file=err)
     for old, new in inputs.superseded:
-        print(f"superseded: {old.source} (student {new.student}: {inputs.why.get(old.source, new.source)})",
-              file=err)
+        print(f"superseded: {printable(old.source)} (student {printable(new.student)}: "
+              f"{printable(inputs.why.get(old.source, new.source))})", file=err)
     for note in inputs.notes:
-        print(f"note: {note}", file=err)
+        print(f"note: {printable(note)}", file=err)
     if not inputs.entries:
         raise BatchError("nothing to grade")
     settings = opts.worker.options

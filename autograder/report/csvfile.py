@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from autograder.printable import printable
 from autograder.report.files import atomic_open
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -25,8 +26,8 @@ _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 
 
 def safe_cell(value: Any) -> str:
-    """``value`` as a CSV cell that no spreadsheet evaluates."""
-    text = "" if value is None else str(value)
+    """``value`` as a CSV cell that no spreadsheet evaluates and no terminal acts on (one line, controls escaped)."""
+    text = "" if value is None else printable(value)
     if text.startswith(FORMULA_STARTS) and not _NUMBER.match(text):
         return "'" + text
     return text

@@ -38,7 +38,8 @@ def atomic_open(path: Path, *, newline: str | None = None) -> Iterator[TextIO]:
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     try:
-        with open(tmp, "w", newline=newline, encoding="utf-8") as f:
+        # backslashreplace: a lone surrogate that slipped past printable() cannot stop the file being written
+        with open(tmp, "w", newline=newline, encoding="utf-8", errors="backslashreplace") as f:
             yield f
         os.replace(tmp, path)
     finally:

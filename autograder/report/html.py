@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import html
 
+from autograder.printable import printable
+
 CSS = """
 body { font-family: system-ui, -apple-system, Segoe UI, Roboto, sans-serif; max-width: 70rem; margin: 2rem auto;
        padding: 0 1rem; color: #1d1d1f; line-height: 1.45; }
@@ -20,7 +22,8 @@ padding: .5rem .9rem; } .card b { display: block; font-size: 1.3rem; }
 
 
 def esc(s: object) -> str:
-    return html.escape(str(s))
+    """Text as HTML: markup escaped, control characters and lone surrogates shown as escapes."""
+    return html.escape(printable(s, lines=True))
 
 
 def page(title: str, body: str) -> str:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
+from autograder.printable import printable
+
 
 def pts(x: float) -> str:
     """Points as people write them: 2, 0.5, 1.25 (no trailing zeros)."""
@@ -12,3 +16,31 @@ def first_line(s: str, limit: int | None = None) -> str:
     """The first non-blank line of ``s``, stripped, cut to ``limit`` characters (marked "...")."""
     line = next((ln.strip() for ln in (s or "").splitlines() if ln.strip()), "")
     return line if limit is None or len(line) <= limit else line[: limit - 3] + "..."
+
+
+# CommonMark lets a backslash escape any ASCII punctuation. Escaped: what starts a link or an image (`[`, `]`,
+# `!`, `(`, `)`), raw HTML, an autolink or an entity (`<`, `>`, `&`), code, emphasis, strike-through, tables and
+# math (`` ` ``, `*`, `~`, `|`, `$`), headings and lists (`#`, `+`), braces, and the backslash itself; `_`
+# where it can emphasise (not inside a word: ``bob_smith_777`` stays readable); a leading `-` or `=`.
+_MD_SPECIAL = re.compile(r"([\\`*{}\[\]<>()#+!|~&$]|(?<!\w)_|_(?!\w)|^[-=])")
+_BACKTICKS = re.compile(r"`+")
+
+
+def md_inline(s: object) -> str:
+    """Student- or LMS-derived text inside a Markdown line (a title, a list item): shown, never rendered.
+
+    Control characters are escaped first (:func:`autograder.printable.printable`), then every character
+    Markdown could act on is backslash-escaped, so ``![](http://...)`` stays text, not a live image.
+    """
+    return _MD_SPECIAL.sub(r"\\\1", printable(s))
+
+
+def md_block(s: object) -> list[str]:
+    """Student-derived text as a fenced block (its lines verbatim, never rendered as Markdown or HTML).
+
+    The fence is longer than any run of backticks inside, so nothing in the text can close it early.
+    """
+    text = printable(s, lines=True)
+    longest = max((len(m.group()) for m in _BACKTICKS.finditer(text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence + "text", text, fence]

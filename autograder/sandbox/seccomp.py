@@ -7,8 +7,16 @@ with EPERM: new namespaces (``unshare``, ``setns``, namespace flags of
 ``clone``), mounting (``mount``, ``umount2``, ``pivot_root``, the new mount
 API), ``ptrace`` and ``process_vm_readv/writev``, ``bpf``,
 ``perf_event_open``, ``userfaultfd``, kernel keyrings, module loading and
-``kexec``. ``clone3`` passes its flags in memory a filter cannot read, so it
+``kexec``, and io_uring (a ring runs dozens of operations that no filter
+sees). ``clone3`` passes its flags in memory a filter cannot read, so it
 answers ENOSYS: libc then falls back to ``clone``, whose flags are checked.
+Two calls are checked by argument: ``personality`` may only query or set the
+default persona (no ``READ_IMPLIES_EXEC``, no ``ADDR_NO_RANDOMIZE``), and
+``socket``/``socketpair`` may only open AF_UNIX, AF_INET and AF_INET6
+sockets, and netlink's NETLINK_ROUTE (gloo lists the interfaces of the
+sandbox's own network namespace); any other family or netlink protocol,
+AF_VSOCK and AF_PACKET included, answers EAFNOSUPPORT (vsock is not confined
+by a network namespace).
 Threads, ``fork``, DataLoader workers, ``torch.multiprocessing`` and
 ``torch.compile``'s compiler subprocesses are unaffected.
 
@@ -43,7 +51,16 @@ DENIED = (
     "bpf", "perf_event_open", "userfaultfd",
     "keyctl", "add_key", "request_key",
     "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
+    "io_uring_setup", "io_uring_enter", "io_uring_register",
 )  # fmt: skip
+
+# personality(2): the default persona (PER_LINUX) and the query; nothing else
+PERSONALITY_ALLOWED = (0x00000000, 0xFFFFFFFF)
+# socket(2) and socketpair(2): the families the sandbox needs (pipes to the judge, loopback for gloo's ranks),
+# and netlink for NETLINK_ROUTE only: gloo lists the interfaces (getifaddrs), which sees the sandbox's own
+# network namespace (its loopback) and nothing of the host's
+SOCKET_FAMILIES = {"AF_UNIX": 1, "AF_INET": 2, "AF_INET6": 10}
+AF_NETLINK, NETLINK_ROUTE = 16, 0
 
 # name -> number, per architecture (the generic table for aarch64)
 SYSCALLS = {
@@ -54,6 +71,8 @@ SYSCALLS = {
         "bpf": 321, "perf_event_open": 298, "userfaultfd": 323, "keyctl": 250, "add_key": 248,
         "request_key": 249, "init_module": 175, "finit_module": 313, "delete_module": 176,
         "kexec_load": 246, "kexec_file_load": 320, "clone": 56, "clone3": 435, "seccomp": 317,
+        "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+        "personality": 135, "socket": 41, "socketpair": 53,
     },
     "aarch64": {
         "unshare": 97, "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41,
@@ -62,6 +81,8 @@ SYSCALLS = {
         "bpf": 280, "perf_event_open": 241, "userfaultfd": 282, "keyctl": 219, "add_key": 217,
         "request_key": 218, "init_module": 105, "finit_module": 273, "delete_module": 106,
         "kexec_load": 104, "kexec_file_load": 294, "clone": 220, "clone3": 435, "seccomp": 277,
+        "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+        "personality": 92, "socket": 198, "socketpair": 199,
     },
 }  # fmt: skip
 AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
@@ -113,10 +134,9 @@ def errno_action(err: int) -> int:
     return RET_ERRNO | (err & 0xFFFF)
 
 
-def build_program(arch: str) -> bytes:
-    """The filter as a classic BPF program (an array of ``struct sock_filter``)."""
-    nrs = SYSCALLS[arch]
-    eperm, enosys = errno_action(errno.EPERM), errno_action(errno.ENOSYS)
+def _header(arch: str) -> list[tuple[int, int, int, int]]:
+    """Check the architecture (another ABI, x32 included: EPERM for every call), then load the call's number."""
+    eperm = errno_action(errno.EPERM)
     prog: list[tuple[int, int, int, int]] = [
         (_LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
         (_JEQ_K, 1, 0, AUDIT_ARCH[arch]),
@@ -125,18 +145,70 @@ def build_program(arch: str) -> bytes:
     ]
     if arch == "x86_64":
         prog += [(_JGE_K, 0, 1, X32_SYSCALL_BIT), (_RET_K, 0, 0, eperm)]
+    return prog
+
+
+def _one_of(values: list[int], refuse: int) -> list[tuple[int, int, int, int]]:
+    """With args[0]'s low word loaded: allow when it is one of ``values``, else return ``refuse``."""
+    prog = [(_JEQ_K, len(values) - i, 0, v) for i, v in enumerate(values)]
+    return [*prog, (_RET_K, 0, 0, refuse), (_RET_K, 0, 0, RET_ALLOW)]
+
+
+def _argument_checks(arch: str) -> list[tuple[int, int, int, int]]:
+    """personality and socket/socketpair checked by their first argument (the call's number is loaded).
+
+    The kernel reads both arguments as 32-bit ints, so the low word of args[0]
+    is what counts (offset 16 of ``seccomp_data``: both tables are little-endian).
+    """
+    nrs = SYSCALLS[arch]
+    persona = [(_LD_W_ABS, 0, 0, 16), *_one_of(list(PERSONALITY_ALLOWED), errno_action(errno.EPERM))]
+    refuse = errno_action(errno.EAFNOSUPPORT)
+    families = sorted(SOCKET_FAMILIES.values())
+    family = [(_LD_W_ABS, 0, 0, 16)]  # args[0]: the family
+    family += [(_JEQ_K, len(families) + 1 - i, 0, v) for i, v in enumerate(families)]  # to the allow below
+    family += [
+        (_JEQ_K, 2, 0, AF_NETLINK),
+        (_RET_K, 0, 0, refuse),
+        (_RET_K, 0, 0, RET_ALLOW),
+        (_LD_W_ABS, 0, 0, 32),  # netlink: args[2], the protocol
+        *_one_of([NETLINK_ROUTE], refuse),
+    ]
+    # jumps are forward only: each test skips to its block, past the blocks before it
+    return [
+        (_JEQ_K, 3, 0, nrs["personality"]),
+        (_JEQ_K, 2 + len(persona), 0, nrs["socket"]),
+        (_JEQ_K, 1 + len(persona), 0, nrs["socketpair"]),
+        (_RET_K, 0, 0, RET_ALLOW),  # any other call
+        *persona,
+        *family,
+    ]
+
+
+def _pack(prog: list[tuple[int, int, int, int]]) -> bytes:
+    return b"".join(struct.pack("HBBI", *ins) for ins in prog)
+
+
+def build_argument_program(arch: str) -> bytes:
+    """The argument checks alone (libseccomp compares each argument once per rule, so it cannot say "one of")."""
+    return _pack([*_header(arch), *_argument_checks(arch)])
+
+
+def build_program(arch: str) -> bytes:
+    """The filter as a classic BPF program (an array of ``struct sock_filter``)."""
+    nrs = SYSCALLS[arch]
+    eperm, enosys = errno_action(errno.EPERM), errno_action(errno.ENOSYS)
+    prog = _header(arch)
     prog += [(_JEQ_K, 0, 1, nrs["clone3"]), (_RET_K, 0, 0, enosys)]
     for name in DENIED:
         prog += [(_JEQ_K, 0, 1, nrs[name]), (_RET_K, 0, 0, eperm)]
     prog += [
-        (_JEQ_K, 1, 0, nrs["clone"]),
-        (_RET_K, 0, 0, RET_ALLOW),
+        (_JEQ_K, 0, 4, nrs["clone"]),  # not clone: on to the argument checks
         (_LD_W_ABS, 0, 0, 16),  # low 32 bits of args[0]: clone's flags (little-endian)
         (_JSET_K, 0, 1, CLONE_NS_MASK),
         (_RET_K, 0, 0, eperm),
         (_RET_K, 0, 0, RET_ALLOW),
     ]
-    return b"".join(struct.pack("HBBI", *ins) for ins in prog)
+    return _pack(prog + _argument_checks(arch))
 
 
 class _SockFprog(ctypes.Structure):
@@ -158,12 +230,8 @@ def _set_no_new_privs() -> None:
         raise FilterError(err, f"no_new_privs: {errno.errorcode.get(err, err)}")
 
 
-def install_bpf(arch: str | None = None) -> None:
-    """Install the hand-built program (all threads of this process, then every child)."""
-    arch = arch or platform.machine()
-    if arch not in SYSCALLS:
-        raise FilterError(errno.ENOSYS, f"no syscall table for {arch}")
-    code = build_program(arch)
+def _load_program(arch: str, code: bytes) -> None:
+    """Install one classic BPF program (all threads of this process, then every child)."""
     buf = ctypes.create_string_buffer(code, len(code))
     fprog = _SockFprog(len(code) // 8, ctypes.cast(buf, ctypes.c_void_p))
     _set_no_new_privs()
@@ -175,11 +243,26 @@ def install_bpf(arch: str | None = None) -> None:
         raise FilterError(err, f"seccomp: {errno.errorcode.get(err, err)}")
 
 
+def install_bpf(arch: str | None = None) -> None:
+    """Install the hand-built program (all threads of this process, then every child)."""
+    arch = arch or platform.machine()
+    if arch not in SYSCALLS:
+        raise FilterError(errno.ENOSYS, f"no syscall table for {arch}")
+    _load_program(arch, build_program(arch))
+
+
 def install_libseccomp() -> None:
-    """The same rules through libseccomp (which also knows the host's other ABIs)."""
+    """The same rules through libseccomp (which also knows the host's other ABIs).
+
+    The argument checks ("one of these values") are a second, stacked program:
+    the kernel runs every filter and the strictest answer wins.
+    """
     lib = _LIBSECCOMP
     if lib is None:
         raise FilterError(errno.ENOENT, "libseccomp is not installed")
+    arch = platform.machine()
+    if arch not in SYSCALLS:
+        raise FilterError(errno.ENOSYS, f"no syscall table for {arch} (personality and socket families unchecked)")
     ctx = lib.seccomp_init(RET_ALLOW)
     if not ctx:
         raise FilterError(errno.ENOMEM, "seccomp_init failed")
@@ -208,6 +291,7 @@ def install_libseccomp() -> None:
             raise FilterError(-rc, f"seccomp_load: {errno.errorcode.get(-rc, -rc)}")
     finally:
         lib.seccomp_release(ctx)
+    _load_program(arch, build_argument_program(arch))
 
 
 def install() -> str:
@@ -226,15 +310,18 @@ def report(how: str) -> str:
     return (
         f"seccomp filter ({how}): new namespaces (unshare, setns, clone with namespace flags; clone3 answers "
         "ENOSYS so libc uses clone), mount/umount/pivot_root and the new mount API, ptrace, "
-        "process_vm_readv/writev, bpf, perf_event_open, userfaultfd, kernel keyrings, module loading and "
-        "kexec fail with EPERM"
+        "process_vm_readv/writev, bpf, perf_event_open, userfaultfd, io_uring, kernel keyrings, module loading "
+        "and kexec fail with EPERM; personality only queries or sets the default persona; sockets only of the "
+        f"families {', '.join(SOCKET_FAMILIES)} and netlink's NETLINK_ROUTE (AF_VSOCK, AF_PACKET, other netlink "
+        "protocols and the rest: EAFNOSUPPORT)"
     )
 
 
 BLOCKED_HINT = (
     " The grader does not allow this: its sandbox blocks system calls that create namespaces, mount file "
-    "systems, trace other processes (ptrace), load kernel code, or use kernel keyrings, bpf or perf events; "
-    "they fail with 'Operation not permitted'. Graded code must not need them."
+    "systems, trace other processes (ptrace), load kernel code, use io_uring, kernel keyrings, bpf or perf "
+    "events, or change the process's personality; they fail with 'Operation not permitted'. Graded code must "
+    "not need them."
 )
 
 

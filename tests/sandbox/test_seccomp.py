@@ -47,8 +47,35 @@ def _probe_in_child(install: str) -> dict:
                 "process_vm_readv",
                 "pivot_root",
                 "fsopen",
+                "io_uring_register",
             ):
                 out[name] = err(libc.syscall(nrs[name], 0, 0, 0, 0, 0))
+            params = ctypes.create_string_buffer(120)  # struct io_uring_params, zeroed: a valid request
+            out["io_uring_setup"] = err(libc.syscall(nrs["io_uring_setup"], 8, params))
+            out["io_uring_enter"] = err(libc.syscall(nrs["io_uring_enter"], 0, 1, 0, 0, 0, 0))
+            out["personality READ_IMPLIES_EXEC"] = err(libc.syscall(nrs["personality"], 0x0400000))
+            out["personality ADDR_NO_RANDOMIZE"] = err(libc.syscall(nrs["personality"], 0x0040000))
+            out["personality PER_LINUX32"] = err(libc.syscall(nrs["personality"], 0x0008))
+            out["allowed: personality query"] = libc.syscall(nrs["personality"], 0xFFFFFFFF)
+            out["allowed: personality default"] = err(libc.syscall(nrs["personality"], 0))
+            import socket as so
+
+            for fam, proto, name in [(so.AF_UNIX, 0, "AF_UNIX"), (so.AF_INET, so.IPPROTO_TCP, "AF_INET"),
+                                     (so.AF_INET6, so.IPPROTO_TCP, "AF_INET6"), (so.AF_INET, 0, "AF_INET 0")]:
+                so.socket(fam, so.SOCK_STREAM, proto).close()
+                out[f"allowed: {name}"] = 0
+            so.socket(so.AF_INET, so.SOCK_DGRAM, so.IPPROTO_UDP).close()
+            for end in so.socketpair():
+                end.close()
+            out["allowed: socketpair"] = 0
+            for fam, typ, name in [(40, so.SOCK_STREAM, "AF_VSOCK"), (17, so.SOCK_RAW, "AF_PACKET"),
+                                   (16, so.SOCK_RAW, "AF_NETLINK"), (38, so.SOCK_SEQPACKET, "AF_ALG")]:
+                # AF_NETLINK with protocol 9 (NETLINK_AUDIT); NETLINK_ROUTE (0) is allowed, below
+                out[f"socket {name}"] = err(libc.socket(fam, typ, 9 if fam == 16 else 0))
+            fd = libc.socket(16, so.SOCK_RAW, 0)
+            out["allowed: netlink route"] = err(fd)
+            os.close(fd)
+            out["socketpair AF_VSOCK"] = err(libc.socketpair(40, so.SOCK_STREAM, 0, ctypes.create_string_buffer(8)))
             out["clone3"] = err(libc.syscall(nrs["clone3"], 0, 0))
             for flag, value in seccomp.CLONE_NS_FLAGS.items():
                 rc = libc.syscall(nrs["clone"], value | 17, 0, 0, 0, 0)
@@ -85,8 +112,13 @@ def test_the_filter_blocks_each_listed_call_and_allows_fork_threads_and_exec(ins
         pytest.skip("libseccomp is not installed here (the BPF program is tested instead)")
     got = _probe_in_child(install)
     assert "error" not in got, got
-    blocked = {k: v for k, v in got.items() if k not in ("clone3", "fork", "exec")}
+    blocked = {k: v for k, v in got.items()
+               if k not in ("clone3", "fork", "exec") and not k.startswith(("allowed:", "socket"))}
     assert blocked == dict.fromkeys(blocked, errno.EPERM), blocked
+    sockets = {k: v for k, v in got.items() if k.startswith("socket")}
+    assert sockets == dict.fromkeys(sockets, errno.EAFNOSUPPORT), sockets
+    allowed = {k: v for k, v in got.items() if k.startswith("allowed:")}
+    assert allowed == dict.fromkeys(allowed, 0), allowed  # the query returns the persona: 0, the default
     assert got["clone3"] == errno.ENOSYS
     assert got["fork"] == 7 and got["exec"] == 0
 
@@ -136,6 +168,30 @@ def mp_spawn():
     p.join(60)
     return p.exitcode
 
+def kernel_surface():
+    # what the filter refuses, tried as student code would (errno per attempt; 0: it was allowed)
+    import socket
+    nr = {"x86_64": (425, 135), "aarch64": (425, 92)}[os.uname().machine]
+    libc.syscall.restype = ctypes.c_long
+    params = ctypes.create_string_buffer(120)
+    out = {}
+    def err(rc):
+        return 0 if rc >= 0 else ctypes.get_errno()
+    out["io_uring_setup"] = err(libc.syscall(nr[0], 8, params))
+    out["personality"] = err(libc.syscall(nr[1], 0x0400000))  # READ_IMPLIES_EXEC
+    for name, fam, typ in [("AF_VSOCK", 40, socket.SOCK_STREAM), ("AF_PACKET", 17, socket.SOCK_RAW)]:
+        try:
+            socket.socket(fam, typ).close()
+            out[name] = 0
+        except OSError as e:
+            out[name] = e.errno
+    a, b = socket.socketpair()
+    a.close(); b.close()
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind(("127.0.0.1", 0))
+    s.close()
+    return out
+
 def compiled(backend):
     f = torch.compile(lambda x: torch.sin(x) * 2 + 1, backend=backend)
     return f(torch.zeros(8)).tolist()
@@ -154,6 +210,10 @@ def test_in_the_sandbox_the_filter_is_reported_blocks_namespaces_and_torch_keeps
         with pytest.raises(StudentException) as e:
             call("nested_namespace")
         assert e.value.error["type"] == "PermissionError" and "[Errno 1]" in e.value.error["message"]
+        assert call("kernel_surface") == {"io_uring_setup": errno.EPERM, "personality": errno.EPERM,
+                                          "AF_VSOCK": errno.EAFNOSUPPORT, "AF_PACKET": errno.EAFNOSUPPORT}
+        for listed in ("io_uring", "personality", "AF_UNIX, AF_INET, AF_INET6", "AF_VSOCK"):
+            assert listed in sb.protections["syscalls"], sb.protections["syscalls"]
         assert call("loader") == [28.0, 92.0, 156.0, 220.0, 284.0]  # DataLoader workers (num_workers=2)
         assert call("mp_fork") == ([7.0, 7.0, 7.0], 0)  # tensors through shared memory
         assert call("mp_spawn") == 0  # a fresh interpreter (exec)
