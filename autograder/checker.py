@@ -38,6 +38,7 @@ from typing import Any
 
 from autograder.assignment import Assignment, AssignmentError, find_course, load_assignment
 from autograder.grade import GradeOptions, grade
+from autograder.printable import printable
 from autograder.results import SubmissionResult
 
 _SERVER: Any = None  # a warm sandbox server kept by a notebook kernel between checks
@@ -48,7 +49,7 @@ def check_report(r: SubmissionResult, assignment: Assignment | None = None) -> s
     """Friendly per-exercise feedback on the public tests."""
     lines = []
     if r.error:
-        lines.append(r.error)
+        lines.append(printable(r.error, lines=True))
     bad_cells = [c for c in r.cells if c.status != "ok"]
     for e in r.exercises:
         if not e.tests:
@@ -59,12 +60,12 @@ def check_report(r: SubmissionResult, assignment: Assignment | None = None) -> s
         for t in e.tests:
             lines.append(f"  [{'ok' if t.status == 'passed' else 'fix'}] {t.name}")
             if t.status != "passed" and t.message:
-                lines += [f"        {m}" for m in t.message.splitlines()[:12]]
+                lines += [f"        {printable(m)}" for m in t.message.splitlines()[:12]]
     if bad_cells:
         lines.append("Cells that did not run cleanly (later cells still ran):")
         for c in bad_cells:
             first = c.message.splitlines()[0] if c.message else ""
-            lines.append(f"  ! {c.label or f'cell {c.index}'} {c.status}: {first}")
+            lines.append(f"  ! {printable(c.label or f'cell {c.index}')} {c.status}: {printable(first)}")
     tests = [t for e in r.exercises for t in e.tests]
     failing = [t for t in tests if t.status != "passed"]
     if not tests and not r.error:

@@ -18,6 +18,7 @@ from autograder.assignment import AssignmentError, load_assignment
 from autograder.batch.backends import REGISTRY
 from autograder.errors import TorchgraderError
 from autograder.options import Budget, GradeOptions
+from autograder.printable import printable
 from autograder.sandbox.isolation import Limits
 
 
@@ -47,7 +48,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     try:
         summary = grade_batch(assignment, args.paths, opts)
     except BatchError as e:
-        print(f"torchgrader: {e}", file=sys.stderr)
+        print(f"torchgrader: {printable(str(e), lines=True)}", file=sys.stderr)
         return 2
     rate = 60 * summary.graded / summary.seconds if summary.seconds else 0
     print(f"\n{len(summary.results)} submissions: {summary.graded} graded now ({rate:.0f}/min on "
@@ -215,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except TorchgraderError as e:  # every deliberate error carries its own person-facing message
-        print(f"torchgrader: {e.message}", file=sys.stderr)
+        print(f"torchgrader: {printable(e.message, lines=True)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\ninterrupted: results written so far are kept", file=sys.stderr)
