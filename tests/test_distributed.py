@@ -253,3 +253,19 @@ def test_what_a_rank_prints_reaches_the_output(server, tmp_path):
         session.close()
     assert [r["value"] for r in report["ranks"]] == [0, 1]
     assert "rank 0 of 2 says hi" in output and "rank 1 of 2 says hi" in output, output
+
+
+def test_a_rank_gloo_aborts_inside_a_collective_is_told_apart_from_exiting():
+    """Issue 23 item 4: a ragged all_gather makes gloo abort the ranks (SIGABRT, no Python exception). The
+    student reads which collective it was, from which line of theirs, and the likely cause (different sizes on
+    different ranks), never "your code exited"."""
+    from autograder.authoring.trial import try_case
+
+    a = load_assignment(ASSIGNMENT, ROOT)
+    r = try_case(a, "global_metrics", "mutants/accuracy_ragged_all_gather.py", keyword="padding_duplicates or ignores")
+    tests = [t for e in r.exercises for t in e.tests if "global_accuracy" in t.name]
+    assert tests and all(t.status != "passed" for t in tests), tests
+    for t in tests:
+        assert "aborted rank" in t.message and "inside torch.distributed.all_gather" in t.message, t.message
+        assert "dist.all_gather(out, hits)" in t.message, t.message  # the student's own line
+        assert "different sizes" in t.message and "sys.exit()" not in t.message, t.message

@@ -80,6 +80,8 @@ def rank_values(report: Any, world_size: int, label: str) -> list[Any]:
             "If your notebook calls torch.distributed.init_process_group (or sets a default group) at the top "
             "level of a cell, remove it: the grader starts the group and passes ranks to your functions."
         )
+    if "exited" in by and (aborted := _aborted_in_collective(ranks, by["exited"], where)):
+        raise StudentCrash(aborted)
     if "exited" in by:
         first = ranks[by["exited"][0]]
         how = (first.get("error") or {}).get("message") or first.get("exit") or "it ended"
@@ -114,6 +116,49 @@ def rank_values(report: Any, world_size: int, label: str) -> list[Any]:
         f"In {where}, no rank returned{limit}: look for collectives the ranks call in different orders or with "
         "different shapes, or a loop that never ends."
     )
+
+
+_COLLECTIVE_CAUSE = {
+    "all_gather": "all_gather needs a tensor of the same shape on every rank, and output tensors of that shape",
+    "all_gather_into_tensor": "all_gather_into_tensor needs the same input shape on every rank",
+    "gather": "gather needs a tensor of the same shape on every rank",
+    "all_reduce": "all_reduce needs a tensor of the same shape and dtype on every rank",
+    "reduce": "reduce needs a tensor of the same shape and dtype on every rank",
+    "broadcast": "broadcast needs a tensor of the same shape and dtype on every rank",
+    "reduce_scatter": "reduce_scatter needs inputs and outputs of matching shapes on every rank",
+    "scatter": "scatter needs tensors of the same shape on every rank",
+    "all_to_all": "all_to_all needs matching split sizes on every rank",
+}
+
+
+def _aborted_in_collective(ranks: list[dict], exited: list[int], where: str) -> str:
+    """The message for ranks that the communication library aborted (SIGABRT inside a collective), or "".
+
+    gloo ends the process, with no Python exception, when the ranks' tensors for one collective do not
+    match: that is not the student's code exiting, it is the collective's arguments differing by rank.
+    """
+    for i in exited:
+        entry = ranks[i]
+        abort = entry.get("abort")
+        if "SIGABRT" not in str(entry.get("exit")) or not isinstance(abort, dict):
+            continue
+        collective = str(abort.get("collective") or "")[:60]
+        if not collective.isidentifier():
+            continue
+        from autograder.judge.plugin import CONTEXT
+        from autograder.session import format_frames
+
+        found = abort.get("frames")
+        frames: list = found if isinstance(found, list) else []
+        cells = CONTEXT.session.cells_by_index if CONTEXT.session else {}
+        line = format_frames(cells, frames[:1])
+        cause = _COLLECTIVE_CAUSE.get(collective, f"{collective} needs matching tensors on every rank")
+        return (f"In {where}, the communication library (gloo) aborted rank {i} inside "
+                f"torch.distributed.{collective}" + (f", called from\n{line}\n" if line else ". ")
+                + f"This is not your code exiting: {cause}, and here the ranks passed different sizes (or "
+                "shapes, or dtypes). Shards may differ in size: make every rank pass the same shape (for "
+                "example, exchange the sizes first and pad to the largest).")
+    return ""
 
 
 def group_left_alive(report: Any, world_size: int, label: str) -> bool:

@@ -27,7 +27,10 @@ The judge recomputes every expected value itself; see
 
 from __future__ import annotations
 
+import faulthandler
+import linecache
 import os
+import re
 import selectors
 import signal
 import socket
@@ -42,7 +45,7 @@ from autograder.sandbox import wire
 
 # Imported now, not where they are used: once the runtime hides the grader from graded code,
 # a rank (forked after that) can no longer import anything of autograder.
-from autograder.sandbox.exceptions import MissingName, describe_exception
+from autograder.sandbox.exceptions import MissingName, _cell_of, describe_exception
 from autograder.sandbox.isolation import die_with_parent
 
 GRACE_SECONDS = 0.5  # after a rank fails, how long the others get to report before all are killed
@@ -88,6 +91,8 @@ def _rank_main(
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         _close_other_fds({sock.fileno()})
+        fault = open(_fault_path(store, rank), "w")  # noqa: SIM115 - held open until os._exit
+        faulthandler.enable(file=fault, all_threads=True)  # where a native abort (gloo's) stopped the rank
         os.environ.update(_rank_env(rank, world_size))
         try:
             dist.init_process_group(
@@ -180,7 +185,7 @@ def run_ranks(world_size: int, body: Callable[[int, int], Any], *, timeout: floa
                 _rank_main(rank, world_size, store, theirs, body, timeout)
             theirs.close()
             socks[rank], pids[rank] = ours, pid
-        return _collect(world_size, socks, pids, timeout)
+        return _collect(world_size, socks, pids, timeout, store)
     finally:
         for s in socks.values():
             s.close()
@@ -209,7 +214,42 @@ def _kill_and_reap(pid: int) -> str:
         return "ended"
 
 
-def _collect(world_size: int, socks: dict[int, socket.socket], pids: dict[int, int], timeout: float) -> dict:
+def _fault_path(store: str, rank: int) -> str:
+    return f"{store}.fault{rank}"
+
+
+_FAULT_FRAME = re.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+) in (?P<name>\S+)', re.M)
+
+
+def _abort_site(store: str, rank: int) -> dict[str, Any] | None:
+    """Where a rank that died of a signal was, from faulthandler's dump: the collective and the student's frame.
+
+    gloo aborts the whole process (SIGABRT, no Python exception) when ranks pass it mismatched tensors;
+    the Python stack at that moment names the ``torch.distributed`` function that was running and the
+    student's line that called it.
+    """
+    try:
+        with open(_fault_path(store, rank), encoding="utf-8", errors="replace") as f:
+            text = f.read(64_000)
+    except OSError:
+        return None
+    if not text.strip():
+        return None
+    collective, where = "", None
+    for m in _FAULT_FRAME.finditer(text):  # most recent call first
+        file, name = m.group("file"), m.group("name")
+        if not collective and file.replace("\\", "/").endswith("torch/distributed/distributed_c10d.py") \
+                and not name.startswith("_"):
+            collective = name
+        cell = _cell_of(file)
+        if where is None and cell is not None:
+            line = int(m.group("line"))
+            where = [cell, line, name, linecache.getline(file, line).strip()[:200]]
+    return {"collective": collective, "frames": [where] if where else []}
+
+
+def _collect(world_size: int, socks: dict[int, socket.socket], pids: dict[int, int], timeout: float,
+             store: str = "") -> dict:
     readers, timed_out = _read_reports(socks, timeout)
     out = [_entry(r, readers[r], timed_out) for r in range(world_size)]
     if all(readers[r].complete() for r in range(world_size)) and all(e["status"] == "ok" for e in out):
@@ -225,6 +265,8 @@ def _collect(world_size: int, socks: dict[int, socket.socket], pids: dict[int, i
     for r, pid in pids.items():
         if "exit" not in out[r]:
             out[r]["exit"] = _kill_and_reap(pid)
+        if store and out[r]["status"] == "exited" and "signal" in str(out[r]["exit"]):
+            out[r]["abort"] = _abort_site(store, r)
     pids.clear()  # every rank is reaped
     return {"world_size": world_size, "ranks": out, "seconds": timeout}
 

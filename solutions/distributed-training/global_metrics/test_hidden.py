@@ -35,12 +35,20 @@ def _judge_ranks(outs, expected, wrong, setting, label):
         fail(msg + " Rank 0 has the right value and the other ranks do not: dist.reduce only delivers the result "
              "to the destination rank; use all_reduce so that every rank gets it.",
              misconception="reduce_not_allreduce")
-    for key, (why, value) in wrong.items():
-        candidate = value(bad) if callable(value) else value
-        if values[bad] is not None and (_near(values[bad], candidate, 1e-9)
-                                        or (math.isnan(values[bad]) and math.isnan(candidate))):
-            fail(msg + " It looks like " + why + ".", misconception=key)
+    # a known mistake is named only when it gives these values on every rank and no other mistake does
+    hits = [key for key, (_, value) in wrong.items() if _matches(values, value)]
+    if len(hits) == 1:
+        fail(msg + " It looks like " + wrong[hits[0]][0] + ".", misconception=hits[0])
     fail(msg)
+
+
+def _matches(values, candidate):
+    """Whether every rank's value is what the mistake gives on that rank (a callable: per rank)."""
+    for rank, v in enumerate(values):
+        c = candidate(rank) if callable(candidate) else candidate
+        if v is None or not (_near(v, c, 1e-9) or (math.isnan(v) and math.isnan(c))):
+            return False
+    return True
 
 
 @pytest.mark.points(3)
@@ -104,6 +112,8 @@ def _accuracy_truth(shards):
     expected = sum(correct) / sum(valid)
     means = [c / v if v else float("nan") for c, v in zip(correct, valid)]
     wrong = {
+        "no_reduce": ("each rank returned its own accuracy: nothing was combined across ranks",
+                      lambda r: means[r]),
         "counts_padding": ("the padding duplicates were counted: only positions where `valid` is True count, "
                            "in the numerator and in the denominator", sum(all_correct) / sum(sizes)),
         "padding_in_denominator": ("the padding duplicates were left in the denominator: divide by the number "
