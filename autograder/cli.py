@@ -34,6 +34,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     from autograder.batch.backends.config import WorkerConfig
     from autograder.batch.runner import BatchError, BatchOptions, grade_batch
     from autograder.grade import default_jobs
+    from autograder.report.text import plural
 
     assignment = load_assignment(args.assignment, Path(args.course) if args.course else None, only=args.exercise)
     out = Path(args.out)
@@ -52,7 +53,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         return 2
     rate = 60 * summary.graded / summary.seconds if summary.seconds else 0
     print(f"\n{len(summary.results)} submissions: {summary.graded} graded now ({rate:.0f}/min on "
-          f"{summary.workers} workers), {summary.reused} already graded, {summary.failed} not gradable, "
+          f"{plural(summary.workers, 'worker')}), {summary.reused} already graded, {summary.failed} not gradable, "
           f"{len(summary.inputs.superseded)} superseded, {len(summary.inputs.problems)} unreadable inputs skipped")
     print(f"Gradebook: {out / 'gradebook.csv'} ({len(summary.results)} submissions)")
     print(f"Class report: {out / 'report.html'}; feedback: {out}/<student>/feedback.html")

@@ -60,6 +60,7 @@ class Entry:
     timestamp: float = 0.0  # seconds since the epoch: the LMS's, else the file's mtime
     name: str = ""  # the person's name as the LMS gives it (display only; ``student`` is the unique id)
     detail: str = ""  # what the LMS's name said (user id, attempt, late), for inputs.csv
+    late: str = ""  # how the LMS marked the file late ("" when it did not): flagged for the TA
     claims: list[str] = field(default_factory=list)  # inner names that claimed another student (ignored)
 
 
@@ -113,6 +114,7 @@ class NameInfo:
     name: str = ""  # the person's name, for display
     orig: str = ""  # the file name the student chose (never trusted)
     detail: str = ""  # how the LMS identified them, for inputs.csv
+    late: str = ""  # how the LMS marked the file late ("" when it did not)
 
 
 def parse_name(name: str) -> NameInfo | None:
@@ -148,7 +150,7 @@ def parse_name(name: str) -> NameInfo | None:
         late = ", late" if m["late"] else ""
         return NameInfo(f"{m['student'].casefold()}_{m['uid']}", "canvas", None, seq, name=m["student"],
                         orig=m["orig"], detail=f"user id {m['uid']}, file {m['fid']}{late}"
-                        + (f", upload -{r[1]}" if r else ""))
+                        + (f", upload -{r[1]}" if r else ""), late="Canvas marked the file LATE" if late else "")
     return None
 
 
@@ -506,7 +508,8 @@ class Expander:
             order = (info.timestamp or 0.0, notebook, info.seq, f.mtime, f.source)
             entries.append(Entry(path=f.path, source=f.source, submission=sub, student=info.student, sha256=digest,
                                  order=order, how=info.how, nbgrader_assignment=f.nbgrader_assignment,
-                                 timestamp=ts, name=info.name, detail=info.detail, claims=who.claims))
+                                 timestamp=ts, name=info.name, detail=info.detail, late=info.late,
+                                 claims=who.claims))
             for c in who.claims:
                 self.out.notes.append(f"{f.source}: {c}")
         self._newest(entries)

@@ -13,6 +13,7 @@ from typing import TextIO
 
 from autograder.printable import printable
 from autograder.report.submission import console_report, protections_report
+from autograder.report.text import sentences
 from autograder.results import SubmissionResult
 
 
@@ -83,7 +84,7 @@ class PlainProgress(Progress):
             return
         what = f"{printable(r.submission)}: {r.total:g} / {r.max_total:g} points ({r.seconds:.1f} s)"
         if r.status != "graded":
-            what += f" {printable(r.status.upper())}: {printable((r.error.splitlines() or [''])[0][:160])}"
+            what += f" {printable(r.status.upper())}: {printable(sentences(r.error))}"
         self.note(f"{head} {what}  | {tail}")
 
 
@@ -110,7 +111,7 @@ class RichProgress(Progress):
             self.note(console_report(r, verbose=True))
         elif r.status != "graded":
             self.note(f"{printable(r.submission)}: {printable(r.status.upper())}: "
-                      f"{printable((r.error.splitlines() or [''])[0][:160])}")
+                      f"{printable(sentences(r.error))}")
         self.bar.update(self.task, advance=1, failed=self.failed, rate=f"{self.rate:.0f}")
 
     def close(self) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -124,8 +125,12 @@ def grade_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOpti
         print(f"{len(inputs.entries)} submissions ({len(inputs.superseded)} superseded, {len(inputs.problems)} "
               f"unreadable): {len(todo)} to grade, {reused} already graded", file=stream, flush=True)
         run_id = store.open_batch(assignment.id, version, opts.argv, len(todo), reused)
-        written, workers = (_grade(assignment, todo, opts, store, version, run_id, stream, later) if todo
-                            else (set(), 0))
+        try:
+            written, workers = (_grade(assignment, todo, opts, store, version, run_id, stream, later) if todo
+                                else (set(), 0))
+        except KeyboardInterrupt:
+            _write_partial(assignment, inputs, store, version, opts, err)
+            raise
         store.close_batch(run_id)
         results = _collect(assignment, inputs, store, version, written, out)
         write_outputs(assignment, inputs, results, opts)
@@ -214,19 +219,46 @@ def _collect(assignment: Assignment, inputs: Inputs, store: Store, version: str,
     return results
 
 
-def write_outputs(assignment: Assignment, inputs: Inputs, results: list[SubmissionResult],
-                  opts: BatchOptions) -> None:
+def _write_partial(assignment: Assignment, inputs: Inputs, store: Store, version: str, opts: BatchOptions,
+                   err: TextIO) -> None:
+    """After Ctrl-C: the gradebook and report of what is stored, and how to finish (the store resumes)."""
+    stored = [store.get(assignment.id, e.student, e.sha256, version) for e in inputs.entries]
+    done = [r for r in stored if r is not None]
+    missing = len(stored) - len(done)
+    try:
+        write_outputs(assignment, inputs, stored, opts,
+                      partial=f"Partial: {missing} of {len(stored)} submissions are not graded yet (the batch "
+                              "was interrupted). Rerun the same command to finish.")
+    except KeyboardInterrupt:  # a second Ctrl-C: the grades stay stored all the same
+        pass
+    print(f"\ninterrupted: {len(done)} of {len(stored)} submissions graded and stored; {opts.out / 'gradebook.csv'} "
+          f"and report.html hold those {len(done)} (partial). Rerun the same command to finish: it grades only "
+          f"the {missing} left.", file=err, flush=True)
+
+
+def write_outputs(assignment: Assignment, inputs: Inputs, all_results: Sequence[SubmissionResult | None],
+                  opts: BatchOptions, *, partial: str = "") -> None:
+    """The gradebook, inputs.csv and report; ``None`` for a submission not graded yet (``partial`` says so)."""
+    from autograder.batch.review import review_class
+
     out = opts.out
+    results = [r for r in all_results if r is not None]
     ordered = sorted(results, key=lambda r: (r.student, r.submission))
-    write_gradebook(ordered, out / "gradebook.csv", assignment.ids, {e.student: e.name for e in inputs.entries})
-    write_inputs_csv(out / "inputs.csv", inputs, results)
+    names = {e.student: e.name for e in inputs.entries}
+    review = review_class(assignment, [e for e, r in zip(inputs.entries, all_results, strict=True) if r is not None])
+    for r in ordered:  # blank, duplicate, late are known only now: those students' feedback says so
+        if review.attention.get(r.student):
+            write_submission(r, out, review.attention[r.student])
+    write_gradebook(ordered, out / "gradebook.csv", assignment.ids, names, review.attention)
+    write_inputs_csv(out / "inputs.csv", inputs, all_results)
     if opts.report:
         from autograder.report.classreport import write_class_report
 
         write_class_report(out / "report.html", ordered, title=assignment.title, exercise_ids=assignment.ids,
                            superseded=[(new.student, old.source, new.source) for old, new in inputs.superseded],
-                           problems=inputs.problems)
-    if opts.nbgrader_db:
+                           problems=inputs.problems, partial=partial, names=names,
+                           attention=review.attention, pairs=review.pairs)
+    if opts.nbgrader_db and not partial:
         from autograder.batch.nbgrader_db import write_scores
 
         nb_assignment = opts.nbgrader_assignment or _common(e.nbgrader_assignment for e in inputs.entries) \
@@ -248,7 +280,7 @@ def _common(values) -> str:
     return vals.pop() if len(vals) == 1 else ""
 
 
-def write_inputs_csv(path: Path, inputs: Inputs, results: list[SubmissionResult]) -> None:
+def write_inputs_csv(path: Path, inputs: Inputs, results: Sequence[SubmissionResult | None]) -> None:
     """Every input and what became of it (graded, superseded, unreadable, ignored), with each choice's reason."""
     from autograder.report.csvfile import write_csv
 
@@ -265,7 +297,8 @@ def write_inputs_csv(path: Path, inputs: Inputs, results: list[SubmissionResult]
         if counted.get(e.source):
             detail += f"; counts over {counted[e.source]} other file(s) of this student"
         detail += "".join(f"; {n}" for n in notes.get(e.source, []))
-        rows.append([e.source, e.student, e.name, "graded" if r.status == "graded" else r.status, detail])
+        fate = "not graded yet" if r is None else "graded" if r.status == "graded" else r.status
+        rows.append([e.source, e.student, e.name, fate, detail])
     for old, new in inputs.superseded:
         detail = inputs.why.get(old.source, f"{new.source} counts")
         detail += "".join(f"; {n}" for n in notes.get(old.source, []))

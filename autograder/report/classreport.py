@@ -13,14 +13,18 @@ import base64
 import io
 import re
 import statistics
-from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
+from autograder.report.attention import KINDS, Attention
 from autograder.report.files import write_atomic
 from autograder.report.html import esc as _e
 from autograder.report.html import page as _page
+from autograder.report.similarity import THRESHOLD, SimilarPair, marked_html
+from autograder.report.submission import submission_dir
 from autograder.report.text import first_line
 from autograder.report.text import pts as _pts
 from autograder.results import SubmissionResult
@@ -50,12 +54,21 @@ class TestStats:
 
 @dataclass
 class Misconception:
+    """One mistake, however many tests showed it: the tests and the students under it."""
+
     exercise: str
-    test: str
-    pattern: str
-    count: int
+    key: str  # the suite's misconception key, or the message with its numbers blanked where the suite gave none
     example: str
-    students: list[str] = field(default_factory=list)
+    tests: dict[str, int] = field(default_factory=dict)  # test name -> students who failed it this way
+    students: list[str] = field(default_factory=list)  # each student once
+
+    @property
+    def count(self) -> int:
+        return len(self.students)
+
+    @property
+    def test(self) -> str:
+        return ", ".join(self.tests)
 
 
 @dataclass
@@ -85,7 +98,7 @@ def class_stats(results: Sequence[SubmissionResult], exercise_ids: list[str] | N
     ids = list(exercise_ids or [])
     titles: dict[str, str] = {}
     tests: dict[tuple[str, str], TestStats] = {}
-    groups: dict[tuple[str, str, str], list[tuple[str, str]]] = defaultdict(list)
+    groups: dict[tuple[str, str], Misconception] = {}
     errors: list[ErrorRow] = []
     for r in results:
         who = r.student or r.submission
@@ -114,14 +127,16 @@ def class_stats(results: Sequence[SubmissionResult], exercise_ids: list[str] | N
                 ts.attempts += 1
                 if t.status != "passed":
                     ts.failed += 1
-                    if t.message:
-                        groups[(e.id, t.name, normalise(t.message))].append((who, t.message))
+                    if t.message and not _is_generic(t.message):
+                        key = t.misconception or normalise(t.message)
+                        m = groups.setdefault((e.id, key), Misconception(e.id, key, t.message))
+                        m.tests[t.name] = m.tests.get(t.name, 0) + 1
+                        if who not in m.students:
+                            m.students.append(who)
                     kind = _error_kind(t.status, t.message)
                     if kind:
                         errors.append(ErrorRow(who, kind, f"{e.id}: {t.name}", first_line(t.message, 240)))
-    mis = [Misconception(ex, name, pat, len(v), v[0][1], [w for w, _ in v]) for (ex, name, pat), v in groups.items()
-           if not _is_generic(v[0][1])]
-    mis.sort(key=lambda m: (-m.count, m.exercise, m.test))
+    mis = sorted(groups.values(), key=lambda m: (-m.count, m.exercise, m.key))
     order = {e: i for i, e in enumerate(ids)}
     test_list = sorted(tests.values(), key=lambda t: (order.get(t.exercise, 1e9), t.name))
     errors.sort(key=lambda e: (e.kind, e.student))
@@ -163,87 +178,230 @@ def import_plotting() -> None:
 
 
 def _plots(stats: ClassStats) -> dict[str, str]:
+    out: dict[str, str] = {}
+    if stats.graded:
+        out["scores"] = _png(scores_figure(stats))
+        out["exercises"] = _png(exercises_figure(stats))
+        fig = failing_tests_figure(stats)
+        if fig is not None:
+            out["tests"] = _png(fig)
+    return out
+
+
+def scores_figure(stats: ClassStats):
     import_plotting()
     import matplotlib.pyplot as plt
 
-    out: dict[str, str] = {}
     graded = stats.graded
-    if graded:
-        fig, ax = plt.subplots(figsize=(7, 3.2))
-        scores = [100 * r.total / r.max_total if r.max_total else 0 for r in graded]
-        ax.hist(scores, bins=[i * 5 for i in range(21)], color="#4c72b0", edgecolor="white")
-        ax.set_xlabel("score (% of the maximum)")
-        ax.set_ylabel("students")
-        ax.set_title(f"Score distribution ({len(graded)} graded submissions)")
-        out["scores"] = _png(fig)
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    scores = [100 * r.total / r.max_total if r.max_total else 0 for r in graded]
+    ax.hist(scores, bins=[i * 5 for i in range(21)], color="#4c72b0", edgecolor="white")
+    ax.set_xlabel("score (% of the maximum)")
+    ax.set_ylabel("students")
+    ax.set_title(f"Score distribution ({len(graded)} graded submissions)")
+    return fig
 
-        fig, ax = plt.subplots(figsize=(7, 0.45 * len(stats.exercise_ids) + 1))
-        means, fails = [], []
-        for ex in stats.exercise_ids:
-            got = [e for r in graded for e in r.exercises if e.id == ex and e.max_points]
-            means.append(100 * statistics.mean(e.points / e.max_points for e in got) if got else 0)
-            fails.append(100 * sum(e.points < e.max_points for e in got) / len(got) if got else 0)
-        y = range(len(stats.exercise_ids))
-        ax.barh([i + 0.2 for i in y], means, height=0.4, label="mean score %", color="#55a868")
-        ax.barh([i - 0.2 for i in y], fails, height=0.4, label="students losing points %", color="#c44e52")
-        ax.set_yticks(list(y), stats.exercise_ids)
-        ax.invert_yaxis()
-        ax.set_xlim(0, 100)
-        ax.legend(loc="lower right", fontsize=8)
-        ax.set_title("Per exercise")
-        out["exercises"] = _png(fig)
 
-        worst = sorted((t for t in stats.tests if t.attempts), key=lambda t: -t.rate)[:25]
-        if worst:
-            fig, ax = plt.subplots(figsize=(8, 0.32 * len(worst) + 1))
-            labels = [f"{t.exercise}: {t.name[:60]}" for t in worst]
-            ax.barh(range(len(worst)), [100 * t.rate for t in worst], color="#c44e52")
-            ax.set_yticks(range(len(worst)), labels, fontsize=8)
-            ax.invert_yaxis()
-            ax.set_xlim(0, 100)
-            ax.set_xlabel("% of graded submissions failing")
-            ax.set_title("Tests failed most often")
-            out["tests"] = _png(fig)
-    return out
+def exercises_figure(stats: ClassStats):
+    """Mean score and share losing points per exercise; the legend sits above the axes, never on a bar."""
+    import_plotting()
+    import matplotlib.pyplot as plt
+
+    graded = stats.graded
+    fig, ax = plt.subplots(figsize=(7, 0.45 * len(stats.exercise_ids) + 1))
+    means, fails = [], []
+    for ex in stats.exercise_ids:
+        got = [e for r in graded for e in r.exercises if e.id == ex and e.max_points]
+        means.append(100 * statistics.mean(e.points / e.max_points for e in got) if got else 0)
+        fails.append(100 * sum(e.points < e.max_points for e in got) / len(got) if got else 0)
+    y = range(len(stats.exercise_ids))
+    ax.barh([i + 0.2 for i in y], means, height=0.4, label="mean score %", color="#55a868")
+    ax.barh([i - 0.2 for i in y], fails, height=0.4, label="students losing points %", color="#c44e52")
+    ax.set_yticks(list(y), stats.exercise_ids)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("%")
+    ax.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncol=2, fontsize=8, frameon=False)  # above the bars
+    return fig
+
+
+def failing_tests_figure(stats: ClassStats, worst_n: int = 25):
+    """The tests failed most often; each label whole (wrapped, never cut), the figure as tall as they need."""
+    import textwrap
+
+    import_plotting()
+    import matplotlib.pyplot as plt
+
+    worst = sorted((t for t in stats.tests if t.attempts), key=lambda t: -t.rate)[:worst_n]
+    if not worst:
+        return None
+    labels = [textwrap.fill(f"{t.exercise}: {t.name}", 60, break_long_words=True) for t in worst]
+    lines = sum(label.count("\n") + 1 for label in labels)
+    fig, ax = plt.subplots(figsize=(9, 0.2 * lines + 0.15 * len(worst) + 1))
+    ax.barh(range(len(worst)), [100 * t.rate for t in worst], color="#c44e52")
+    ax.set_yticks(range(len(worst)), labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("% of graded submissions failing")
+    ax.set_title("Tests failed most often")
+    return fig
 
 
 # ---------------------------------------------------------------------- the page
 def class_report_html(results: Sequence[SubmissionResult], *, title: str, exercise_ids: list[str] | None = None,
                       superseded: Sequence[tuple[str, str, str]] = (), problems: Sequence[str] = (),
-                      top: int = 20, plots: bool | None = None) -> str:
+                      top: int = 20, plots: bool | None = None, names: Mapping[str, str] | None = None,
+                      attention: Mapping[str, Sequence[Attention]] | None = None,
+                      pairs: Sequence[SimilarPair] | None = None, partial: str = "") -> str:
     """``superseded``: (student, older source, the source that counts); ``problems``: unreadable inputs.
 
     ``plots``: draw the charts (default: only for a class, i.e. more than one
     submission; for one student they say nothing the tables do not, and cost
-    a second and a half of matplotlib).
+    a second and a half of matplotlib). ``names``: each student's name as the
+    LMS gave it; ``attention``: blank, duplicate, late per student (:mod:`.attention`);
+    ``pairs``: near-identical code (:mod:`.similarity`; None: not looked for);
+    ``partial``: why the report is not the whole class yet (an interrupted batch).
     """
     stats = class_stats(results, exercise_ids)
+    attention = attention or {}
     draw = len(stats.results) > 1 if plots is None else plots
     images = _plots(stats) if draw else {}
     graded = stats.graded
     totals = [r.total for r in graded]
     max_total = max((r.max_total for r in graded), default=0)
     b: list[str] = [f"<h1>{_e(title)}: class report</h1>"]
+    if partial:
+        b.append(f"<p class=\"partial\">{_e(partial)}</p>")
     cards: list[tuple[str, object]] = [("submissions", len(stats.results)), ("graded", len(graded)),
              ("not gradable", len(stats.results) - len(graded))]
     if totals:
         cards += [("mean", f"{statistics.mean(totals):.1f} / {_pts(max_total)}"),
                   ("median", f"{statistics.median(totals):g} / {_pts(max_total)}"),
                   ("full marks", sum(r.total >= r.max_total for r in graded))]
+    for kind in KINDS:
+        cards.append((kind, sum(any(a.kind == kind for a in attention.get(_who(r), ())) for r in stats.results)))
+    if pairs is not None:
+        cards.append(("similar pairs", len(pairs)))
     b.append("<div class=\"cards\">" + "".join(f"<div class=\"card\">{_e(k)}<b>{_e(v)}</b></div>" for k, v in cards)
              + "</div>")
     if not draw:
         b.append("<p class=\"muted\">Charts are drawn for a class (more than one submission); "
                  "the tables below say it all for one.</p>")
+    b += _students_section(stats, names or {}, attention, pairs or [])
     b += _scores_section(stats, images)
     b += _exercises_section(stats, images)
     b += _tests_section(stats, images)
     b += _misconceptions_section(stats, top)
     b += _slowest_section(stats)
     b += _errors_section(stats)
-    b += _flagged_section(stats)
+    b += _flagged_section(stats, attention)
+    b += _similarity_section(pairs)
     b += _inputs_section(superseded, problems)
-    return _page(f"{title}: class report", "\n".join(b))
+    return _page(f"{title}: class report", "\n".join(b), script=SORT_SCRIPT)
+
+
+def _who(r: SubmissionResult) -> str:
+    return r.student or r.submission
+
+
+# Click a header to sort by it (again: the other way). Numbers sort by value (``data-sort``), text as text.
+SORT_SCRIPT = """
+document.querySelectorAll("table.sortable").forEach(function (table) {
+  var heads = table.tHead.rows[0].cells;
+  Array.prototype.forEach.call(heads, function (th, col) {
+    th.addEventListener("click", function () {
+      var dir = th.getAttribute("aria-sort") === "ascending" ? "descending" : "ascending";
+      Array.prototype.forEach.call(heads, function (h) { h.removeAttribute("aria-sort"); });
+      th.setAttribute("aria-sort", dir);
+      var numeric = th.dataset.type === "num", body = table.tBodies[0];
+      var rows = Array.prototype.slice.call(body.rows);
+      function key(row) {
+        var cell = row.cells[col], v = cell.dataset.sort !== undefined ? cell.dataset.sort : cell.textContent;
+        return numeric ? parseFloat(v) : v.trim().toLowerCase();
+      }
+      rows.sort(function (a, b) {
+        var x = key(a), y = key(b), c = numeric ? x - y : x.localeCompare(y);
+        return dir === "ascending" ? c : -c;
+      });
+      rows.forEach(function (row) { body.appendChild(row); });
+    });
+  });
+});
+"""
+
+
+def feedback_href(r: SubmissionResult) -> str:
+    """The student's feedback page, relative to report.html (both live in the batch's --out folder)."""
+    return quote(submission_dir(r, Path(".")).name) + "/feedback.html"
+
+
+def _students_section(stats: ClassStats, names: Mapping[str, str], attention: Mapping[str, Sequence[Attention]],
+                      pairs: Sequence[SimilarPair]) -> list[str]:
+    """Every submission, one sortable row each, linking to the student's feedback: the page a TA opens first."""
+    similar: dict[str, list[tuple[int, str]]] = {}
+    for n, p in enumerate(pairs, start=1):
+        similar.setdefault(p.a.student, []).append((n, p.b.student))
+        similar.setdefault(p.b.student, []).append((n, p.a.student))
+    b = [f"<h2 id=\"students\">Students ({len(stats.results)})</h2>",
+         "<p class=\"muted\">Click a column's header to sort by it. Each student links to their feedback page.</p>",
+         "<div class=\"wide\"><table class=\"sortable students\"><thead><tr><th>student</th><th>name</th>"
+         "<th data-type=\"num\">total</th><th>status</th><th>flags</th>"
+         + "".join(f"<th data-type=\"num\" title=\"{_e(stats.titles.get(ex, ''))}\">{_e(ex)}</th>"
+                   for ex in stats.exercise_ids)
+         + "</tr></thead><tbody>"]
+    for r in sorted(stats.results, key=lambda r: _who(r)):
+        who = _who(r)
+        pts = {e.id: e for e in r.exercises}
+        cells = [f"<td><a href=\"{_e(feedback_href(r))}\">{_e(who)}</a></td>", f"<td>{_e(names.get(who, ''))}</td>",
+                 f"<td class=\"num\" data-sort=\"{r.total:g}\">{_pts(r.total)} / {_pts(r.max_total)}</td>"]
+        cells.append(f"<td>{_e(r.status.replace('_', ' '))}</td>")
+        flags = [f"<span class=\"flag {_e(a.kind)}\" title=\"{_e(a.staff)}\">{_e(a.kind)}</span>"
+                 for a in attention.get(who, ())]
+        if r.flags:
+            flags.append(f"<span class=\"flag tamper\" title=\"{_e(r.review)}\">touches the grader</span>")
+        if r.grader_errors:
+            flags.append("<span class=\"flag grader\">grader error</span>")
+        flags += [f"<a class=\"flag similar\" href=\"#pair-{n}\">similar to {_e(other)}</a>"
+                  for n, other in similar.get(who, [])]
+        cells.append(f"<td class=\"flags\">{' '.join(flags)}</td>")
+        for ex in stats.exercise_ids:
+            e = pts.get(ex)
+            cells.append(f"<td class=\"num\" data-sort=\"{e.points:g}\">{_pts(e.points)}</td>" if e
+                         else "<td class=\"num\" data-sort=\"-1\"></td>")
+        b.append("<tr>" + "".join(cells) + "</tr>")
+    b.append("</tbody></table></div>")
+    return b
+
+
+def _similarity_section(pairs: Sequence[SimilarPair] | None) -> list[str]:
+    """Pairs of near-identical code, side by side, the shared regions marked."""
+    b = [f"<h2 id=\"similarity\">Similar code ({'not looked for' if pairs is None else len(pairs)})</h2>"]
+    if pairs is None:
+        return b
+    b.append(f"<p class=\"muted\">Pairs whose own code (the stub's lines, comments and check cells left out) is "
+             f"at least {100 * THRESHOLD:.0f}% shared, each way, by winnowing fingerprints (MOSS's algorithm, "
+             "via copydetect): renaming variables, reordering functions and editing comments do not hide a copy. "
+             "Shared regions are marked. A pair is a reason to read both, not a verdict.</p>")
+    if not pairs:
+        b.append("<p class=\"muted\">None.</p>")
+        return b
+    b.append("<table class=\"sortable pairs\"><thead><tr><th data-type=\"num\">pair</th><th>student</th>"
+             "<th>student</th><th data-type=\"num\">shared</th></tr></thead><tbody>")
+    for n, p in enumerate(pairs, start=1):
+        b.append(f"<tr><td class=\"num\" data-sort=\"{n}\"><a href=\"#pair-{n}\">{n}</a></td>"
+                 f"<td>{_e(p.a.student)}</td><td>{_e(p.b.student)}</td>"
+                 f"<td class=\"num\" data-sort=\"{p.similarity:.4f}\">{100 * p.a.similarity:.0f}% / "
+                 f"{100 * p.b.similarity:.0f}%</td></tr>")
+    b.append("</tbody></table>")
+    for n, p in enumerate(pairs, start=1):
+        b.append(f"<h3 id=\"pair-{n}\">Pair {n}: {_e(p.a.student)} and {_e(p.b.student)}</h3>"
+                 "<div class=\"pair\">")
+        for side in (p.a, p.b):
+            b.append(f"<div class=\"side\"><div class=\"muted\">{_e(side.student)}: "
+                     f"{100 * side.similarity:.0f}% of this code is shared</div>"
+                     f"<pre class=\"code\">{marked_html(side.code, side.marks)}</pre></div>")
+        b.append("</div>")
+    return b
 
 
 def _scores_section(stats: ClassStats, plots: dict[str, str]) -> list[str]:
@@ -302,11 +460,14 @@ def _misconceptions_section(stats: ClassStats, top: int) -> list[str]:
     b.append("<p class=\"muted\">The same failure message given to several students (numbers aside): "
              "what to go over in class.</p>")
     if stats.misconceptions:
-        b.append("<table><tr><th>students</th><th>exercise / test</th><th>what they were told</th></tr>")
+        b.append("<table class=\"misconceptions\"><tr><th>students</th><th>exercise</th><th>what they were told "
+                 "(one example)</th><th>tests that showed it</th><th>who</th></tr>")
         for m in stats.misconceptions[:top]:
             share = 100 * m.count / len(graded) if graded else 0
-            b.append(f"<tr><td class=\"num\">{m.count} ({share:.0f}%)</td><td>{_e(m.exercise)}<br>"
-                     f"<span class=\"muted\">{_e(m.test)}</span></td><td><pre>{_e(m.example[:600])}</pre></td></tr>")
+            tests = "".join(f"<li>{_e(name)} <span class=\"muted\">({n})</span></li>" for name, n in m.tests.items())
+            b.append(f"<tr><td class=\"num\">{m.count} ({share:.0f}%)</td><td>{_e(m.exercise)}</td>"
+                     f"<td><pre>{_e(m.example[:600])}</pre></td><td><ul class=\"tests\">{tests}</ul></td>"
+                     f"<td>{_e(', '.join(m.students))}</td></tr>")
         b.append("</table>")
     else:
         b.append("<p class=\"muted\">No failures with a diagnosis.</p>")
@@ -347,18 +508,22 @@ def _errors_section(stats: ClassStats) -> list[str]:
     return b
 
 
-def _flagged_section(stats: ClassStats) -> list[str]:
-    """Submissions whose code touches the grader (tamper evidence); points are as measured."""
+def _flagged_section(stats: ClassStats, attention: Mapping[str, Sequence[Attention]]) -> list[str]:
+    """What a TA must look at: blank, duplicate and late submissions, and code that touches the grader."""
     b: list[str] = []
-    flagged = [r for r in stats.results if r.flags]
-    b.append(f"<h2>Flagged for review ({len(flagged)})</h2>")
-    b.append("<p class=\"muted\">Code that touches the grader or the interpreter's internals (tamper "
-             "evidence found by the judge's scan of the source). Points are as measured; read the cells.</p>")
+    flagged = [r for r in stats.results if r.flags or attention.get(_who(r))]
+    b.append(f"<h2 id=\"flagged\">Flagged for review ({len(flagged)})</h2>")
+    b.append("<p class=\"muted\">Blank submissions (the stub unchanged), byte-identical files, late files, and "
+             "code that touches the grader or the interpreter's internals (tamper evidence found by the judge's "
+             "scan of the source). Points are as measured; read the cells.</p>")
     if flagged:
-        b.append("<table><tr><th>student</th><th>where</th><th>why</th></tr>")
+        b.append("<table><tr><th>student</th><th>what</th><th>where</th><th>why</th></tr>")
         for r in flagged:
+            for a in attention.get(_who(r), ()):
+                b.append(f"<tr><td>{_e(_who(r))}</td><td>{_e(a.kind)}</td><td>the submission</td>"
+                         f"<td>{_e(a.staff)}</td></tr>")
             for f in r.flags:
-                b.append(f"<tr><td>{_e(r.student or r.submission)}</td><td>{_e(f.where)}</td>"
+                b.append(f"<tr><td>{_e(_who(r))}</td><td>touches the grader</td><td>{_e(f.where)}</td>"
                          f"<td>{_e(f.reason)}</td></tr>")
         b.append("</table>")
     else:

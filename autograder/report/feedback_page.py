@@ -6,14 +6,17 @@ never part of a result, so it cannot appear here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from autograder.report.attention import Attention
 from autograder.report.html import esc as _e
 from autograder.report.html import page as _page
 from autograder.report.text import pts as _pts
 from autograder.results import SubmissionResult
 
 
-def feedback_html(r: SubmissionResult) -> str:
-    """One student's feedback page (the HTML twin of feedback.md)."""
+def feedback_html(r: SubmissionResult, attention: Sequence[Attention] = ()) -> str:
+    """One student's feedback page (the HTML twin of feedback.md); ``attention``: blank, duplicate, late."""
     who = r.student or r.submission
     return _page(f"Feedback: {who}", f"<h1>Feedback: {_e(who)}</h1>\n" + feedback_body(r))
 
@@ -23,6 +26,9 @@ def feedback_body(r: SubmissionResult) -> str:
     out = [f"<p class=\"score\">Score: {_pts(r.total)} / {_pts(r.max_total)}</p>"]
     if r.error:
         out.append(f"<p class=\"fail\">{_e(r.error)}</p>")
+    if attention:
+        out.append("<h2>For staff to look at</h2><ul class=\"attention\">"
+                   + "".join(f"<li data-kind=\"{_e(a.kind)}\">{_e(a.student)}</li>" for a in attention) + "</ul>")
     if r.flags:
         out.append("<h2>Flagged for review</h2><p>Your code touches the grader or the interpreter's internals "
                    "in the places below, so a member of staff will look at it. Your points are as measured.</p><ul>")

@@ -18,6 +18,15 @@ pre { background: #f6f8fa; padding: .6rem; overflow-x: auto; white-space: pre-wr
 .score { font-size: 1.3rem; font-weight: 600; } img { max-width: 100%; }
 .cards { display: flex; gap: 1rem; flex-wrap: wrap; } .card { border: 1px solid #ddd; border-radius: .4rem;
 padding: .5rem .9rem; } .card b { display: block; font-size: 1.3rem; }
+table.sortable th { cursor: pointer; user-select: none; }
+table.sortable th[aria-sort=ascending]::after { content: " \\25B2"; }
+table.sortable th[aria-sort=descending]::after { content: " \\25BC"; }
+.flag { display: inline-block; border-radius: .3rem; padding: 0 .35rem; margin: 0 .15rem .1rem 0; font-size: .8rem;
+        background: #fff1c2; } .flag.blank { background: #e8e8ee; }
+.flag.duplicate, .flag.similar { background: #ffd6d6; }
+.flag.late { background: #dbeafe; } .partial { background: #fff1c2; padding: .5rem .8rem; border-radius: .4rem; }
+.pair { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; } .pair pre { max-height: 32rem; overflow: auto; }
+mark { background: #ffe08a; } .wide { overflow-x: auto; } td.flags { min-width: 9rem; }
 """
 
 
@@ -26,8 +35,9 @@ def esc(s: object) -> str:
     return html.escape(printable(s, lines=True))
 
 
-def page(title: str, body: str) -> str:
-    """A whole, self-contained HTML page (inline CSS, no external resources)."""
+def page(title: str, body: str, script: str = "") -> str:
+    """A whole, self-contained HTML page (inline CSS and script, no external resources)."""
+    js = f"<script>{script}</script>" if script else ""
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{esc(title)}</title>"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><style>{CSS}</style></head>"
-            f"<body>\n{body}\n</body></html>\n")
+            f"<body>\n{body}\n{js}</body></html>\n")

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from autograder.printable import printable
+from autograder.report.attention import Attention
 from autograder.report.feedback_page import feedback_html
 from autograder.report.files import write_atomic
 from autograder.report.text import md_block, md_inline
@@ -102,27 +104,34 @@ def submission_dir(r: SubmissionResult, out: Path) -> Path:
     return out / safe_name(r.student or r.submission)
 
 
-def write_submission(r: SubmissionResult, out: Path) -> Path:
-    """results.json (Gradescope), feedback.md and feedback.html: what the student gets."""
+def write_submission(r: SubmissionResult, out: Path, attention: Sequence[Attention] = ()) -> Path:
+    """results.json (Gradescope), feedback.md and feedback.html: what the student gets.
+
+    ``attention`` (blank, duplicate, late) is known only once the class is in: the batch writes the
+    feedback again then, for the students it concerns.
+    """
     d = submission_dir(r, out)
     d.mkdir(parents=True, exist_ok=True)
     write_atomic(d / "results.json", json.dumps(gradescope_results(r), indent=2))
-    write_atomic(d / "feedback.md", feedback_markdown(r))
-    write_atomic(d / "feedback.html", feedback_html(r))
+    write_atomic(d / "feedback.md", feedback_markdown(r, attention))
+    write_atomic(d / "feedback.html", feedback_html(r, attention))
     return d
 
 
-def feedback_markdown(r: SubmissionResult) -> str:
+def feedback_markdown(r: SubmissionResult, attention: Sequence[Attention] = ()) -> str:
     """What a student reads: per exercise and test, points and the teaching message; never test code.
 
     Student- and LMS-derived text (names, errors, messages, flags) is never
     rendered: inline it is escaped (:func:`md_inline`), blocks are fenced
     with a fence longer than any backtick run inside (:func:`md_block`).
+    ``attention``: blank, duplicate, late (what staff will look at).
     """
     out = [f"# Feedback: {md_inline(r.student or r.submission)}", "",
            f"**Score: {_pts(r.total)} / {_pts(r.max_total)}**", ""]
     if r.error:
         out += [*md_block(r.error), ""]
+    if attention:
+        out += ["## For staff to look at", ""] + [f"- {md_inline(a.student)}" for a in attention] + [""]
     if r.flags:
         out += ["## Flagged for review", "",
                 "Your code touches the grader or the interpreter's internals in the places below, so a "

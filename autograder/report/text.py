@@ -44,3 +44,29 @@ def md_block(s: object) -> list[str]:
     longest = max((len(m.group()) for m in _BACKTICKS.finditer(text)), default=0)
     fence = "`" * max(3, longest + 1)
     return [fence + "text", text, fence]
+
+def sentences(s: str, limit: int = 400) -> str:
+    """``s`` on one line, as whole sentences up to ``limit`` characters: a console line never stops mid-sentence.
+
+    At least the first sentence is kept; one longer than ``limit`` is cut at a word and marked "...".
+    """
+    text = " ".join((s or "").split())
+    if len(text) <= limit:
+        return text
+    kept = ""
+    for m in _SENTENCE_END.finditer(text):
+        if m.end() > limit:
+            break
+        kept = text[: m.end()].rstrip()
+    if kept:
+        return kept
+    cut = text[: limit - 3].rsplit(" ", 1)[0]
+    return cut + "..."
+
+
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 worker``, ``2 workers``."""
+    return f"{n} {word if n == 1 else many or word + 's'}"

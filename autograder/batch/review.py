@@ -1,0 +1,44 @@
+"""The class-level review of a batch: blank, duplicate and late submissions, and pairs of near-identical code.
+
+Read from the submission files (as data: nothing runs) once every result is
+in, and rendered by the gradebook, the class report and the feedback pages
+(:mod:`autograder.report.attention`, :mod:`autograder.report.similarity`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from autograder.assignment import Assignment
+from autograder.batch.inputs import Entry
+from autograder.load import LoadError, load
+from autograder.report.attention import Attention, Submitted, class_attention
+from autograder.report.similarity import SimilarPair, own_code, similar_pairs
+
+
+@dataclass
+class ClassReview:
+    attention: dict[str, list[Attention]] = field(default_factory=dict)  # per student id
+    pairs: list[SimilarPair] = field(default_factory=list)
+
+
+def stub_code(assignment: Assignment) -> str:
+    """What every student was given: each exercise's stub, as the notebook holds it."""
+    return "\n\n".join(ex.stub.read_text() for ex in assignment.exercises if ex.stub.exists())
+
+
+def submission_code(entry: Entry) -> str | None:
+    """A submission's code cells, joined (None when the file cannot be read: its result says why)."""
+    try:
+        return "\n\n".join(c.source for c in load(entry.path).cells)
+    except (LoadError, OSError):
+        return None
+
+
+def review_class(assignment: Assignment, entries: list[Entry]) -> ClassReview:
+    stub = stub_code(assignment)
+    subs = [Submitted(e.student, e.sha256, submission_code(e), e.late) for e in entries]
+    attention = class_attention(subs, stub)
+    blank = {s for s, found in attention.items() if any(a.kind == "blank" for a in found)}
+    own = {s.student: own_code(s.code, stub) for s in subs if s.code is not None and s.student not in blank}
+    return ClassReview(attention, similar_pairs(own))

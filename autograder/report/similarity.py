@@ -1,0 +1,240 @@
+"""Which submissions share their code: winnowing fingerprints (MOSS's algorithm), as copydetect implements it.
+
+Only what a student wrote is compared: the stub's own lines, comments, blank
+lines and the notebook's check cells are taken out first (the lines
+:func:`own_code` keeps). The rest is normalised
+as copydetect does: every variable or function name becomes one letter and
+every string another, so renaming changes nothing, and comments and layout
+are dropped, so editing them changes nothing. Attribute names (``.view``,
+``.reshape``) and builtins stay: a copier cannot rename the API, and two
+independent solutions differ most in which calls they chose. copydetect's
+winnowing then selects the fingerprints (a set, so reordering functions
+changes little), and its overlap functions give each pair's shared share
+and regions. As in MOSS, a fingerprint that many submissions share is an
+idiom of the exercise, not a copy, and is left out.
+
+The normalising splits Python's tokens with one regular expression instead
+of copydetect's Pygments lexer, which takes a tenth of a second per notebook
+(half a minute for a class of 300); the pattern never fails on code cut out
+of its blocks or with a syntax error, and it tells attribute names apart. Pairs are found without comparing
+all n² of them one by one: only fingerprints held by two or more
+submissions can make a pair, so the submissions-by-shared-fingerprints
+matrix is small, and one product of it with itself counts every pair's
+shared fingerprints. Only the pairs sharing enough are compared in full.
+"""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from autograder.report.attention import code_lines
+
+K = 25  # copydetect's noise threshold: a match shorter than this (in normalised characters) is never seen
+GUARANTEE = 30  # a match this long is always seen (the winnowing window follows from the two)
+THRESHOLD = 0.7  # a pair is listed when each side's code is at least this share shared with the other
+COMMON_SHARE = 0.3  # a fingerprint in more than this share of a class (and more than MIN_COMMON) is an idiom
+MIN_COMMON = 4
+_BUILTINS = frozenset(dir(builtins))
+
+
+@dataclass
+class Side:
+    student: str
+    similarity: float  # the share of this side's code (fingerprinted characters) found in the other
+    code: str  # what the student wrote (the stub's lines left out), as shown
+    marks: list[tuple[int, int]] = field(default_factory=list)  # [start, end) character spans of ``code`` shared
+
+
+@dataclass
+class SimilarPair:
+    a: Side
+    b: Side
+
+    @property
+    def similarity(self) -> float:
+        return min(self.a.similarity, self.b.similarity)
+
+
+@dataclass
+class Fingerprint:
+    code: str
+    normalised: str
+    where: list[tuple[int, int]]  # per normalised character: the [start, end) of its token in ``code``
+    hashes: set
+    hash_idx: dict
+    coverage: float
+
+
+# Python's tokens, as one pattern: strings (any prefix, triple-quoted too, unterminated ones to the line's end),
+# comments, names, numbers, then any other non-blank character (an operator). Matching never fails, so code
+# cut out of its blocks or with a syntax error is still compared.
+_TOKEN = re.compile(r"""
+    (?P<string>(?:[rRbBuUfF]{0,2})(?:\'\'\'[\s\S]*?(?:\'\'\'|\Z)|\"\"\"[\s\S]*?(?:\"\"\"|\Z)
+                |'(?:\\.|[^'\\\n])*(?:'|$)|"(?:\\.|[^"\\\n])*(?:"|$)))
+  | (?P<comment>\#[^\n]*)
+  | (?P<name>[^\W\d]\w*)
+  | (?P<number>\d[\w.]*|\.\d[\w.]*)
+  | (?P<op>\S)
+""", re.VERBOSE | re.MULTILINE)
+_KEYWORDS = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
+
+
+def normalise(code: str) -> tuple[str, list[tuple[int, int]]]:
+    """copydetect's normalisation (names -> V, functions -> F, classes -> O, strings -> S, no comments or
+    layout), with each normalised character's token span in ``code``."""
+    out: list[str] = []
+    where: list[tuple[int, int]] = []
+    prev = ""
+    for m in _TOKEN.finditer(code):
+        kind, text = m.lastgroup, m.group()
+        if kind == "comment":
+            continue
+        word = text
+        if kind == "name" and text not in _KEYWORDS:
+            if prev in ("def", "class"):
+                word = "F" if prev == "def" else "O"
+            elif prev != "." and text not in _BUILTINS:
+                word = "V"
+        elif kind == "string":
+            word = "S"
+        out.append(word)
+        where += [m.span()] * len(word)
+        prev = text
+    return "".join(out), where
+
+
+def own_code(code: str, stub: str) -> str:
+    """What the student wrote: ``code`` without the stub's lines, comments, docstrings, blank lines, check cells.
+
+    A line counts as the stub's when it is one of its lines, or is one once normalised (a stub line with its
+    arguments renamed); indentation is kept, for reading.
+    """
+    given = set(code_lines(stub))
+    given_norm = {normalise(ln)[0] for ln in given}
+    lines = code.split("\n")
+    prose = _docstring_lines(code)
+    keep = []
+    for i, ln in enumerate(lines):
+        s = ln.strip()
+        if i not in prose and code_lines(s) and s not in given and normalise(s)[0] not in given_norm:
+            keep.append(ln.rstrip())
+    return "\n".join(keep)
+
+
+def _docstring_lines(code: str) -> set[int]:
+    """The lines (0-based) of strings that stand alone as statements: docstrings, which are comments here."""
+    out: set[int] = set()
+    for m in _TOKEN.finditer(code):
+        if m.lastgroup != "string":
+            continue
+        start, end = m.span()
+        line_start = code.rfind("\n", 0, start) + 1
+        line_end = code.find("\n", end)
+        line_end = len(code) if line_end < 0 else line_end
+        if code[line_start:start].strip() == "" and code[end:line_end].strip() == "":
+            first = code.count("\n", 0, start)
+            out.update(range(first, first + code.count("\n", start, end) + 1))
+    return out
+
+
+def fingerprint(code: str) -> Fingerprint:
+    from copydetect.utils import get_document_fingerprints, get_token_coverage
+
+    norm, where = normalise(code)
+    hashes, idx = get_document_fingerprints(norm, K, GUARANTEE - K + 1)
+    return Fingerprint(code, norm, where, set(hashes), idx, get_token_coverage(idx, K, len(norm)))
+
+
+def compare(a: Fingerprint, b: Fingerprint) -> tuple[tuple[float, float], tuple[list, list]]:
+    """Each side's shared share, and its shared spans in its code (copydetect's overlap and slices)."""
+    import numpy as np
+    from copydetect.utils import find_fingerprint_overlap, get_copied_slices
+
+    idx_a, idx_b = find_fingerprint_overlap(a.hashes, b.hashes, a.hash_idx, b.hash_idx)
+    sims, spans = [], []
+    for fp, idx in ((a, idx_a), (b, idx_b)):
+        sl = get_copied_slices(np.asarray(idx, dtype=np.int64), K)
+        shared = float(np.sum(sl[1] - sl[0])) if len(sl[0]) else 0.0
+        sims.append(shared / fp.coverage if fp.coverage else 0.0)
+        spans.append([(fp.where[int(s)][0], fp.where[min(int(e), len(fp.where)) - 1][1])
+                      for s, e in zip(sl[0], sl[1], strict=True)])
+    return (sims[0], sims[1]), (spans[0], spans[1])
+
+
+def similar_pairs(codes: Mapping[str, str], *, threshold: float = THRESHOLD,
+                  common_share: float = COMMON_SHARE) -> list[SimilarPair]:
+    """Pairs of students whose code is near-identical, most similar first.
+
+    ``codes``: what each student wrote (:func:`own_code` of their notebook).
+    """
+    import numpy as np
+    from copydetect.utils import get_token_coverage
+
+    students = sorted(s for s in codes if codes[s].strip())
+    prints = [fingerprint(codes[s]) for s in students]
+    n = len(students)
+    if n < 2:
+        return []
+    held: dict[int, list[int]] = {}
+    for i, fp in enumerate(prints):
+        for h in fp.hashes:
+            held.setdefault(h, []).append(i)
+    limit = max(MIN_COMMON, int(common_share * n))
+    common = {h for h, who in held.items() if len(who) > limit}
+    if common:  # an idiom of the exercise: out of every comparison, as the stub is
+        for fp in prints:
+            for h in fp.hashes & common:
+                del fp.hash_idx[h]
+            fp.hashes -= common
+            fp.coverage = get_token_coverage(fp.hash_idx, K, len(fp.normalised))
+    shared = [h for h, who in held.items() if len(who) >= 2 and h not in common]
+    if not shared:
+        return []
+    column = {h: j for j, h in enumerate(shared)}
+    m = np.zeros((n, len(shared)), dtype=np.float32)
+    for i, fp in enumerate(prints):
+        m[i, [column[h] for h in fp.hashes if h in column]] = 1.0
+    counts = m @ m.T
+    sizes = np.array([max(len(fp.hashes), 1) for fp in prints], dtype=np.float32)
+    # the final measure counts characters, not fingerprints: half the threshold is a safe first cut
+    rough = counts / np.minimum.outer(sizes, sizes)
+    out: list[SimilarPair] = []
+    for i, j in zip(*np.nonzero(np.triu(rough >= threshold / 2, k=1)), strict=True):
+        (sim_i, sim_j), (sp_i, sp_j) = compare(prints[i], prints[j])
+        if min(sim_i, sim_j) < threshold:
+            continue
+        out.append(SimilarPair(Side(students[i], sim_i, codes[students[i]], sp_i),
+                               Side(students[j], sim_j, codes[students[j]], sp_j)))
+    out.sort(key=lambda p: (-p.similarity, p.a.student, p.b.student))
+    return out
+
+
+def marked_html(code: str, marks: list[tuple[int, int]], *, context: int = 3) -> str:
+    """``code`` escaped for HTML, each shared span in ``<mark>``; long stretches far from any mark elided."""
+    from html import escape
+
+    pieces: list[str] = []
+    at = 0
+    for start, end in sorted(marks):
+        start = max(start, at)
+        if end <= start:
+            continue
+        pieces.append(_elide(escape(code[at:start]), context, first=not pieces, last=False))
+        pieces.append("<mark>" + escape(code[start:end]) + "</mark>")
+        at = end
+    pieces.append(_elide(escape(code[at:]), context, first=not pieces, last=True))
+    return "".join(pieces)
+
+
+def _elide(text: str, context: int, *, first: bool, last: bool) -> str:
+    """Unmarked code: only ``context`` lines kept next to each mark (a gap becomes ``...``)."""
+    lines = text.split("\n")
+    if len(lines) <= 2 * context + 2:
+        return text
+    head = [] if first else lines[: context + 1]
+    tail = [] if last else lines[-context - 1:]
+    return "\n".join([*head, "...", *tail]) if head or tail else "..."
