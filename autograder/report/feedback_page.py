@@ -18,10 +18,10 @@ from autograder.results import SubmissionResult
 def feedback_html(r: SubmissionResult, attention: Sequence[Attention] = ()) -> str:
     """One student's feedback page (the HTML twin of feedback.md); ``attention``: blank, duplicate, late."""
     who = r.student or r.submission
-    return _page(f"Feedback: {who}", f"<h1>Feedback: {_e(who)}</h1>\n" + feedback_body(r))
+    return _page(f"Feedback: {who}", f"<h1>Feedback: {_e(who)}</h1>\n" + feedback_body(r, attention))
 
 
-def feedback_body(r: SubmissionResult) -> str:
+def feedback_body(r: SubmissionResult, attention: Sequence[Attention] = ()) -> str:
     """The page's feedback without its heading and shell (the submission service shows it in its own pages)."""
     out = [f"<p class=\"score\">Score: {_pts(r.total)} / {_pts(r.max_total)}</p>"]
     if r.error:
