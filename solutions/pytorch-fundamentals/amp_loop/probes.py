@@ -4,7 +4,7 @@ with hooks, runs the student's train_epoch once and returns what happened.
 No expected values live here."""
 import torch
 import torch.nn as nn
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import DataLoader, Subset, TensorDataset
 
 # captured when the probes load, before any student cell: rebinding torch's later changes nothing here
 _IS_AUTOCAST_ENABLED = torch.is_autocast_enabled
@@ -38,6 +38,16 @@ def _build_optimizer(model, spec):
     raise ValueError(spec)
 
 
+def _build_loader(spec):
+    data = TensorDataset(spec["X"], spec["Y"])
+    kind = spec.get("loader", "plain")
+    if kind == "subset":
+        data = Subset(data, spec["indices"])
+    return DataLoader(data, batch_size=spec["batch_size"], shuffle=False,
+                      sampler=spec["indices"] if kind == "sampler" else None,
+                      drop_last=bool(spec.get("drop_last", False)))
+
+
 def _build_scheduler(optimizer, spec):
     if spec["kind"] == "step":
         return torch.optim.lr_scheduler.StepLR(optimizer, step_size=spec["step_size"],
@@ -52,8 +62,7 @@ def run_train_epoch(mod, spec):
     device = torch.device(spec["device"])
     model = _build_model(spec["sizes"], spec["weights"]).to(device)
     params = list(model.parameters())
-    loader = DataLoader(TensorDataset(spec["X"], spec["Y"]),
-                        batch_size=spec["batch_size"], shuffle=False)
+    loader = _build_loader(spec)
     optimizer = _build_optimizer(model, spec["optimizer"])
     scheduler = _build_scheduler(optimizer, spec["scheduler"])
     scaler = torch.amp.GradScaler(device.type, init_scale=spec["init_scale"])

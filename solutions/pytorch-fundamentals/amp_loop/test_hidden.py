@@ -24,7 +24,7 @@ import torch
 import torch.nn as nn
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import DataLoader, Subset, TensorDataset
 
 from autograder.judge import check, describe, fail
 
@@ -59,6 +59,16 @@ def _build_optimizer(model, spec):
                              weight_decay=spec["weight_decay"])
 
 
+def _build_loader(spec):
+    data = TensorDataset(spec["X"], spec["Y"])
+    kind = spec.get("loader", "plain")
+    if kind == "subset":
+        data = Subset(data, spec["indices"])
+    return DataLoader(data, batch_size=spec["batch_size"], shuffle=False,
+                      sampler=spec["indices"] if kind == "sampler" else None,
+                      drop_last=bool(spec.get("drop_last", False)))
+
+
 def _build_scheduler(optimizer, spec):
     if spec["kind"] == "step":
         return torch.optim.lr_scheduler.StepLR(optimizer, step_size=spec["step_size"],
@@ -68,7 +78,11 @@ def _build_scheduler(optimizer, spec):
 
 
 def _make_spec(sandbox, *, seed, n, batch_size, accum_steps, optimizer, scheduler,
-               max_grad_norm, sizes=(6, 16, 4), inf_at=None, hard_last=False):
+               max_grad_norm, sizes=(6, 16, 4), inf_at=None, hard_last=False, loader="plain",
+               drop_last=False):
+    """``loader``: "plain" (every sample once, in order), "subset" (a Subset of the data), "sampler" (a
+    sampler visiting some samples in another order); ``drop_last`` drops a short final batch. The contract
+    allows any loader: a loop must count the samples it sees, never len(loader.dataset)."""
     g = torch.Generator().manual_seed(seed)
     weights = []
     for d_in, d_out in zip(sizes[:-1], sizes[1:]):
@@ -89,7 +103,8 @@ def _make_spec(sandbox, *, seed, n, batch_size, accum_steps, optimizer, schedule
             "batch_size": batch_size, "accum_steps": accum_steps,
             "optimizer": optimizer, "scheduler": scheduler,
             "max_grad_norm": max_grad_norm, "init_scale": INIT_SCALE,
-            "inf_at": inf_at, "device": device}
+            "inf_at": inf_at, "device": device, "loader": loader, "drop_last": drop_last,
+            "indices": torch.randperm(n, generator=g)[: max(1, (3 * n) // 4)].tolist()}
 
 
 # ---------------------------------------------------------------- reference
@@ -103,8 +118,7 @@ def _reference_epoch(spec, *, divide="window", clip_first=False, final_window=Tr
     amp_dtype = torch.float16 if device.type == "cuda" else torch.bfloat16
     model = _build_model(spec["sizes"], spec["weights"]).to(device)
     params = list(model.parameters())
-    loader = DataLoader(TensorDataset(spec["X"], spec["Y"]),
-                        batch_size=spec["batch_size"], shuffle=False)
+    loader = _build_loader(spec)
     optimizer = _build_optimizer(model, spec["optimizer"])
     scheduler = _build_scheduler(optimizer, spec["scheduler"])
     scaler = torch.amp.GradScaler(device.type, init_scale=spec["init_scale"])
@@ -344,12 +358,16 @@ def test_returned_mean_loss_per_sample(sandbox):
     sums, sizes = ref["batch_sums"], ref["batch_sizes"]
     expected = sum(sums) / sum(sizes)
     value = got["result"]
-    if abs(value - expected) <= 1e-2 * abs(expected):
-        return
-    msg = (f"train_epoch returned {value:.5g}; that is not the mean loss per sample "
+    if abs(value - expected) > 1e-2 * abs(expected):
+        _judge_mean_loss(value, _full_pass_mistakes(sums, sizes), (
+           f"train_epoch returned {value:.5g}; that is not the mean loss per sample "
            f"over the epoch (17 samples in batches of 4, the last batch holds a single "
-           f"sample with a large loss).")
-    wrong = {
+           f"sample with a large loss)."))
+    _check_subset_drop_last(sandbox)
+
+
+def _full_pass_mistakes(sums, sizes):
+    return {
         "mean_of_batch_means": ("It looks like the mean of the per-batch mean losses, which weighs the "
                                 "one-sample final batch like a full batch; divide the summed loss by the "
                                 "number of samples instead.", sum(s / n for s, n in zip(sums, sizes)) / len(sums)),
@@ -359,7 +377,43 @@ def test_returned_mean_loss_per_sample(sandbox):
                              "of samples.", sum(sums)),
         "last_batch_only": ("It looks like the loss of the last batch only.", sums[-1] / sizes[-1]),
     }
-    fits = [(key, why) for key, (why, v) in wrong.items() if abs(value - v) <= 1e-2 * abs(v)]
+
+
+def _check_subset_drop_last(sandbox):
+    # a loader that does not visit every sample once: a Subset of 14 of the 17 samples, the short last batch
+    # dropped (12 samples seen); len(loader.dataset) is then not the number of samples the epoch saw
+    spec = _make_spec(sandbox, seed=515, n=17, batch_size=4, accum_steps=2,
+                      optimizer={"kind": "sgd", "lr": 0.1},
+                      scheduler={"kind": "step", "step_size": 1, "gamma": 0.9},
+                      max_grad_norm=1.0, loader="subset", drop_last=True)
+    spec["indices"] = spec["indices"] + [i for i in range(17) if i not in spec["indices"]][:14 - len(spec["indices"])]
+    got = _run(sandbox, spec)
+    ref = _reference_epoch(spec)
+    sums, sizes = ref["batch_sums"], ref["batch_sizes"]
+    expected = sum(sums) / sum(sizes)
+    value = got["result"]
+    if type(value) is float and abs(value - expected) <= 1e-2 * abs(expected):
+        return
+    msg = (f"With a loader over a Subset of 14 samples in batches of 4 and drop_last=True (12 samples seen), "
+           f"train_epoch returned {describe(value)}; the mean loss per sample over the epoch is {expected:.5g}.")
+    wrong = {
+        "divides_by_dataset_len": ("It looks like the summed loss divided by len(loader.dataset) (14): a "
+                                   "loader need not visit every sample of its dataset (drop_last, a sampler), "
+                                   "so count the samples of the batches the loop actually saw.",
+                                   sum(sums) / 14),
+        "mean_of_batch_means": ("It looks like the mean of the per-batch mean losses; divide the summed loss by "
+                                "the number of samples instead.", sum(s / n for s, n in zip(sums, sizes)) / len(sums)),
+        "divide_by_batches": ("It looks like the summed loss divided by the number of batches, not by "
+                              "the number of samples.", sum(sums) / len(sums)),
+        "loss_not_divided": ("It looks like the summed loss of the whole epoch, not divided by the number "
+                             "of samples.", sum(sums)),
+    }
+    _judge_mean_loss(value, wrong, msg)
+
+
+def _judge_mean_loss(value, wrong, msg):
+    """Name a known mistake only when exactly one gives ``value`` (else say what was expected, no cause)."""
+    fits = [(key, why) for key, (why, v) in wrong.items() if isinstance(value, float) and abs(value - v) <= 1e-2 * abs(v)]
     if len(fits) == 1:
         fail(msg + " " + fits[0][1], misconception=fits[0][0])
     fail(msg + " Accumulate each batch's summed loss (as a float) and divide by the "
@@ -418,17 +472,22 @@ def test_generated_setups(sandbox):
 
     @GENERATED
     @given(st.integers(5, 23), st.integers(1, 6), st.integers(1, 4), st.sampled_from([0.05, 1.0, 1e4]),
-           st.sampled_from(["sgd", "adamw"]), st.integers(0, 2 ** 16))
-    def run(n, batch_size, accum_steps, max_grad_norm, opt, seed):
+           st.sampled_from(["sgd", "adamw"]), st.integers(0, 2 ** 16),
+           st.sampled_from(["plain", "subset", "sampler"]), st.booleans())
+    def run(n, batch_size, accum_steps, max_grad_norm, opt, seed, loader, drop_last):
         optimizer = ({"kind": "sgd", "lr": 0.2, "momentum": 0.5} if opt == "sgd"
                      else {"kind": "adamw", "lr": 0.01, "weight_decay": 0.05})
         spec = _make_spec(sandbox, seed=seed, n=n, batch_size=batch_size, accum_steps=accum_steps,
                           optimizer=optimizer, scheduler={"kind": "step", "step_size": 1, "gamma": 0.8},
-                          max_grad_norm=max_grad_norm)
+                          max_grad_norm=max_grad_norm, loader=loader, drop_last=drop_last)
+        if drop_last and len(spec["indices"] if loader != "plain" else spec["X"]) < batch_size:
+            spec["drop_last"] = False  # a loader that yields no batch at all is no epoch
         got = _run(sandbox, spec)
         ref = _reference_epoch(spec)
-        setting = (f"{n} samples in batches of {batch_size}, accum_steps={accum_steps}, "
-                   f"max_grad_norm={max_grad_norm:g}, {opt}")
+        seen = {"plain": f"{n} samples", "subset": f"a Subset of {len(spec['indices'])} of {n} samples",
+                "sampler": f"a sampler visiting {len(spec['indices'])} of {n} samples"}[loader]
+        setting = (f"{seen} in batches of {batch_size}{', drop_last=True' if spec['drop_last'] else ''}, "
+                   f"accum_steps={accum_steps}, max_grad_norm={max_grad_norm:g}, {opt}")
         check(got["last_epoch"] == ref["last_epoch"],
               f"With {setting}, the epoch has {ref['last_epoch']} optimizer steps, but your scheduler stepped "
               f"{got['last_epoch']} times.")

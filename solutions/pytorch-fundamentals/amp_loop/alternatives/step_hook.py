@@ -9,7 +9,7 @@ def train_epoch(model, loader, optimizer, scheduler, scaler, *, device,
                 accum_steps, amp_dtype, max_grad_norm=1.0):
     model.train()
     loss_fn = nn.CrossEntropyLoss(reduction="sum")
-    n = len(loader.dataset)
+    n = len(loader.sampler)  # the samples it visits (a sampler may visit only some of the dataset)
     bs = loader.batch_size
     sizes = [min(bs, n - k) for k in range(0, n, bs)] if not loader.drop_last else [bs] * (n // bs)
     windows = [sum(sizes[k:k + accum_steps]) for k in range(0, len(sizes), accum_steps)]
