@@ -11,11 +11,18 @@ resubmission number when the name carries one, else the modification time)
 and the others are listed as superseded. Anything unreadable is reported and
 skipped, never fatal. Nothing here writes to the inputs: archives are
 extracted into a private temporary folder, refusing entries that would land
-outside it (zip-slip), links, and archives that expand too far (zip bombs).
+outside it (zip-slip), links, and archives that expand too far (zip bombs):
+one budget of bytes and entries per top-level upload, counting every level of
+archives inside it. A symbolic link in a folder is never followed (``lstat``):
+it is reported, like every refused input, in ``inputs.csv``; so is a file over
+the size limit. A Moodle name that parses more than one way (a full name can
+be edited to look like ``Bob Smith_777_assignsubmission_file``) is graded on
+an id of its own, never merged with another student, and flagged.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -43,6 +50,14 @@ class ArchiveLimits:
     max_file_bytes: int = 256 * 2**20
     max_total_bytes: int = 4 * 2**30
     max_depth: int = 2  # archives inside archives (students zip their work too)
+
+
+@dataclass
+class _Budget:
+    """What one top-level upload may still expand to: every level of nested archives draws on it."""
+
+    bytes_left: int
+    entries_left: int
 
 
 @dataclass
@@ -140,6 +155,9 @@ def parse_name(name: str) -> NameInfo | None:
                         detail=f"submission {m['sid']} of {m['ts']}")
     m = _MOODLE.match(name)
     if m:
+        readings = _moodle_readings(name)
+        if len(readings) > 1:
+            return _ambiguous_moodle(name, readings)
         return NameInfo(f"{slug(m['student'])}_{m['pid']}", "moodle", name=m["student"], orig=m["orig"] or "",
                         detail=f"participant id {m['pid']}")
     m = _CANVAS.match(name)
@@ -152,6 +170,27 @@ def parse_name(name: str) -> NameInfo | None:
                         orig=m["orig"], detail=f"user id {m['uid']}, file {m['fid']}{late}"
                         + (f", upload -{r[1]}" if r else ""), late="Canvas marked the file LATE" if late else "")
     return None
+
+
+_MOODLE_MARK = re.compile(r"_(?P<pid>\d+)_assignsubmission_(?P<plugin>[a-z]+)(?=_|$)", re.I)
+AMBIGUOUS = "ambiguous Moodle name"  # NameInfo.how of a name that parses more than one way
+
+
+def _moodle_readings(name: str) -> list[tuple[str, str]]:
+    """Every (full name, participant id) that Moodle's pattern allows for ``name``.
+
+    Moodle writes ``<full name>_<id>_assignsubmission_<plugin>_<file name>``, and both the full name
+    (a profile field) and the file name are the student's: each may carry the marker too.
+    """
+    return [(name[:m.start()], m["pid"]) for m in _MOODLE_MARK.finditer(name) if m.start() > 0]
+
+
+def _ambiguous_moodle(name: str, readings: list[tuple[str, str]]) -> NameInfo:
+    """A Moodle name with several readings: an id no other name can produce (so it is never merged), flagged."""
+    digest = hashlib.sha256(name.encode("utf-8", "backslashreplace")).hexdigest()[:10]
+    said = "; ".join(f"{who!r} (participant id {pid})" for who, pid in readings)
+    return NameInfo(f"ambiguous-moodle-{digest}", AMBIGUOUS, name=name,
+                    detail=f"parses {len(readings)} ways: {said}")
 
 
 @dataclass
@@ -303,34 +342,43 @@ class Expander:
     def folder(self, root: Path, label: str) -> list[_Found]:
         found: list[_Found] = []
         root_abs = root.resolve()
+        budget = _Budget(self.limits.max_total_bytes, self.limits.max_entries)
         for dirpath, dirnames, filenames in os.walk(root, onerror=lambda e: self.out.problems.append(
-                f"{e.filename}: could not be listed ({e.strerror})")):
+                f"{e.filename}: could not be listed ({e.strerror})")):  # followlinks=False: links not entered
             d = Path(dirpath)
-            dirnames[:] = sorted(n for n in dirnames if n not in SKIP_DIRS and not n.startswith(".")
-                                 and (d / n).resolve() not in self.exclude)
+            kept = []
+            for n in sorted(dirnames):
+                if n in SKIP_DIRS or n.startswith(".") or (d / n).resolve() in self.exclude:
+                    continue
+                if (d / n).is_symlink():
+                    self.out.problems.append(f"{label}/{(d / n).relative_to(root).as_posix()}: {LINK_REFUSED}")
+                    continue
+                kept.append(n)
+            dirnames[:] = kept
             for name in sorted(filenames):
                 p = d / name
                 rel = p.relative_to(root)
                 src = f"{label}/{rel.as_posix()}" if label else rel.as_posix()
+                try:
+                    st = p.lstat()  # never the link's target: a link to a TA's file must not be graded
+                except OSError as e:
+                    self.out.problems.append(f"{src}: could not be read ({e.strerror})")
+                    continue
+                if stat.S_ISLNK(st.st_mode):
+                    self.out.problems.append(f"{src}: {LINK_REFUSED}")
+                    continue
                 if _is_archive(name):
-                    try:
-                        when = p.stat().st_mtime
-                    except OSError:
-                        when = 0.0
                     # a zip inside a folder is a student's own: the times inside are theirs to set
-                    found += self._prefixed(self.archive(p, src, depth=0, inherit=when), rel.parts)
+                    found += self._prefixed(self.archive(p, src, depth=0, inherit=st.st_mtime), rel.parts)
                     continue
                 if not _is_submission(name):
                     if not _metadata(name):
                         self.out.ignored.append(f"{src}: not a notebook or .py file")
                     continue
-                try:
-                    st = p.stat()
-                except OSError as e:
-                    self.out.problems.append(f"{src}: could not be read ({e.strerror})")
-                    continue
                 if not stat.S_ISREG(st.st_mode):
                     self.out.problems.append(f"{src}: not a regular file")
+                    continue
+                if not self._within(budget, st.st_size, src):
                     continue
                 abs_parts = (root_abs / rel).parts
                 nbg = _nbgrader_parts(abs_parts)
@@ -347,33 +395,66 @@ class Expander:
                 f.parts = head + f.parts
         return found
 
+    def _within(self, budget: _Budget, size: int, src: str) -> bool:
+        """A folder's file within the size limits (one file, and the folder's files together); else reported."""
+        lim = self.limits
+        if size > lim.max_file_bytes:
+            self.out.problems.append(f"{src}: {_size(size)}, more than the {_size(lim.max_file_bytes)} allowed "
+                                     "for one file")
+            return False
+        if size > budget.bytes_left or budget.entries_left <= 0:
+            self.out.problems.append(f"{src}: skipped, the folder's files together pass the "
+                                     f"{_size(lim.max_total_bytes)} or {lim.max_entries} files allowed")
+            return False
+        budget.bytes_left -= size
+        budget.entries_left -= 1
+        return True
+
     # -------------------------------------------------------------- archives
-    def archive(self, path: Path, source: str, depth: int, inherit: float | None = None) -> list[_Found]:
+    def archive(self, path: Path, source: str, depth: int, inherit: float | None = None,
+                budget: _Budget | None = None) -> list[_Found]:
         """The submissions in the zip at ``path``. ``inherit``: the time its entries get instead of
-        their own, for a student's zip (whose entry times the student controls)."""
+        their own, for a student's zip (whose entry times the student controls). ``budget``: what the
+        top-level upload it is part of may still expand to (a fresh one for a top-level upload)."""
+        if budget is None:
+            budget = _Budget(self.limits.max_total_bytes, self.limits.max_entries)
         try:
-            with zipfile.ZipFile(path) as z:
-                return self._extract(z, source, depth, inherit)
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError) as e:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            with os.fdopen(fd, "rb") as f:
+                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    self.out.problems.append(f"{source}: not a regular file")
+                    return []
+                with zipfile.ZipFile(f) as z:
+                    return self._extract(z, source, depth, inherit, budget)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                self.out.problems.append(f"{source}: {LINK_REFUSED}")
+            else:
+                self.out.problems.append(f"{source}: not a readable zip archive ({e})")
+            return []
+        except (zipfile.BadZipFile, EOFError, ValueError, NotImplementedError, RuntimeError) as e:
             self.out.problems.append(f"{source}: not a readable zip archive ({e})")
             return []
 
-    def _extract(self, z: zipfile.ZipFile, source: str, depth: int, inherit: float | None) -> list[_Found]:
+    def _extract(self, z: zipfile.ZipFile, source: str, depth: int, inherit: float | None,
+                 budget: _Budget) -> list[_Found]:
         lim = self.limits
         infos = z.infolist()
-        if len(infos) > lim.max_entries:
-            self.out.problems.append(f"{source}: {len(infos)} entries, more than the {lim.max_entries} allowed")
+        if len(infos) > budget.entries_left:
+            self.out.problems.append(f"{source}: {len(infos)} entries, more than the {lim.max_entries} allowed"
+                                     + ("" if depth == 0 else " for the whole upload, its archives together"))
             return []
+        budget.entries_left -= len(infos)
         declared = sum(i.file_size for i in infos if not i.is_dir())
-        if declared > lim.max_total_bytes:
-            self.out.problems.append(f"{source}: expands to {_size(declared)}, more than the "
-                                     f"{_size(lim.max_total_bytes)} allowed (a zip bomb?)")
+        if declared > budget.bytes_left:
+            allowed = (f"{_size(lim.max_total_bytes)} allowed" if depth == 0 else
+                       f"{_size(budget.bytes_left)} its upload has left (one budget covers every archive in it)")
+            self.out.problems.append(f"{source}: expands to {_size(declared)}, more than the {allowed} (a zip bomb?)")
             return []
         self._archives += 1
         dest = self.workdir / f"a{self._archives}"
         dest.mkdir(mode=0o700)
         found: list[_Found] = []
-        written = 0
         for info in infos:
             name = zip_name(info).replace("\\", "/")
             where = f"{source}:{name}"
@@ -387,7 +468,7 @@ class Expander:
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
             try:
-                size = self._copy(z, info, target, written)
+                self._copy(z, info, target, budget)
             except _TooBig as e:
                 self.out.problems.append(f"{where}: {e} (a zip bomb?); the rest of {source} was skipped")
                 target.unlink(missing_ok=True)
@@ -396,13 +477,12 @@ class Expander:
                 self.out.problems.append(f"{where}: could not be extracted ({e})")
                 target.unlink(missing_ok=True)
                 continue
-            written += size
             try:
                 mtime = datetime(*info.date_time).timestamp() if inherit is None else inherit
             except ValueError:
                 mtime = 0.0
             if archive:  # a student's zip inside the download: its files get its time, not their own
-                found += self._prefixed(self.archive(target, where, depth + 1, inherit=mtime), parts)
+                found += self._prefixed(self.archive(target, where, depth + 1, inherit=mtime, budget=budget), parts)
                 continue
             nbg = _nbgrader_parts(parts)
             found.append(_Found(target, where, parts, mtime, nbg, parts[-2] if nbg else ""))
@@ -442,18 +522,19 @@ class Expander:
             return None
         return parts
 
-    def _copy(self, z: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, written: int) -> int:
-        """Stream one entry out, counting bytes: declared sizes may lie."""
+    def _copy(self, z: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, budget: _Budget) -> int:
+        """Stream one entry out, counting bytes against the upload's budget: declared sizes may lie."""
         lim = self.limits
         size = 0
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "wb") as out, z.open(info) as src:
             while chunk := src.read(1 << 20):
                 size += len(chunk)
+                budget.bytes_left -= len(chunk)
                 if size > lim.max_file_bytes:
                     raise _TooBig(f"more than {_size(lim.max_file_bytes)} once extracted")
-                if written + size > lim.max_total_bytes:
-                    raise _TooBig(f"the archive expands past {_size(lim.max_total_bytes)}")
+                if budget.bytes_left < 0:
+                    raise _TooBig(f"the upload expands past {_size(lim.max_total_bytes)} (its archives together)")
                 out.write(chunk)
         return size
 
@@ -463,6 +544,9 @@ class Expander:
         for given in paths:
             p = Path(given)
             label = str(given).rstrip("/") or "/"
+            if p.is_symlink() and not p.is_dir():  # a folder given by a link is the TA's choice; a file is not
+                self.out.problems.append(f"{label}: {LINK_REFUSED}")
+                continue
             if p.is_dir():
                 here = self.folder(p, label)
                 if not here:
@@ -512,6 +596,10 @@ class Expander:
                                  claims=who.claims))
             for c in who.claims:
                 self.out.notes.append(f"{f.source}: {c}")
+            if info.how == AMBIGUOUS:
+                self.out.notes.append(
+                    f"{f.source}: FLAGGED: its Moodle name parses more than one way ({info.detail}); graded on "
+                    f"its own as {info.student}, never merged with another student: check in Moodle whose it is")
         self._newest(entries)
         return self.out
 
@@ -563,6 +651,9 @@ class _TooBig(Exception):
     pass
 
 
+LINK_REFUSED = "refused, a symbolic link (links in inputs are never followed: copy the file itself in)"
+
+
 def _size(n: float) -> str:
     for unit in ("bytes", "KiB", "MiB"):
         if n < 1024:
@@ -583,7 +674,7 @@ def _nbgrader_timestamp(folder: Path) -> float | None:
 
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as f:  # a file swapped for a link: refused
         while chunk := f.read(1 << 20):
             h.update(chunk)
     return h.hexdigest()

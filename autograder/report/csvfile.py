@@ -27,8 +27,9 @@ _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 
 def safe_cell(value: Any) -> str:
     """``value`` as a CSV cell that no spreadsheet evaluates and no terminal acts on (one line, controls escaped)."""
-    text = "" if value is None else printable(value)
-    if text.startswith(FORMULA_STARTS) and not _NUMBER.match(text):
+    raw = "" if value is None else str(value)
+    text = printable(raw)
+    if (raw.startswith(FORMULA_STARTS) or text.startswith(FORMULA_STARTS)) and not _NUMBER.match(text):
         return "'" + text
     return text
 

@@ -254,7 +254,7 @@ def test_no_csv_cell_can_be_a_formula(tmp_path):
         cells += [c for row in csv.reader(f) for c in row]
     assert any(c.startswith("'=HYPERLINK") for c in cells) and any(c.startswith("'@SUM") for c in cells)
     assert not [c for c in cells if c.startswith(("=", "+", "-", "@", "\t", "\r"))]
-    assert safe_cell("-1.5") == "-1.5" and safe_cell("\t=1") == "'\t=1" and safe_cell("+1 cmd") == "'+1 cmd"
+    assert safe_cell("-1.5") == "-1.5" and safe_cell("\t=1") == "'\\t=1" and safe_cell("+1 cmd") == "'+1 cmd"
 
 
 def test_every_csv_writer_uses_the_one_helper():
@@ -290,3 +290,71 @@ def test_a_batch_with_hostile_names_grades_everyone_as_themselves(tmp_path):
     for f in ("gradebook.csv", "inputs.csv"):
         with open(out / f, newline="", encoding="utf-8") as fh:
             assert not [c for row in csv.reader(fh) for c in row if c.startswith(("=", "+", "@", "\t", "\r"))]
+
+
+def test_a_moodle_name_that_parses_two_ways_is_flagged_and_never_merged(tmp_path):
+    """Issue 22: a full name edited to ``Bob Smith_777_assignsubmission_file`` is not Bob's newer attempt."""
+    archive = make_zip(tmp_path / "moodle.zip", [
+        ("Bob Smith_777_assignsubmission_file_hw.ipynb", NB, EARLY),
+        ("Bob Smith_777_assignsubmission_file_999_assignsubmission_file_hw.ipynb", NB + "  ", LATER),
+        ("Ann Lee_5_assignsubmission_file_x_6_assignsubmission_file_.ipynb", NB + "   ", LATER),
+    ])
+    inputs, by = got(tmp_path, archive)
+    assert inputs.superseded == []  # Bob's own file still counts
+    assert tail(by["bob_smith_777"]).startswith("Bob Smith_777_assignsubmission_file_hw")
+    odd = [e for e in inputs.entries if e.student != "bob_smith_777"]
+    assert len(odd) == 2 and len({e.student for e in odd}) == 2  # each on an id of its own, not merged either
+    assert all(e.student.startswith("ambiguous-") for e in odd)
+    notes = "\n".join(inputs.notes)
+    assert notes.count("FLAGGED") == 2 and "'Bob Smith_777_assignsubmission_file' (participant id 999)" in notes
+    rows = inputs_rows(tmp_path, inputs)
+    assert sum("FLAGGED" in r["detail"] for r in rows) == 2
+
+
+def test_symbolic_links_in_a_folder_are_never_followed_and_each_is_reported(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret_notes.py").write_text("TA_TOKEN = 'sk-live-123'\n")
+    (outside / "stash").mkdir()
+    (outside / "stash" / "eve.py").write_text(PY)
+    make_zip(outside / "carol.zip", [("carol.py", PY, EARLY)])
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "alice.py").write_text(PY)
+    (subs / "mallory.py").symlink_to(outside / "secret_notes.py")
+    (subs / "dave.zip").symlink_to(outside / "carol.zip")
+    (subs / "eve").symlink_to(outside / "stash", target_is_directory=True)
+    (subs / "notes.txt").symlink_to("/etc/hostname")
+    work = tmp_path / "work"
+    work.mkdir()
+    inputs = expand([subs, subs / "mallory.py"], work)
+    assert [e.student for e in inputs.entries] == ["alice"]
+    refused = sorted(Path(p.split(":")[0]).relative_to(tmp_path).as_posix()
+                     for p in inputs.problems if "symbolic link" in p)
+    assert refused == ["subs/dave.zip", "subs/eve", "subs/mallory.py", "subs/mallory.py", "subs/notes.txt"]
+    rows = inputs_rows(tmp_path, inputs)
+    assert len([r for r in rows if "symbolic link" in r["detail"]]) == len(refused)
+    assert "sk-live" not in (tmp_path / "inputs.csv").read_text()
+
+
+def test_nested_archives_share_one_budget_per_upload(tmp_path):
+    """Issue 22: each level once got a fresh budget, so a small upload of zips in zips expanded without bound."""
+    import io
+
+    from autograder.batch.inputs import ArchiveLimits
+
+    inner = []
+    for i in range(3):
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr(f"part{i}.py", "#" * 40_000 + "\n" + PY)
+        inner.append(buf.getvalue())
+    upload = make_zip(tmp_path / "upload.zip", [(f"s{i}_1_{i}_work.zip", z, EARLY) for i, z in enumerate(inner)])
+    assert upload.stat().st_size < 5_000
+    work = tmp_path / "work"
+    work.mkdir()
+    inputs = expand([upload], work, limits=ArchiveLimits(max_total_bytes=100_000))
+    assert len(inputs.entries) == 2, inputs.entries  # the third inner archive would pass the upload's budget
+    assert any("s2_1_2_work.zip" in p and "one budget covers every archive" in p for p in inputs.problems)
+    written = sum(p.stat().st_size for p in work.rglob("*") if p.is_file())
+    assert written <= 100_000
