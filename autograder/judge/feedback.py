@@ -116,7 +116,8 @@ def _close(actual: Any, candidate: Any, rtol: float, atol: float) -> bool:
         return False
     a = actual.detach().to(torch.float64) if not actual.is_complex() else actual.detach().to(torch.complex128)
     c = candidate.detach().to(a.dtype)
-    return bool(torch.allclose(a, c, rtol=rtol, atol=atol, equal_nan=False))
+    # NaN where the mistake gives NaN is part of its footprint (a fractional power of a negative number)
+    return bool(torch.allclose(a, c, rtol=rtol, atol=atol, equal_nan=True))
 
 
 def _diagnose(actual: Any, misconceptions: Mapping[str, Any] | None, rtol: float, atol: float) -> tuple[str, str]:
@@ -127,14 +128,18 @@ def _diagnose(actual: Any, misconceptions: Mapping[str, Any] | None, rtol: float
     """
     if not misconceptions or not isinstance(actual, torch.Tensor | int | float) or isinstance(actual, bool):
         return "", ""
+    hits = []
     for key, entry in misconceptions.items():
         message, candidate = entry if isinstance(entry, tuple) else (key, entry)
         try:
             if _close(actual, candidate, max(rtol, 1e-5), max(atol, 1e-7)):
-                return " " + _sentence(message), key
+                hits.append((key, message))
         except (RuntimeError, TypeError, ValueError):
             continue
-    return "", ""
+    if len(hits) != 1:  # none, or several mistakes that give this value here: the evidence names no one cause
+        return "", ""
+    key, message = hits[0]
+    return " " + _sentence(message), key
 
 
 def assert_close(
@@ -167,9 +172,10 @@ def assert_close(
     (``rtol=1e-5, atol=1e-6``) or for results computed differently.
 
     ``misconceptions`` maps a key to ``(message, wrong_value)``: when ``actual``
-    matches ``wrong_value`` (at a tolerance of at least ``rtol=1e-5, atol=1e-7``),
-    the message is appended as its own sentence and the key lands in the test's
-    result. Write the message as what the student did and why it is wrong, in
+    matches ``wrong_value`` (at a tolerance of at least ``rtol=1e-5, atol=1e-7``; NaN
+    matching NaN) and no other entry's, the message is appended as its own sentence
+    and the key lands in the test's result. When two entries match, neither is named:
+    choose inputs on which the mistakes differ. Write the message as what the student did and why it is wrong, in
     one sentence that does not give the answer away, e.g.
     ``"The gradient is n times too large: cross_entropy averages over the batch, so divide by n."``.
     ``hint`` is appended when no misconception matched.
@@ -226,6 +232,10 @@ def _assert_close_numpy(actual: Any, expected: np.ndarray, *, rtol: float, atol:
                  name=name, misconceptions=misconceptions, hint=hint, check_dtype=False, equal_nan=equal_nan)
 
 
+NON_FINITE = (" Find the first operation that produces it: the usual sources are an exp of a large number, a "
+              "division by zero, a log of zero and a fractional power of a negative number.")
+
+
 def _check_finite(a: torch.Tensor, e: torch.Tensor, *, name: str, key: str, tail: str, equal_nan: bool) -> None:
     """A NaN or inf where the expected value is finite gets its own message: it has its own usual causes."""
     bad_a = ~torch.isfinite(a)
@@ -238,7 +248,7 @@ def _check_finite(a: torch.Tensor, e: torch.Tensor, *, name: str, key: str, tail
         where = (f"{_cap(name)} is {value} where a finite value was expected." if a.numel() == 1 else
                  f"{_cap(name)} contains {value} at index {idx} where a finite value was expected "
                  f"({int((bad_a & ~bad_e).sum())} such entries).")
-        _fail_keyed(key, f"{where}{tail or ' Look for overflow (exp of a large number) or a division by zero.'}")
+        _fail_keyed(key, f"{where}{tail or NON_FINITE}")
 
 
 def _check_values(a: torch.Tensor, e: torch.Tensor, *, name: str, key: str, tail: str, rtol: float,

@@ -103,3 +103,21 @@ def test_got_and_expected_never_print_the_same():
     # a difference visible at six digits reads as before
     with pytest.raises(Failure, match=r"got 2, expected 1\.$"):
         assert_close(torch.tensor([2.0, 0.0], dtype=torch.float64), torch.tensor([1.0, 0.0], dtype=torch.float64))
+
+
+def test_a_misconception_is_named_only_when_no_other_one_matches_too():
+    """Issue 23: two known mistakes that give the same value on these inputs name neither (the evidence does not
+    say which); NaN where a mistake gives NaN is part of its footprint; no cause is guessed for a NaN."""
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    both = {"unscaled": ("Backpropagated unscaled.", x * 2), "sums_outputs": ("Summed the outputs.", x * 2)}
+    with pytest.raises(Failure) as e:
+        assert_close(x * 2, x, misconceptions=both)
+    assert e.value.misconception == "" and "unscaled" not in str(e.value).lower(), str(e.value)
+    y = torch.tensor([-1.0, 2.0], dtype=torch.float64)
+    root = {"root": ("A fractional power of a negative output.", 3 * (y ** 3) ** (2 / 3))}
+    with pytest.raises(Failure) as e:
+        assert_close(3 * (y ** 3) ** (2 / 3), 3 * y ** 2, misconceptions=root)
+    assert e.value.misconception == "root" and "overflow" not in str(e.value), str(e.value)
+    with pytest.raises(Failure) as e:
+        assert_close(torch.tensor([float("nan"), 1.0], dtype=torch.float64), x)
+    assert e.value.misconception == "" and "usual sources" in str(e.value), str(e.value)

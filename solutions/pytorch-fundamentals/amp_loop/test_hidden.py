@@ -413,7 +413,8 @@ def _check_subset_drop_last(sandbox):
 
 def _judge_mean_loss(value, wrong, msg):
     """Name a known mistake only when exactly one gives ``value`` (else say what was expected, no cause)."""
-    fits = [(key, why) for key, (why, v) in wrong.items() if isinstance(value, float) and abs(value - v) <= 1e-2 * abs(v)]
+    fits = [(key, why) for key, (why, v) in wrong.items()
+            if isinstance(value, float) and abs(value - v) <= 1e-2 * abs(v)]
     if len(fits) == 1:
         fail(msg + " " + fits[0][1], misconception=fits[0][0])
     fail(msg + " Accumulate each batch's summed loss (as a float) and divide by the "

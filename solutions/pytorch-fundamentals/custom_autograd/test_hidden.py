@@ -136,7 +136,7 @@ def test_cube_backward_values(sandbox):
     x32, g32 = x.float(), g.float()
     res32 = sandbox.probe("apply_with_grad", "Cube", x32, g32)
     assert_close(res32["grad"], 3 * x32 ** 2 * g32, rtol=1e-5, atol=1e-5,
-                 name="the float32 gradient through Cube")
+                 name="the float32 gradient through Cube", misconceptions=_cube_misconceptions(x32, g32))
 
 
 def _cube_misconceptions(x, g):
@@ -147,6 +147,10 @@ def _cube_misconceptions(x, g):
                              "input (not the output) in forward.", 3 * (x ** 3) ** 2 * g),
         "cube_forward_in_backward": ("It equals x^3 * g: that is the forward value, not the derivative.",
                                      x ** 3 * g),
+        "cube_root_of_output": ("It equals 3 y^(2/3) * g with y = x^3: recovering x^2 from the output as a "
+                                "fractional power gives NaN wherever x is negative (a negative number has no "
+                                "real fractional power in torch.pow); save the input x in forward instead.",
+                                3 * (x ** 3) ** (2 / 3) * g),
     }
 
 
@@ -311,7 +315,7 @@ def test_generated_inputs(sandbox):
         assert_close(cube["y"], x ** 3, rtol=1e-12, atol=1e-12, name=f"Cube.apply(x) for x = {vals}")
         check(cube["grad"] is not None, "Backpropagating through Cube gave no gradient for its input.")
         assert_close(cube["grad"], 3 * x ** 2 * g, rtol=1e-10, atol=1e-12,
-                     name=f"the gradient through Cube at x = {vals}")
+                     name=f"the gradient through Cube at x = {vals}", misconceptions=_cube_misconceptions(x, g))
         ste = sandbox.probe("apply_with_grad", "StraightThroughRound", x, g)
         assert_close(ste["y"], torch.round(x), rtol=0, atol=0, name=f"StraightThroughRound.apply(x) for x = {vals}")
         assert_close(ste["grad"], g, rtol=0, atol=0, name="the gradient through StraightThroughRound")

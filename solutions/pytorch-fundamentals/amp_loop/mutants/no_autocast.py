@@ -1,5 +1,6 @@
 # misconception: no_autocast
-"""Misconception: the forward runs in full precision: no torch.autocast at all (the scaler alone is not mixed precision)."""
+"""Misconception: the forward runs in full precision: no torch.autocast at all (the scaler alone is not
+mixed precision)."""
 import torch
 import torch.nn as nn
 
