@@ -1,0 +1,259 @@
+"""The service as people use it: a real uvicorn server, real warm workers, a real Chromium (Selenium).
+
+One server (and one worker) is shared by the whole module; the kill -9 test
+comes last and leaves a restarted server behind.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import ROOT
+from tests.service.live import LiveServer, free_port, multipart
+
+ALICE = ROOT / "samples" / "alice.ipynb"
+HOSTILE = '''# %%
+print("<script>window.__pwned = 1</script>")
+print('<img src=x onerror="window.__pwned = 2">')
+print("![tracker](http://127.0.0.1:9/tracker.png)")
+
+def shares_storage(a, b):
+    raise ValueError('<script>window.__pwned = 3</script><img src=x onerror="window.__pwned = 4">')
+'''
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory):
+    server = LiveServer(tmp_path_factory.mktemp("live"))
+    server.start()
+    yield server
+    server.stop()
+
+
+def _browser_missing() -> str:
+    if not (shutil.which("chromium") and shutil.which("chromedriver")):
+        return "needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver)"
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "needs selenium (pip install -e '.[test]')"
+    return ""
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    why = _browser_missing()
+    if why:
+        pytest.skip(why)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    downloads = tmp_path_factory.mktemp("downloads")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = shutil.which("chromium")
+    for a in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+              "--no-proxy-server", "--window-size=1200,900"):
+        opts.add_argument(a)
+    opts.add_experimental_option("prefs", {"download.default_directory": str(downloads),
+                                           "download.prompt_for_download": False})
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=opts)
+    driver.execute_cdp_cmd("Page.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)})
+    driver.downloads = downloads
+    yield driver
+    driver.quit()
+
+
+def _sign_in(driver, live, who):
+    driver.delete_all_cookies()
+    driver.get(live.link(who))
+    try:
+        _until(lambda: "token=" not in driver.current_url and driver.title.startswith("Your assignments"), 30)
+    except AssertionError:
+        raise AssertionError(f"not signed in: {driver.current_url} {driver.title}: {driver.page_source[:600]}") \
+            from None
+
+
+def _until(cond, timeout=240.0, step=0.2):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = cond()
+        if got:
+            return got
+        time.sleep(step)
+    raise AssertionError("timed out")
+
+
+def _upload_in_browser(driver, path):
+    from selenium.webdriver.common.by import By
+
+    driver.find_element(By.ID, "file-1").send_keys(str(path))
+    driver.find_element(By.ID, "submit-1").click()
+    _until(lambda: "/submissions/" in driver.current_url)
+    return driver.current_url.rsplit("/", 1)[1]
+
+
+def _watch(driver):
+    """The status texts the page showed, until the feedback is there."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+
+    seen: list[str] = []
+
+    def step():
+        try:
+            text = driver.find_element(By.ID, "status").text
+            if not seen or seen[-1] != text:
+                seen.append(text)
+            return driver.find_elements(By.ID, "feedback") or "error" in text
+        except (NoSuchElementException, StaleElementReferenceException):
+            return False
+    _until(step)
+    return seen
+
+
+def test_the_web_process_never_imports_torch(live):
+    maps = Path(f"/proc/{live.proc.pid}/maps").read_text()
+    assert "libtorch" not in maps and live.worker_pids(), "the workers are the ones that import torch"
+
+
+def test_a_student_signs_in_uploads_watches_and_sees_110_with_feedback(live, browser):
+    from selenium.webdriver.common.by import By
+
+    _sign_in(browser, live, "ann")
+    page = browser.find_element(By.TAG_NAME, "main").text
+    assert "Your best attempt counts." in page and "No deadline." in page  # the rules, before submitting
+    sid = _upload_in_browser(browser, ALICE)
+    seen = _watch(browser)
+    assert seen[0].startswith(("queued", "running")) and seen[-1] == "graded", seen
+    feedback = browser.find_element(By.ID, "feedback").text
+    assert "Score: 110 / 110" in feedback and "Views versus copies" in feedback
+    assert "def test_" not in browser.page_source  # no hidden test code
+    browser.get(live.url + "/")
+    assert "110.0 / 110.0" in browser.find_element(By.TAG_NAME, "table").text  # the history
+    live.ann_submission = sid
+
+
+def test_a_second_student_cannot_open_it_by_url(live, browser):
+    from selenium.webdriver.common.by import By
+
+    sid = live.ann_submission
+    _sign_in(browser, live, "ben")
+    browser.get(f"{live.url}/submissions/{sid}")
+    assert "no such submission" in browser.find_element(By.TAG_NAME, "main").text
+    assert "110" not in browser.page_source
+    assert live.api(f"/api/submissions/{sid}", "ben")[0] == 404
+    assert live.api("/api/submissions/" + "B" * 22, "ben")[0] == 404
+
+
+def test_staff_see_the_dashboard_regrade_and_download_the_canvas_csv(live, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    sid = live.ann_submission
+    _sign_in(browser, live, "prof")
+    browser.get(live.url + "/staff")
+    assert browser.title.startswith("Staff dashboard")
+    assert "ann" in browser.find_element(By.TAG_NAME, "main").text
+    Select(browser.find_element(By.ID, "rg-scope")).select_by_value("submission")
+    browser.find_element(By.ID, "rg-target").send_keys(sid)
+    browser.find_element(By.ID, "regrade").click()
+    assert "1 submission(s) queued for regrading" in browser.find_element(By.TAG_NAME, "main").text
+
+    def two_results():
+        with live.db() as db:
+            return db.execute("SELECT COUNT(*) FROM results WHERE submission = ?", (sid,)).fetchone()[0] == 2
+    _until(two_results)
+    browser.get(live.url + "/staff")
+    browser.find_element(By.ID, "dl-canvas").click()
+    path = _until(lambda: next((p for p in browser.downloads.glob("*.csv")), None), timeout=30)
+    rows = list(csv.reader(path.open()))
+    assert rows[0][:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+    assert ["Ann Student", "ann", "", "ann@x.edu", "", "110"] in rows
+    browser.get(f"{live.url}/staff/report/pytorch-fundamentals")
+    assert "class report" in browser.title
+
+
+def test_a_hostile_submission_runs_no_script_in_the_browser(live, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    evil = tmp_path / '<img src=x onerror="window.__pwned=5">.py'
+    evil.write_text(HOSTILE)
+    _sign_in(browser, live, "cat")
+    _upload_in_browser(browser, evil)
+    _watch(browser)
+    text = browser.find_element(By.TAG_NAME, "main").text
+    assert "<script>window.__pwned = 1</script>" in text  # shown as text
+    assert "window.__pwned = 3" in text or "shares_storage" in text
+    assert browser.execute_script("return window.__pwned") is None
+    assert browser.find_elements(By.CSS_SELECTOR, "img[src='x'], script:not([src])") == []
+    assert not [i for i in browser.find_elements(By.TAG_NAME, "img") if "tracker" in (i.get_attribute("src") or "")]
+    browser.get(live.url + "/")
+    assert browser.execute_script("return window.__pwned") is None
+
+
+def test_torchgrader_submit_exit_codes(live, tmp_path):
+    cli = [sys.executable, "-c", "from autograder.cli import run; run()", "submit"]
+    stub = tmp_path / "mine.py"
+    stub.write_text("def shares_storage(a, b):\n    return a.untyped_storage().data_ptr() == "
+                    "b.untyped_storage().data_ptr()\n")
+    ok = subprocess.run([*cli, str(stub), "--server", live.url, "--token", live.tokens["ben"], "--wait"],
+                        capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.strip().splitlines()[-1].endswith("/ 110 points") and "graded" in ok.stdout
+    bad = tmp_path / "broken.ipynb"
+    bad.write_text("{not json")
+    refused = subprocess.run([*cli, str(bad), "--server", live.url, "--token", live.tokens["ben"]],
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 3 and "not a readable notebook" in refused.stderr
+    nobody = subprocess.run([*cli, str(stub), "--server", live.url, "--token", "wrong"],
+                            capture_output=True, text=True, timeout=60)
+    assert nobody.returncode == 6
+    closed = subprocess.run([*cli, str(stub), "--server", f"http://127.0.0.1:{free_port()}", "--token", "x"],
+                            capture_output=True, text=True, timeout=60)
+    assert closed.returncode == 4 and "cannot reach" in closed.stderr
+
+
+def test_a_worker_killed_mid_submission_costs_a_retry_only(live):
+    body, headers = multipart("alice.ipynb", ALICE.read_bytes())
+    code, got = live.api("/api/submissions", "ben", body, headers)
+    assert code == 202
+    live.wait_status(got["id"], "ben", ("running",))
+    time.sleep(1.0)
+    for pid in live.worker_pids():
+        os.kill(pid, 9)
+    final = live.wait_status(got["id"], "ben", ("graded", "error"))
+    assert final["status"] == "graded" and final["score"] == 110
+    with live.db() as db:
+        assert db.execute("SELECT tries FROM jobs WHERE submission = ?", (got["id"],)).fetchone()[0] == 1
+
+
+def test_kill_9_mid_grading_loses_nothing_and_grades_each_once(live):
+    body, headers = multipart("alice.ipynb", ALICE.read_bytes())
+    ids = []
+    for _ in range(3):
+        code, got = live.api("/api/submissions", "cat", body, headers)
+        assert code == 202
+        ids.append(got["id"])
+    live.wait_status(ids[0], "cat", ("running",))
+    time.sleep(1.0)
+    live.kill9()
+    _until(lambda: not live.worker_pids(), timeout=30)  # the workers die with the service
+    live.start(links=False)
+    for sid in ids:
+        assert live.wait_status(sid, "cat", ("graded", "error"))["score"] == 110
+    with live.db() as db:
+        per_job = db.execute("SELECT j.id, COUNT(r.id) FROM jobs j LEFT JOIN results r ON r.job = j.id "
+                             "GROUP BY j.id").fetchall()
+        assert all(n == 1 for _, n in per_job), per_job
+        for sid in ids:
+            assert db.execute("SELECT COUNT(*) FROM results WHERE submission = ?", (sid,)).fetchone()[0] == 1
+    assert "queued again" in live.tail()
+    assert Path(live.data / "submissions").is_dir()
