@@ -21,12 +21,15 @@ same command completes; inputs are only ever read.
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
+import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from autograder.assignment import Assignment
 from autograder.batch import backends
@@ -34,7 +37,7 @@ from autograder.batch.backends import Backend, Job, Where, WorkerFatal
 from autograder.batch.backends.config import WorkerConfig
 from autograder.batch.inputs import Entry, Inputs, Workspace, expand
 from autograder.batch.progress import make_progress
-from autograder.batch.store import DB_NAME, Store, suite_version
+from autograder.batch.store import DB_NAME, Store, grading_key, suite_version
 from autograder.errors import StaffError
 from autograder.printable import printable
 from autograder.report.files import writable_folder
@@ -107,8 +110,10 @@ def grade_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOpti
     err = err or sys.stderr
     started = time.monotonic()
     out = writable_folder(opts.out)
-    version = suite_version(assignment)
-    opts.worker.suite_version = version
+    suite = suite_version(assignment)
+    opts.worker.suite_version = suite
+    settings = grading_settings(opts)
+    version = grading_key(suite, settings)  # the store's key: the hidden material and every score-deciding setting
     with Workspace() as ws, Store(out / DB_NAME) as store, contextlib.ExitStack() as later:
         other = sorted(store.assignments() - {assignment.id})
         if other:  # its gradebook, report and feedback pages would overwrite the other assignment's
@@ -120,22 +125,26 @@ def grade_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOpti
         inputs = _expand(assignment, paths, opts, ws, err)
         if opts.report and len(inputs.entries) > 1:  # the class report's charts: matplotlib loads while we grade
             _start_plotting_import()
+        store.remember_settings(version, settings)
         todo = _plan(assignment, inputs, store, version, opts)
         reused = len(inputs.entries) - len(todo)
         print(f"{len(inputs.entries)} submissions ({len(inputs.superseded)} superseded, {len(inputs.problems)} "
               f"unreadable): {len(todo)} to grade, {reused} already graded", file=stream, flush=True)
+        if not opts.regrade:
+            for why, n in _regrade_reasons(assignment, todo, store, version).items():
+                print(f"regrading {n} submission(s) graded before: {why}", file=stream, flush=True)
         run_id = store.open_batch(assignment.id, version, opts.argv, len(todo), reused)
         try:
-            written, workers = (_grade(assignment, todo, opts, store, version, run_id, stream, later) if todo
+            written, workers = (_grade(assignment, todo, opts, store, version, run_id, stream, later, err) if todo
                                 else (set(), 0))
         except KeyboardInterrupt:
             _write_partial(assignment, inputs, store, version, opts, err)
             raise
         store.close_batch(run_id)
-        results = _collect(assignment, inputs, store, version, written, out)
-        write_outputs(assignment, inputs, results, opts)
+        results = _collect(assignment, inputs, store, version, written, out, err)
+        write_outputs(assignment, inputs, results, opts, err=err)
     return BatchSummary(inputs.entries, results, len(todo), reused, inputs, time.monotonic() - started,
-                        version, workers)
+                        suite, workers)
 
 
 def _expand(assignment: Assignment, paths: list[str | Path], opts: BatchOptions, ws: Workspace,
@@ -159,6 +168,55 @@ def _expand(assignment: Assignment, paths: list[str | Path], opts: BatchOptions,
     return inputs
 
 
+def grading_settings(opts: BatchOptions) -> dict[str, Any]:
+    """Every setting that can change a score, as plain JSON: part of the store's key (with the hidden material).
+
+    Limits, time budgets, exercises, public or hidden, isolation, the backend's image and GPUs, the device
+    this host offers, and the versions of the grader and of torch. Paths (``protected``, the workspace) change
+    from run to run without changing a score, and are left out.
+    """
+    options = opts.worker.options.to_dict()
+    options.pop("protected", None)
+    if opts.backend == "docker":
+        where: dict[str, Any] = {"image": opts.docker_image, "gpus": opts.docker_gpus}
+    else:
+        where = {"host": "local", "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+                 "nvidia": Path("/dev/nvidiactl").exists()}
+    return {"options": options, "allow_unisolated": opts.worker.allow_unisolated,
+            "judge_memory_gb": opts.worker.judge_memory_gb, "where": where, "versions": _versions()}
+
+
+def _versions() -> dict[str, str]:
+    """The grader's version (its release and a digest of its grading code) and torch's, without importing torch."""
+    from importlib import metadata
+
+    import autograder
+
+    def version(dist: str) -> str:
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+
+    root = Path(autograder.__file__).parent
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*.py")):  # what reports, serves or authors changes no score
+        rel = p.relative_to(root)
+        if rel.parts[0] not in ("report", "authoring", "service"):
+            h.update(rel.as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    return {"torchgrader": version("torchgrader"), "grading_code": h.hexdigest()[:12], "torch": version("torch")}
+
+
+def _regrade_reasons(assignment: Assignment, todo: list[Entry], store: Store, version: str) -> dict[str, int]:
+    """Why each file graded before under another key is graded again, counted per reason."""
+    reasons: dict[str, int] = {}
+    for e in todo:
+        why = store.why_regraded(assignment.id, e.student, e.sha256, version)
+        if why:
+            reasons[why] = reasons.get(why, 0) + 1
+    return reasons
+
+
 def _plan(assignment: Assignment, inputs: Inputs, store: Store, version: str, opts: BatchOptions) -> list[Entry]:
     """What to grade now: everything with --regrade, else what the store has no result for at this version."""
     return [e for e in inputs.entries
@@ -166,7 +224,7 @@ def _plan(assignment: Assignment, inputs: Inputs, store: Store, version: str, op
 
 
 def _grade(assignment: Assignment, todo: list[Entry], opts: BatchOptions, store: Store, version: str, run_id: int,
-           stream: TextIO, later: contextlib.ExitStack) -> tuple[set[str], int]:
+           stream: TextIO, later: contextlib.ExitStack, err: TextIO) -> tuple[set[str], int]:
     """Grade ``todo`` on the backend, storing and writing each result as it arrives.
 
     Returns the students whose outputs were written, and the workers alive at the end (Dask's may come and go).
@@ -192,8 +250,8 @@ def _grade(assignment: Assignment, todo: list[Entry], opts: BatchOptions, store:
         else:
             r = grader_failure(assignment, entry, error)
         store.put(r, version, run_id=run_id, worker=worker)
-        write_submission(r, out)
-        written.add(entry.student)
+        if _guarded(f"the feedback of {entry.source}", lambda: write_submission(r, out), err):
+            written.add(entry.student)
         progress.advance(r)
 
     try:
@@ -206,7 +264,7 @@ def _grade(assignment: Assignment, todo: list[Entry], opts: BatchOptions, store:
 
 
 def _collect(assignment: Assignment, inputs: Inputs, store: Store, version: str, written: set[str],
-             out: Path) -> list[SubmissionResult]:
+             out: Path, err: TextIO) -> list[SubmissionResult]:
     """One result per entry, from the store (this run's and earlier runs'); outputs written for reused ones."""
     results: list[SubmissionResult] = []
     for entry in inputs.entries:
@@ -214,7 +272,7 @@ def _collect(assignment: Assignment, inputs: Inputs, store: Store, version: str,
         if r is None:  # only when a worker could not deliver it: already reported
             r = grader_failure(assignment, entry, "no result was recorded")
         if entry.student not in written:
-            write_submission(r, out)
+            _guarded(f"the feedback of {entry.source}", functools.partial(write_submission, r, out), err)
         results.append(r)
     return results
 
@@ -226,7 +284,7 @@ def _write_partial(assignment: Assignment, inputs: Inputs, store: Store, version
     done = [r for r in stored if r is not None]
     missing = len(stored) - len(done)
     try:
-        write_outputs(assignment, inputs, stored, opts,
+        write_outputs(assignment, inputs, stored, opts, err=err,
                       partial=f"Partial: {missing} of {len(stored)} submissions are not graded yet (the batch "
                               "was interrupted). Rerun the same command to finish.")
     except KeyboardInterrupt:  # a second Ctrl-C: the grades stay stored all the same
@@ -236,10 +294,29 @@ def _write_partial(assignment: Assignment, inputs: Inputs, store: Store, version
           f"the {missing} left.", file=err, flush=True)
 
 
+def _guarded(what: str, write: Callable[[], object], err: TextIO) -> bool:
+    """Write one output; a failure is said, and costs only that output (never another student's, never the
+    gradebook). True when it was written."""
+    try:
+        write()
+        return True
+    except Exception as e:  # noqa: BLE001 - any failure of one output must leave the others to be written
+        print(f"could not write {printable(what)}: {printable(type(e).__name__)}: {printable(str(e))[:300]} "
+              "(the other outputs are written; rerun to try again)", file=err, flush=True)
+        return False
+
+
 def write_outputs(assignment: Assignment, inputs: Inputs, all_results: Sequence[SubmissionResult | None],
-                  opts: BatchOptions, *, partial: str = "") -> None:
-    """The gradebook, inputs.csv and report; ``None`` for a submission not graded yet (``partial`` says so)."""
+                  opts: BatchOptions, *, partial: str = "", err: TextIO | None = None) -> None:
+    """The gradebook, inputs.csv and report; ``None`` for a submission not graded yet (``partial`` says so).
+
+    Each is written on its own: one that fails is reported and the others are still written; the batch
+    then fails with :class:`BatchError` naming what is missing (the results stay stored: a rerun writes it).
+    """
     from autograder.batch.review import review_class
+
+    err = err or sys.stderr
+    failed: list[str] = []
 
     out = opts.out
     results = [r for r in all_results if r is not None]
@@ -248,16 +325,24 @@ def write_outputs(assignment: Assignment, inputs: Inputs, all_results: Sequence[
     review = review_class(assignment, [e for e, r in zip(inputs.entries, all_results, strict=True) if r is not None])
     for r in ordered:  # blank, duplicate, late are known only now: those students' feedback says so
         if review.attention.get(r.student):
-            write_submission(r, out, review.attention[r.student])
-    write_gradebook(ordered, out / "gradebook.csv", assignment.ids, names, review.attention)
-    write_inputs_csv(out / "inputs.csv", inputs, all_results)
+            _guarded(f"the feedback of {r.path}",
+                     functools.partial(write_submission, r, out, review.attention[r.student]), err)
+    for name, write in [
+        ("gradebook.csv", lambda: write_gradebook(ordered, out / "gradebook.csv", assignment.ids, names,
+                                                  review.attention)),
+        ("inputs.csv", lambda: write_inputs_csv(out / "inputs.csv", inputs, all_results)),
+    ]:
+        if not _guarded(str(out / name), write, err):
+            failed.append(name)
     if opts.report:
         from autograder.report.classreport import write_class_report
 
-        write_class_report(out / "report.html", ordered, title=assignment.title, exercise_ids=assignment.ids,
-                           superseded=[(new.student, old.source, new.source) for old, new in inputs.superseded],
-                           problems=inputs.problems, partial=partial, names=names,
-                           attention=review.attention, pairs=review.pairs)
+        if not _guarded(str(out / "report.html"), lambda: write_class_report(
+                out / "report.html", ordered, title=assignment.title, exercise_ids=assignment.ids,
+                superseded=[(new.student, old.source, new.source) for old, new in inputs.superseded],
+                problems=inputs.problems, partial=partial, names=names,
+                attention=review.attention, pairs=review.pairs), err):
+            failed.append("report.html")
     if opts.nbgrader_db and not partial:
         from autograder.batch.nbgrader_db import write_scores
 
@@ -269,6 +354,9 @@ def write_outputs(assignment: Assignment, inputs: Inputs, all_results: Sequence[
         layout = {e.student: e.path for e in inputs.entries if e.how == "nbgrader layout"}
         write_scores(opts.nbgrader_db, assignment, [(r, times.get(r.student, 0.0)) for r in ordered],
                      nb_assignment=nb_assignment, notebook=notebook, submitted=layout)
+    if failed:
+        raise BatchError(f"could not write {', '.join(failed)} in {out} (said above); every result is stored: "
+                         "rerun the same command to write them")
 
 
 def _folder(p: Path) -> Path:

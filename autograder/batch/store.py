@@ -3,10 +3,15 @@
 A result is committed, in its own transaction, as soon as its submission is
 graded, so a batch stopped at any moment (Ctrl-C, a crash, a power cut)
 loses at most the submissions that were being graded. A result's key is
-(assignment, student, sha256 of the submission file, suite version): a rerun
-grades only what is missing, changed, or was graded with other hidden
-material. Every grading is also appended to ``gradings``, which is how
-"graded exactly once" is checked. Results are stored as the JSON of
+(assignment, student, sha256 of the submission file, grading key), the
+grading key being the suite version (the hidden material) and a digest of
+every setting that can change a score (limits, exercises, isolation, image
+and device, the grader's and torch's versions: :func:`grading_key`). A rerun
+grades only what is missing, changed, or was graded with other material or
+settings, and says why (:meth:`Store.why_regraded`); a result stored before
+the settings were part of the key is never read with a key it lacks. Every
+grading is also appended to ``gradings``, which is how "graded exactly once"
+is checked. Results are stored as the JSON of
 :meth:`SubmissionResult.to_dict`, never as pickles.
 """
 
@@ -17,6 +22,7 @@ import json
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
 from autograder.assignment import ASSIGNMENT_TOML, EXERCISE_TOML, REFERENCE, STAFF_DIRS, Assignment
 from autograder.results import SubmissionResult
@@ -55,6 +61,7 @@ CREATE TABLE IF NOT EXISTS gradings (
     graded_at REAL NOT NULL,
     seconds REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, settings TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     assignment TEXT NOT NULL,
@@ -96,6 +103,29 @@ def suite_version(assignment: Assignment) -> str:
     return h.hexdigest()[:16]
 
 
+KEY_SEPARATOR = "+"  # grading key = <suite version>+<settings digest>; keys without it predate the settings
+
+
+def grading_key(suite: str, settings: dict[str, Any]) -> str:
+    """The store's key for results of hidden material ``suite`` graded with ``settings`` (plain JSON values)."""
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    return f"{suite}{KEY_SEPARATOR}{digest}"
+
+
+def _flat(d: Any, prefix: str = "") -> dict[str, Any]:
+    if not isinstance(d, dict):
+        return {prefix: d}
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        out.update(_flat(v, f"{prefix}.{k}" if prefix else str(k)))
+    return out
+
+
+def _db_text(s: str) -> str:
+    """A string SQLite can store: a lone surrogate (from a file name) must not stop a result being committed."""
+    return s.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 class Store:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
@@ -124,6 +154,36 @@ class Store:
             (assignment, version, json.dumps(argv), time.time(), planned, reused))
         return int(cur.lastrowid or 0)
 
+    def remember_settings(self, key: str, settings: dict[str, Any]) -> None:
+        """What a grading key stands for, so a later run with other settings can say what changed."""
+        self.db.execute("INSERT OR IGNORE INTO settings VALUES (?, ?)",
+                        (key, json.dumps(settings, sort_keys=True, default=str)))
+
+    def why_regraded(self, assignment: str, student: str, sha256: str, key: str) -> str | None:
+        """Why this file, graded before under another key, is graded again ("" reasons: None, never graded)."""
+        rows = self.db.execute(
+            "SELECT suite_version FROM results WHERE assignment = ? AND student = ? AND sha256 = ? "
+            "AND suite_version != ? AND status != 'internal_error' ORDER BY graded_at DESC",
+            (assignment, student, sha256, key)).fetchall()
+        if not rows:
+            return None
+        old = rows[0][0]
+        if KEY_SEPARATOR not in old:
+            return ("its stored result comes from an earlier torchgrader whose results do not record the grading "
+                    "settings (limits, exercises, isolation, image, versions)")
+        if old.split(KEY_SEPARATOR)[0] != key.split(KEY_SEPARATOR)[0]:
+            return "the hidden material changed (suites, exercise.toml or assignment.toml)"
+        was, now = self._settings(old), self._settings(key)
+        if was is None or now is None:
+            return "the grading settings changed"
+        a, b = _flat(was), _flat(now)
+        changed = [f"{k} {a.get(k)!r} -> {b.get(k)!r}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+        return "the grading settings changed: " + ", ".join(changed)
+
+    def _settings(self, key: str) -> dict[str, Any] | None:
+        row = self.db.execute("SELECT settings FROM settings WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
     def close_batch(self, run_id: int) -> None:
         self.db.execute("UPDATE runs SET finished = ? WHERE id = ?", (time.time(), run_id))
 
@@ -150,8 +210,8 @@ class Store:
                 "INSERT OR REPLACE INTO results (assignment, student, sha256, suite_version, submission, source, "
                 "status, total, max_total, seconds, graded_at, run_id, result) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (*key, r.submission, r.path, r.status, r.total, r.max_total, r.seconds, now, run_id,
-                 json.dumps(r.to_dict())))
+                (*key, _db_text(r.submission), _db_text(r.path), r.status, r.total, r.max_total, r.seconds, now,
+                 run_id, json.dumps(r.to_dict())))
             self.db.execute(
                 "INSERT INTO gradings (assignment, student, sha256, suite_version, run_id, worker, graded_at, seconds) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (*key, run_id, worker, now, r.seconds))
