@@ -10,11 +10,12 @@ matplotlib (Agg) and embedded, so the page is one self-contained file.
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
 import re
 import statistics
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
@@ -252,7 +253,8 @@ def class_report_html(results: Sequence[SubmissionResult], *, title: str, exerci
                       superseded: Sequence[tuple[str, str, str]] = (), problems: Sequence[str] = (),
                       top: int = 20, plots: bool | None = None, names: Mapping[str, str] | None = None,
                       attention: Mapping[str, Sequence[Attention]] | None = None,
-                      pairs: Sequence[SimilarPair] | None = None, partial: str = "") -> str:
+                      pairs: Sequence[SimilarPair] | None = None, partial: str = "",
+                      link: Callable[[SubmissionResult], str] | None = None) -> str:
     """``superseded``: (student, older source, the source that counts); ``problems``: unreadable inputs.
 
     ``plots``: draw the charts (default: only for a class, i.e. more than one
@@ -260,7 +262,9 @@ def class_report_html(results: Sequence[SubmissionResult], *, title: str, exerci
     a second and a half of matplotlib). ``names``: each student's name as the
     LMS gave it; ``attention``: blank, duplicate, late per student (:mod:`.attention`);
     ``pairs``: near-identical code (:mod:`.similarity`; None: not looked for);
-    ``partial``: why the report is not the whole class yet (an interrupted batch).
+    ``partial``: why the report is not the whole class yet (an interrupted batch); ``link``: each
+    student's feedback page (default: ``<student>/feedback.html`` beside report.html, as a batch writes it).
+    A page served with a Content-Security-Policy allows its one inline script by :data:`SCRIPT_CSP`.
     """
     stats = class_stats(results, exercise_ids)
     attention = attention or {}
@@ -287,7 +291,7 @@ def class_report_html(results: Sequence[SubmissionResult], *, title: str, exerci
     if not draw:
         b.append("<p class=\"muted\">Charts are drawn for a class (more than one submission); "
                  "the tables below say it all for one.</p>")
-    b += _students_section(stats, names or {}, attention, pairs or [])
+    b += _students_section(stats, names or {}, attention, pairs or [], link or feedback_href)
     b += _scores_section(stats, images)
     b += _exercises_section(stats, images)
     b += _tests_section(stats, images)
@@ -329,6 +333,9 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
 });
 """
 
+# The script's CSP source: a page served with ``script-src 'self'`` adds this to run it (and nothing else inline).
+SCRIPT_CSP = "'sha256-" + base64.b64encode(hashlib.sha256(SORT_SCRIPT.encode()).digest()).decode() + "'"
+
 
 def feedback_href(r: SubmissionResult) -> str:
     """The student's feedback page, relative to report.html (both live in the batch's --out folder)."""
@@ -336,7 +343,7 @@ def feedback_href(r: SubmissionResult) -> str:
 
 
 def _students_section(stats: ClassStats, names: Mapping[str, str], attention: Mapping[str, Sequence[Attention]],
-                      pairs: Sequence[SimilarPair]) -> list[str]:
+                      pairs: Sequence[SimilarPair], link: Callable[[SubmissionResult], str]) -> list[str]:
     """Every submission, one sortable row each, linking to the student's feedback: the page a TA opens first."""
     similar: dict[str, list[tuple[int, str]]] = {}
     for n, p in enumerate(pairs, start=1):
@@ -352,7 +359,7 @@ def _students_section(stats: ClassStats, names: Mapping[str, str], attention: Ma
     for r in sorted(stats.results, key=lambda r: _who(r)):
         who = _who(r)
         pts = {e.id: e for e in r.exercises}
-        cells = [f"<td><a href=\"{_e(feedback_href(r))}\">{_e(who)}</a></td>", f"<td>{_e(names.get(who, ''))}</td>",
+        cells = [f"<td><a href=\"{_e(link(r))}\">{_e(who)}</a></td>", f"<td>{_e(names.get(who, ''))}</td>",
                  f"<td class=\"num\" data-sort=\"{r.total:g}\">{_pts(r.total)} / {_pts(r.max_total)}</td>"]
         cells.append(f"<td>{_e(r.status.replace('_', ' '))}</td>")
         flags = [f"<span class=\"flag {_e(a.kind)}\" title=\"{_e(a.staff)}\">{_e(a.kind)}</span>"

@@ -232,7 +232,7 @@ def similar_pairs(codes: Mapping[str, str], *, threshold: float = THRESHOLD,
 
 def marked_html(code: str, marks: list[tuple[int, int]], *, context: int = 3) -> str:
     """``code`` escaped for HTML, each shared span in ``<mark>``; long stretches far from any mark elided."""
-    from html import escape
+    from autograder.report.html import esc as escape
 
     pieces: list[str] = []
     at = 0

@@ -124,3 +124,35 @@ def test_the_similar_pair_is_side_by_side_with_its_shared_code_marked_and_inert(
     assert marks and any("untyped_storage" in m.text for m in marks)
     assert "window.pwned = 1" in sides[0].text  # shown as text ...
     assert browser.execute_script("return window.pwned === undefined")  # ... never run
+
+
+def test_the_table_sorts_under_a_strict_content_security_policy(browser, report):
+    """A server that forbids inline scripts (the submission service does) allows this one by its hash."""
+    import functools
+    import http.server
+    import threading
+
+    from selenium.webdriver.common.by import By
+
+    from autograder.report.classreport import SCRIPT_CSP
+
+    class Strict(http.server.SimpleHTTPRequestHandler):
+        def end_headers(self):
+            self.send_header("Content-Security-Policy",
+                             f"default-src 'none'; script-src {SCRIPT_CSP}; style-src 'unsafe-inline'; img-src data:")
+            super().end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Strict, directory=report.parent))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        browser.get(f"http://127.0.0.1:{server.server_port}/report.html")
+        head = browser.find_elements(By.CSS_SELECTOR, "table.students thead th")[2]
+        head.click()
+        assert head.get_attribute("aria-sort") == "ascending"  # the script ran
+        totals = [float(t.split(" / ")[0]) for t in column(browser, 2)]
+        assert totals == sorted(totals)
+    finally:
+        server.shutdown()
