@@ -326,6 +326,8 @@ class ExerciseFacts:
     alternatives: int = 0
     mutants: int = 0
     problems: list[Problem] = field(default_factory=list)
+    contract: list[str] = field(default_factory=list)  # what students write that the hidden suite grades
+    untouched: list[str] = field(default_factory=list)  # of those, what no public test calls (validate's row)
 
     def problem(self, path: Path, line: int | None, message: str) -> None:
         self.problems.append(Problem(path, line, message, self.id))
@@ -572,6 +574,8 @@ def _check_submission_code(lay: ExerciseLayout, trees: dict[Path, ast.Module | N
             if tree is not None:
                 used |= _names_used(tree)
         names = contract_names(stub, used)
+        f.contract = list(names)
+        f.untouched = untouched_by_public(trees.get(lay.public_tests), reference, names)
         for path in [lay.reference, *alternatives]:
             tree = trees.get(path)
             if tree is None:
@@ -617,6 +621,23 @@ def _check_submission_code(lay: ExerciseLayout, trees: dict[Path, ast.Module | N
                 f.problem(path, None, f"changes nothing: {', '.join(f'`{n}`' for n in mine)} "
                                       f"{'is' if len(mine) == 1 else 'are'} the reference's own; edit the copy to "
                                       "encode the misconception")
+
+
+def untouched_by_public(public: ast.Module | None, reference: ast.Module | None, names: dict[str, int]) -> list[str]:
+    """The contract's functions and classes no public test reaches, directly or through the reference's calls.
+
+    A public test that never calls a function cannot catch any value of it: a student whose function is
+    wrong sees every public test pass and learns it only from the grade.
+    """
+    if public is None:
+        return list(names)
+    helpers = {n.name: _names_used(n) for n in public.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    calls = {n.name: _names_used(n) for n in (reference.body if reference is not None else [])
+             if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
+    reached: set[str] = set()
+    for fn, _ in find_tests(public):
+        reached |= _closure(_closure(_names_used(fn), helpers), calls)
+    return [n for n in names if n not in reached]
 
 
 # ---------------------------------------------------------------------- one namespace: names across exercises

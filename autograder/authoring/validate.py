@@ -732,8 +732,8 @@ def grading_phase(assignment: Assignment, exercises: list[str] | None = None, *,
 
 
 # ---------------------------------------------------------------------- the table
-ORDER = ("static checks", "reference", "stopped", "public tests on reference", "stub", "public tests on stub",
-         "determinism")
+ORDER = ("static checks", "public tests cover", "reference", "stopped", "public tests on reference", "stub",
+         "public tests on stub", "determinism")
 
 
 def _order(row: Row) -> tuple[int, str]:
@@ -777,7 +777,17 @@ def static_rows(facts: dict[str, ExerciseFacts], assignment: Assignment, scope: 
             rows.append(Row(ex.id, "static checks", True,
                             f"{f.hidden_tests} hidden tests ({ex.points:g} points), {f.public_tests} public, "
                             f"{f.alternatives} alternatives, {f.mutants} mutants"))
+            rows.append(public_coverage_row(ex.id, f))
     return rows
+
+
+def public_coverage_row(ex_id: str, f: ExerciseFacts) -> Row:
+    """Every function students write is called by some public test, or the row names those that are not."""
+    if f.untouched:
+        return Row(ex_id, "public tests cover", False, "no public test calls " + ", ".join(
+            f"`{n}`" for n in f.untouched) + ": a student whose code is wrong there sees every public test pass; add "
+            "a public test that checks one value of each")
+    return Row(ex_id, "public tests cover", True, f"every function students write ({', '.join(f.contract)})")
 
 
 def validate(assignment_id: str, course: Path | None = None, exercises: list[str] | None = None, *,
@@ -802,7 +812,7 @@ def validate(assignment_id: str, course: Path | None = None, exercises: list[str
         f"{sum(assignment.exercise(i).points for i in scope):g} points)")
     if static_only:
         out(table(assignment, rows, facts))
-        return 0
+        return 1 if any(not r.ok for r in rows) else 0
     out("Each mutant and alternative is graded on its own exercise and on every other exercise it can reach "
         "(a name that exercise's suite uses, or a global effect such as patching torch)"
         + ("; by default (--full) every case is graded on every suite." if full

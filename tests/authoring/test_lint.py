@@ -315,3 +315,22 @@ def test_new_without_an_exercise_creates_an_assignment_or_a_copy_without_its_val
     assert "already exists: `new` never overwrites an assignment" in capsys.readouterr().err
     assert main(["new", "x", "--from", "nope", "--course", str(course)]) == 2
     assert "no assignment 'nope' to copy" in capsys.readouterr().err
+
+
+def test_validate_names_the_functions_no_public_test_touches(course: Path):
+    """issue 26, item 2: a function students write that no public test calls fails validate's coverage row."""
+    public = course / "assignments/demo/basics/public_test.py"
+    public.write_text(public.read_text().split("    x = torch.tensor")[0])  # only double() is checked publicly
+    facts = lint_assignment(course, "demo")
+    assert facts["basics"].untouched == ["row_means"] and facts["counter"].untouched == []
+    code, out = run_validate(course, static_only=True)
+    assert code == 1, out
+    assert re.search(r"FAIL +public tests cover +no public test calls `row_means`: a student whose code is wrong "
+                     r"there sees every public test pass", out), out
+    assert re.search(r"ok +public tests cover +every function students write \(Counter\)", out), out
+
+
+def test_every_exercise_of_the_real_assignments_has_each_function_checked_publicly():
+    for assignment in ("pytorch-fundamentals", "distributed-training"):
+        facts = lint_assignment(ROOT, assignment)
+        assert {ex: f.untouched for ex, f in facts.items() if f.untouched} == {}, assignment

@@ -54,7 +54,9 @@ def test_the_demo_suites_are_sound_and_the_table_says_why(server):
     assert re.search(r"\] alternative basics/sums \(determinism repeat 1\) on the hidden suites: 6/6 points",
                      text), text
     assert not re.search(r"\] (reference|stub): 0/0", text), text
-    assert "19 checks: 19 ok, 0 failing" in out  # a "misconception keys" row per exercise
+    # a "misconception keys" row and a "public tests cover" row per exercise (issue 26, item 2)
+    assert re.search(r"^  ok +public tests cover +every function students write \(double, row_means\)", out, re.M), out
+    assert "21 checks: 21 ok, 0 failing" in out
 
 
 def test_a_weakened_copy_fails_naming_each_culprit(tmp_path: Path, server):

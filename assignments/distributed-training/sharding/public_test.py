@@ -16,3 +16,15 @@ def test_padding_mask_even_split(student):
     """padding_mask is all False when the ranks split the data evenly"""
     got = student.padding_mask(8, 2, 1)
     assert got == [False] * 4, f"padding_mask(8, 2, 1) returned {got}; 8 examples split evenly need no padding"
+
+
+def test_epoch_orders_two_epochs(student):
+    """epoch_orders for n=10, 2 ranks, 2 epochs matches DistributedSampler with set_epoch"""
+    sampler = DistributedSampler(range(10), num_replicas=2, rank=1, shuffle=True, seed=3)
+    expected = []
+    for epoch in range(2):
+        sampler.set_epoch(epoch)
+        expected.append(list(sampler))
+    got = student.epoch_orders(10, 2, 1, 2, 3)
+    assert got == expected, (f"epoch_orders(10, 2, 1, 2, 3) returned {got}, expected {expected}: a training loop "
+                             "calls sampler.set_epoch(epoch) before each epoch, so the order changes")

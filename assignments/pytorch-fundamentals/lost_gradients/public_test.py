@@ -38,3 +38,19 @@ def test_training_loss_small(student):
     target = torch.tensor([0, 2])
     assert_close(student.training_loss(logits, target), F.cross_entropy(logits, target),
                  rtol=1e-6, atol=1e-6, name="training_loss on a 2x3 batch")
+
+
+def _on_a_leaf(sandbox, fn, values):
+    """fn(w) for w a leaf requiring grad built where your code runs (a tensor sent from here arrives without
+    requires_grad): map() applies requires_grad_ and then fn inside the sandbox."""
+    make = sandbox.ref("builtins.map")(sandbox.ref("torch.Tensor.requires_grad_"), [torch.tensor(values)])
+    return next(iter(sandbox.ref("builtins.map")(fn, make)))
+
+
+def test_intermediate_grad_small(student, sandbox):
+    """intermediate_grad on a small leaf vector requiring grad"""
+    values = [0.5, -1.0, 2.0]
+    got = _on_a_leaf(sandbox, student.intermediate_grad, values)
+    check(got is not None, "intermediate_grad(w) returned None: a non-leaf such as w2 keeps no .grad unless asked.")
+    assert_close(got, 4 * torch.tensor(values), rtol=1e-6, atol=1e-6,
+                 name="intermediate_grad(w), the gradient of (w2 ** 2).sum() with respect to w2 = w * 2")

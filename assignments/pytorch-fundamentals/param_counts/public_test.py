@@ -21,3 +21,9 @@ def test_layerstack_builds(student, sandbox):
     m = student.LayerStack(2, 3)
     check("torch.nn.modules.module.Module" in m.remote_mro,
           "LayerStack(2, 3) should be an instance of nn.Module.")
+
+
+def test_count_parameters_of_a_linear_layer(student, sandbox):
+    """count_parameters(nn.Linear(4, 3))"""
+    got = student.count_parameters(sandbox.ref("torch.nn.Linear")(4, 3))
+    check(got == 15, f"count_parameters(nn.Linear(4, 3)) returned {got!r}: a 3x4 weight and a bias of 3 are 15.")

@@ -33,3 +33,22 @@ def test_flatten_any_transposed(student):
     call = student.call_detailed("flatten_any", x)
     check(shares_storage(call.value, call.args[0]),
           "flatten_any of a contiguous tensor should return a view, not a copy.")
+
+
+def test_view_or_copy_three_examples(student):
+    """view_or_copy: a slice is a view, a list index and a clone are copies"""
+    table = student.view_or_copy()
+    check(isinstance(table, dict), "`view_or_copy()` must return a dict.")
+    for op, want, why in (("basic_slice", "view", "a slice only changes the offset and the strides"),
+                          ("fancy_index", "copy", "indexing with a list gathers into new memory"),
+                          ("clone", "copy", "a clone has its own memory")):
+        check(table.get(op) == want, f"`view_or_copy()[{op!r}]` is {table.get(op)!r}, but it is a {want}: {why}.")
+
+
+def test_exercise_result_first_row(student):
+    """exercise_result: a 2x3 float32 tensor whose first row saw `a += 1`"""
+    got = student.exercise_result()
+    check(isinstance(got, torch.Tensor) and tuple(got.shape) == (2, 3) and got.dtype == torch.float32,
+          "`exercise_result()` must return the 2x3 float32 tensor x.")
+    assert_close(got[0], torch.ones(3), rtol=0, atol=0, name="exercise_result()[0]",
+                 hint="`a = x[0]` is a view of x, so `a += 1` writes into x's first row.")
