@@ -160,6 +160,56 @@ def assignment_for(exercise: str | None, course: Path, given: str | None = None)
     raise AssignmentError(f"several assignments could be meant ({', '.join(listed)}): pass assignment=\"...\"")
 
 
+# ---------------------------------------------------------------------- away from Linux
+def off_linux(how: str) -> str | None:
+    """What checking cannot do on this system and why, or None on Linux (where the grading sandbox runs)."""
+    if sys.platform.startswith("linux"):
+        return None
+    system = {"darwin": "macOS", "win32": "Windows", "cygwin": "Windows"}.get(sys.platform, sys.platform)
+    return (f"{how} cannot run the public tests on {system}: they run only in the grading sandbox, which is built "
+            "from Linux-only isolation (namespaces, seccomp, resource limits), and your code is never run "
+            "outside it. What it can do here is list what each exercise still leaves to write (below). To run the "
+            "tests, use Linux: WSL 2 on Windows, a Linux VM or container, or your course's JupyterHub. Your "
+            "submission is graded on the course's Linux grader either way.")
+
+
+def still_to_write(a: Assignment, sources: list[str]) -> list[str]:
+    """Per exercise, the names its public tests call that the code does not define, or still leaves as stubs.
+
+    Read from the code's text alone (nothing runs): the last top-level definition of a name counts, as
+    when the cells run in order; one that raises ``NotImplementedError`` is still to write.
+    """
+    import ast
+
+    state: dict[str, bool] = {}  # name -> written (False: still raises NotImplementedError)
+    for src in sources:
+        try:
+            tree = ast.parse(src)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                state[node.name] = not any(isinstance(n, ast.Raise) and "NotImplementedError" in ast.unparse(n)
+                                           for n in ast.walk(node))
+    lines = []
+    for ex in a.exercises:
+        try:
+            text = ex.public_tests.read_text()
+        except OSError:
+            continue
+        names = list(dict.fromkeys(re.findall(r"\bstudent\.([A-Za-z_]\w*)", text)
+                                   + re.findall(r"call_detailed\(\s*[\"']([A-Za-z_]\w*)", text)))
+        names = [n for n in names if n != "call_detailed"]
+        todo = [n for n in names if not state.get(n, False)]
+        if todo:
+            lines.append(f"  {ex.id}: still to write: " + ", ".join(
+                f"{n}" + ("" if n in state else " (not defined)") for n in todo))
+        elif names:
+            lines.append(f"  {ex.id}: every function its public tests call is written ({', '.join(names)}); "
+                         "whether it is right is for the tests to say")
+    return lines
+
+
 # ---------------------------------------------------------------------- cells the kernel has not run
 def saved_notebook(assignment_id: str, user_ns: dict | None = None) -> Path | None:
     """The saved notebook this kernel most likely belongs to, to find cells it has not run; None if unknown.
@@ -338,6 +388,18 @@ def check_in_notebook(exercise: str | None = None, *, assignment: str | None = N
     assignment_id = assignment or (notebook_assignment(target) if target else None)
     assignment_id = assignment_for(exercise, course_dir, assignment_id)
     a = load_assignment(assignment_id, course_dir, need_hidden=False, only=[exercise] if exercise else None)
+    if (why := off_linux("check()")) is not None:
+        if history is not None:
+            sources = list(history)
+        else:
+            from autograder.load import LoadError, load
+
+            try:
+                sources = [c.source for c in load(target).cells] if target is not None else []
+            except LoadError:
+                sources = []
+        print("\n".join([why, *still_to_write(a, sources)]))
+        return None
     from autograder.grade import needs_compiler
 
     server = _server(needs_compiler(a, GradeOptions(public=True, exercises=[exercise] if exercise else None)))

@@ -86,6 +86,17 @@ def cmd_check(args: argparse.Namespace) -> int:
     course = student_course(args.course, near=path.resolve().parent, in_jupyter=False)
     assignment = load_assignment(_assignment_of(path, args.assignment), course, need_hidden=False,
                                  only=args.exercise)
+    from autograder.checker import off_linux, still_to_write
+
+    if (why := off_linux("torchgrader check")) is not None:
+        from autograder.load import LoadError, load
+
+        try:
+            sources = [c.source for c in load(path).cells]
+        except LoadError:
+            sources = []
+        print("\n".join([why, *still_to_write(assignment, sources)]))
+        return 2
     options = _options(args)
     options.public = True
     stream = sys.stdout

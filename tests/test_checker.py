@@ -196,3 +196,98 @@ def test_a_name_no_cell_defines_keeps_saying_check_the_spelling(server):
     explain_unrun(r, None)
     text = r.exercises[0].tests[0].message
     assert "no cell this kernel has run defines it" in text and "check the spelling" in text, text
+
+
+def test_away_from_linux_check_says_what_it_cannot_and_what_it_can_do(bundle: Path, monkeypatch, capsys):
+    """issue 26, item 3: on macOS or Windows, check() runs nothing, says why plainly and lists what is left to write."""
+    import autograder
+    from autograder.cli import main
+
+    nb = _half_done(bundle)  # basics written, counter still the stub
+    monkeypatch.setattr(sys, "platform", "darwin")
+    autograder.check(notebook=str(nb), course=str(bundle))
+    out = capsys.readouterr().out
+    assert "check() cannot run the public tests on macOS" in out and "Linux-only isolation" in out, out
+    assert "WSL 2 on Windows" in out and "graded on the course's Linux grader either way" in out
+    assert "  counter: still to write: Counter" in out, out
+    assert "  basics: every function its public tests call is written (double, row_means)" in out, out
+    monkeypatch.setattr(sys, "platform", "win32")
+    assert main(["check", str(nb), "--course", str(bundle)]) == 2
+    out = capsys.readouterr().out
+    assert "torchgrader check cannot run the public tests on Windows" in out and "counter: still to write" in out
+    assert "Traceback" not in out
+
+
+def test_the_howto_pins_torch_and_warns_about_the_other_autograder(bundle: Path):
+    from importlib.metadata import version
+
+    howto = (bundle / "HOWTO.md").read_text()
+    pinned = version("torch").split("+")[0]
+    assert f"pip install torch=={pinned} --index-url https://download.pytorch.org/whl/cpu" in howto
+    assert "python3 -m venv .venv" in howto and "jupyterlab" in howto
+    assert "Do **not** `pip install autograder`" in howto and "No module named 'autograder'" in howto
+    assert "python -m ipykernel install --user --name torchgrader-demo" in howto
+    assert "**Linux**" in howto and "On macOS or Windows itself, `check()`" in howto
+
+
+def _shared_site() -> str:
+    """This interpreter's site-packages folders, one a line: a .pth file that lends them to a new environment.
+
+    Only as plain folders on sys.path (their own .pth files, this checkout's editable install among them, are
+    not run), and after the new environment's own site-packages: the checker installed there wins.
+    """
+    sites = [Path(e).resolve() for e in sys.path if Path(e).name == "site-packages" and Path(e).is_dir()]
+    # last first: where one environment lends its packages to another through a .pth (as this project's
+    # worktrees do), the lender's are the complete set (setuptools new enough for torch's metadata)
+    return "".join(f"{s}\n" for s in reversed(sites))
+
+
+def test_a_fresh_virtual_environment_set_up_by_the_howto_runs_the_check_cells(bundle: Path, tmp_path: Path):
+    """issue 26, item 3: the HOWTO's own commands, run in a new venv, give a kernel whose check cells work.
+
+    torch is not downloaded again: the new environment sees this one's packages through a .pth file (the
+    and pip with it), and each `pip install` of the HOWTO runs with --no-index, so a step that would need the
+    network fails here instead of fetching. The checker is installed from the bundle's wheel, as students do.
+    """
+    import re
+
+    here = tmp_path / "bundle"
+    shutil.copytree(bundle, here)
+    nb = nbformat.read(_half_done(here), as_version=4)
+    nb.cells.insert(0, nbformat.v4.new_code_cell("import autograder; print('FROM', getattr(autograder, '__file__', ''))"))
+    nbformat.write(nb, str(here / "demo.ipynb"))
+    howto = (here / "HOWTO.md").read_text()
+    commands = [ln.strip() for ln in howto.splitlines() if ln.startswith("       ") and ln.strip()]
+    assert commands[0] == "python3 -m venv .venv" and commands[1].startswith("source .venv/bin/activate")
+    venv = here / ".venv"
+    # without its own pip and setuptools (older than torch asks for): this environment's serve, through the .pth
+    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip", str(venv)],
+                   check=True, timeout=300)
+    py = venv / "bin" / "python"
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    (site / "zz_shared.pth").write_text(_shared_site())
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("TORCHGRADER_", "VIRTUAL_ENV", "PYTHON"))},
+           "HOME": str(home), "PATH": f"{venv / 'bin'}:{os.environ['PATH']}", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    pips = [c for c in commands if c.startswith("pip install")]
+    assert len(pips) == 2 and re.search(r"pip install torch==\d+\.\d+", pips[0]) and "jupyterlab" in pips[1]
+    for cmd in pips:
+        p = subprocess.run(f"{py} -m {cmd} --no-index", shell=True, cwd=here, env=env, capture_output=True,
+                           text=True, timeout=600)
+        assert p.returncode == 0, cmd + "\n" + p.stdout[-3000:] + p.stderr[-3000:]
+    kernel = next(c for c in commands if "ipykernel install" in c)
+    p = subprocess.run(f"{py} {kernel.removeprefix('python ')}", shell=True, cwd=here, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    run = ("import nbformat, sys\nfrom nbclient import NotebookClient\n"
+           "nb = nbformat.read('demo.ipynb', as_version=4)\n"
+           "NotebookClient(nb, timeout=240, kernel_name='torchgrader-demo', allow_errors=True,"
+           " resources={'metadata': {'path': '.'}}).execute()\n"
+           "print('\\n'.join(''.join(o.get('text', '') for o in c.outputs) for c in nb.cells if c.cell_type == 'code'))")
+    p = subprocess.run([str(py), "-c", run], cwd=here, env=env, capture_output=True, text=True, timeout=600)
+    out = p.stdout
+    assert p.returncode == 0, out + p.stderr[-3000:]
+    assert f"FROM {site}" in out, out  # the kernel's autograder is the bundle's wheel, in the new environment
+    assert "basics — Tensor basics: 1/1 public tests pass (all pass)" in out, out
+    assert "counter — A stateful object: 0/1 public tests pass (1 to fix)" in out, out

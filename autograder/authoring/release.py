@@ -45,28 +45,56 @@ from autograder.report.files import writable_folder
 HOWTO = """\
 # {title}: how to work on it
 
-1. Install PyTorch (the CPU build is enough) and the checker shipped in this folder, once:
+## Set up, once
 
-       pip install torch --index-url https://download.pytorch.org/whl/cpu
-       pip install "./{wheel}[data]"
+Checking your work runs on **Linux** (Windows: inside WSL 2; macOS: a Linux VM or
+container, or your course's JupyterHub). On macOS or Windows itself, `check()`
+only lists what each exercise still leaves to write and says why it cannot run
+the tests there; your submission is graded on the course's Linux grader either way.
 
-   (`[data]` brings scikit-learn, which some exercises load their data sets with.)
+1. A virtual environment for this course, in this folder (Python 3.10 or newer):
 
-2. Open `{notebook}` in Jupyter **from this folder** (the check cells find the
-   public tests in `assignments/` next to it).
-3. For each exercise, read the statement and fill in every function and class
+       python3 -m venv .venv
+       source .venv/bin/activate            # Windows (PowerShell): .venv\\Scripts\\Activate.ps1
+
+2. PyTorch {torch}, the version the graded tests were validated against (the CPU
+   build is enough), then this folder's checker and Jupyter, into that environment:
+
+       pip install torch=={torch} --index-url https://download.pytorch.org/whl/cpu
+       pip install "./{wheel}[data]" jupyterlab
+
+   The checker is the `{wheel}` file in this folder; it provides the
+   `autograder` module the check cells import. Do **not** `pip install autograder`:
+   that is an unrelated package on PyPI. (`[data]` brings scikit-learn, which some
+   exercises load their data sets with.)
+
+3. Start Jupyter from this environment, **in this folder** (the check cells find
+   the public tests in `assignments/` next to the notebook):
+
+       python -m jupyter lab {notebook}
+
+   If a check cell says `No module named 'autograder'`, the notebook's kernel is
+   another environment's Python (VS Code, or a Jupyter started elsewhere, picks
+   its own). Register this environment as a kernel and choose it in the notebook
+   (Kernel > Change Kernel):
+
+       python -m ipykernel install --user --name {kernel} --display-name "Python ({kernel})"
+
+## Work
+
+1. For each exercise, read the statement and fill in every function and class
    that raises `NotImplementedError`. Keep the names and signatures: the grader
    calls them by name.
-4. Run the exercise's check cell (`check("<exercise>")`). It runs the public
-   tests on the code you have run in this kernel, in the same sandbox as
-   grading, and prints what passes and what to fix. From a terminal,
+2. Run the cell with your code, then the exercise's check cell (`check("<exercise>")`).
+   It runs the public tests on the code you have run in this kernel, in the same
+   sandbox as grading, and prints what passes and what to fix. From a terminal,
    `torchgrader check {notebook}` checks the saved notebook instead (from
    another folder: `torchgrader check path/to/{notebook} --course path/to/this/folder`).
    If your course uses nbgrader, `nbgrader validate` runs these same check
    cells; `torchgrader check` is the direct way.
-5. Public tests carry no points and are a start, not a guarantee: the graded
+3. Public tests carry no points and are a start, not a guarantee: the graded
    tests are hidden and use other inputs and edge cases.
-6. Submit `{notebook}` (saved, with your code in it). Extra cells of your own are
+4. Submit `{notebook}` (saved, with your code in it). Extra cells of your own are
    fine; a cell that raises or hangs costs only the exercises that depend on it.
 
 Exercises: {exercises}.
@@ -106,7 +134,10 @@ def release(assignment: Assignment, out: Path, *, force: bool = False) -> list[P
     wheel = build_wheel(out)
     written.append(wheel)
     howto = out / "HOWTO.md"
-    howto.write_text(HOWTO.format(title=assignment.title, notebook=nb_name, wheel=wheel.name,
+    from autograder.authoring.stamp import torch_version
+
+    howto.write_text(HOWTO.format(title=assignment.title, notebook=nb_name, wheel=wheel.name, torch=torch_version(),
+                                  kernel=f"torchgrader-{assignment.id}",
                                   exercises=", ".join(f"`{e.id}`" for e in assignment.exercises)))
     written.append(howto)
     leaks = find_leaks(out, assignment)

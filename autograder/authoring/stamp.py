@@ -5,7 +5,8 @@ A passing ``validate`` records a pass for each exercise it validated, in
 files (``assignments/<id>/<ex>/`` and ``solutions/<id>/<ex>/``), of the files
 the exercises share (any other file of the assignment but ``assignment.toml``,
 whose title and order change no grade) and of the engine (the ``autograder``
-package's own source). ``validate --exercise X`` records X's pass; a whole
+package's own source, and torch's version, which the HOWTO pins). ``validate --exercise X``
+records X's pass; a whole
 validate records every exercise's. A pass stays valid while all three digests
 are unchanged, so after one exercise is added or edited, release needs only
 that exercise validated again (``validate ASSIGNMENT --exercise X``), not all
@@ -64,14 +65,24 @@ def exercise_digests(course: Path, assignment_id: str, ids: list[str]) -> tuple[
 
 @cache
 def engine_digest() -> str:
-    """sha256 over the grader's own source: a pass is of material *and* the engine that graded it."""
+    """sha256 over the grader's own source and torch's version: a pass is of material *and* what graded it."""
     root = Path(__file__).resolve().parent.parent
-    h = hashlib.sha256()
+    h = hashlib.sha256(f"torch {torch_version()}\0".encode())  # the suites are validated against one torch
     for p in sorted(root.rglob("*.py")):
         if "__pycache__" in p.parts:
             continue
         h.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()
+
+
+def torch_version() -> str:
+    """The installed torch's version without its local tag (``2.13.0+cpu`` -> ``2.13.0``), read without importing it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("torch").split("+")[0]
+    except PackageNotFoundError:
+        return "none"
 
 
 def _ids(course: Path, assignment_id: str) -> list[str]:
