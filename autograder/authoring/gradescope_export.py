@@ -41,6 +41,7 @@ from autograder.assignment import (
     is_material,
     load_assignment,
 )
+from autograder.printable import printable
 from autograder.report.files import writable_folder
 
 ROOT_ENV = "TORCHGRADER_AUTOGRADER_ROOT"
@@ -216,7 +217,7 @@ def grade_on_gradescope(root: Path, assignment_id: str, *, stream=None) -> dict:
             rs = grade(a, [path], options=options)
             r = rs[0]
             print(protections_report(r.protections), file=stream)
-            print(f"graded {path.name}: {r.total:g}/{r.max_total:g} in {r.seconds:.1f} s", file=stream)
+            print(f"graded {printable(path.name)}: {r.total:g}/{r.max_total:g} in {r.seconds:.1f} s", file=stream)
             data = gradescope_results(r)
     except Exception as e:  # noqa: BLE001 - Gradescope needs a results.json whatever happens
         traceback.print_exc(file=stream)

@@ -562,10 +562,13 @@ class Expander:
                 abs_parts = p.resolve().parts
                 nbg = _nbgrader_parts(abs_parts)
                 try:
-                    mtime = p.stat().st_mtime
+                    st = p.stat()
                 except OSError as e:
                     self.out.problems.append(f"{label}: could not be read ({e.strerror})")
                     continue
+                if not self._within(_Budget(self.limits.max_total_bytes, 1), st.st_size, label):
+                    continue
+                mtime = st.st_mtime
                 found.append(_Found(p, label, abs_parts[-3:] if nbg else (p.name,), mtime, nbg,
                                     abs_parts[-2] if nbg else ""))
             elif p.exists():
