@@ -182,6 +182,7 @@ def grading_settings(opts: BatchOptions) -> dict[str, Any]:
     else:
         where = {"host": "local", "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
                  "nvidia": Path("/dev/nvidiactl").exists()}
+    where["no_cgroups"] = bool(os.environ.get("TORCHGRADER_NO_CGROUPS"))  # isolation the sandbox server reads
     return {"options": options, "allow_unisolated": opts.worker.allow_unisolated,
             "judge_memory_gb": opts.worker.judge_memory_gb, "where": where, "versions": _versions()}
 
