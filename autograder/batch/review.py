@@ -40,5 +40,10 @@ def review_class(assignment: Assignment, entries: list[Entry]) -> ClassReview:
     subs = [Submitted(e.student, e.sha256, submission_code(e), e.late) for e in entries]
     attention = class_attention(subs, stub)
     blank = {s for s, found in attention.items() if any(a.kind == "blank" for a in found)}
-    own = {s.student: own_code(s.code, stub) for s in subs if s.code is not None and s.student not in blank}
+    own: dict[str, str] = {}
+    seen: set[str] = set()
+    for s in subs:  # byte-identical files are flagged as duplicates already: one of each is compared
+        if s.code is not None and s.student not in blank and s.sha256 not in seen:
+            seen.add(s.sha256)
+            own[s.student] = own_code(s.code, stub)
     return ClassReview(attention, similar_pairs(own))

@@ -24,11 +24,13 @@ from autograder.report.attention import KINDS, Attention
 from autograder.report.files import write_atomic
 from autograder.report.html import esc as _e
 from autograder.report.html import page as _page
-from autograder.report.similarity import THRESHOLD, SimilarPair, marked_html
+from autograder.report.similarity import LIMIT, THRESHOLD, SimilarPair, marked_html
 from autograder.report.submission import submission_dir
 from autograder.report.text import first_line
 from autograder.report.text import pts as _pts
 from autograder.results import SubmissionResult
+
+SIDE_BY_SIDE = 40  # similar pairs shown side by side (the table lists them all)
 
 # ---------------------------------------------------------------------- class statistics
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
@@ -368,7 +370,8 @@ def _students_section(stats: ClassStats, names: Mapping[str, str], attention: Ma
             flags.append(f"<span class=\"flag tamper\" title=\"{_e(r.review)}\">touches the grader</span>")
         if r.grader_errors:
             flags.append("<span class=\"flag grader\">grader error</span>")
-        flags += [f"<a class=\"flag similar\" href=\"#pair-{n}\">similar to {_e(other)}</a>"
+        flags += [f"<a class=\"flag similar\" href=\"#pair-{n}\">similar to {_e(other)}</a>" if n <= SIDE_BY_SIDE
+                  else f"<span class=\"flag similar\">similar to {_e(other)}</span>"
                   for n, other in similar.get(who, [])]
         cells.append(f"<td class=\"flags\">{' '.join(flags)}</td>")
         for ex in stats.exercise_ids:
@@ -392,15 +395,20 @@ def _similarity_section(pairs: Sequence[SimilarPair] | None) -> list[str]:
     if not pairs:
         b.append("<p class=\"muted\">None.</p>")
         return b
+    if len(pairs) >= LIMIT:
+        b.append(f"<p class=\"partial\">The {LIMIT} most similar pairs are listed: there may be more.</p>")
     b.append("<table class=\"sortable pairs\"><thead><tr><th data-type=\"num\">pair</th><th>student</th>"
              "<th>student</th><th data-type=\"num\">shared</th></tr></thead><tbody>")
     for n, p in enumerate(pairs, start=1):
-        b.append(f"<tr><td class=\"num\" data-sort=\"{n}\"><a href=\"#pair-{n}\">{n}</a></td>"
+        number = f"<a href=\"#pair-{n}\">{n}</a>" if n <= SIDE_BY_SIDE else str(n)
+        b.append(f"<tr><td class=\"num\" data-sort=\"{n}\">{number}</td>"
                  f"<td>{_e(p.a.student)}</td><td>{_e(p.b.student)}</td>"
                  f"<td class=\"num\" data-sort=\"{p.similarity:.4f}\">{100 * p.a.similarity:.0f}% / "
                  f"{100 * p.b.similarity:.0f}%</td></tr>")
     b.append("</tbody></table>")
-    for n, p in enumerate(pairs, start=1):
+    if len(pairs) > SIDE_BY_SIDE:
+        b.append(f"<p class=\"muted\">The first {SIDE_BY_SIDE} pairs are shown side by side below.</p>")
+    for n, p in enumerate(pairs[:SIDE_BY_SIDE], start=1):
         b.append(f"<h3 id=\"pair-{n}\">Pair {n}: {_e(p.a.student)} and {_e(p.b.student)}</h3>"
                  "<div class=\"pair\">")
         for side in (p.a, p.b):

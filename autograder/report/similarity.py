@@ -37,7 +37,8 @@ K = 25  # copydetect's noise threshold: a match shorter than this (in normalised
 GUARANTEE = 30  # a match this long is always seen (the winnowing window follows from the two)
 THRESHOLD = 0.7  # a pair is listed when each side's code is at least this share shared with the other
 COMMON_SHARE = 0.3  # a fingerprint in more than this share of a class (and more than MIN_COMMON) is an idiom
-MIN_COMMON = 4
+MIN_COMMON = 10  # MOSS's default (-m 10): a passage in more submissions than this is ignored
+LIMIT = 200  # pairs listed at most (a class that copied one source would otherwise list thousands)
 _BUILTINS = frozenset(dir(builtins))
 
 
@@ -180,11 +181,13 @@ def compare(a: Fingerprint, b: Fingerprint) -> tuple[tuple[float, float], tuple[
     return (sims[0], sims[1]), (spans[0], spans[1])
 
 
-def similar_pairs(codes: Mapping[str, str], *, threshold: float = THRESHOLD,
-                  common_share: float = COMMON_SHARE) -> list[SimilarPair]:
-    """Pairs of students whose code is near-identical, most similar first.
+def similar_pairs(codes: Mapping[str, str], *, threshold: float = THRESHOLD, common_share: float = COMMON_SHARE,
+                  limit: int = LIMIT) -> list[SimilarPair]:
+    """Pairs of students whose code is near-identical, most similar first; at most ``limit`` of them.
 
-    ``codes``: what each student wrote (:func:`own_code` of their notebook).
+    ``codes``: what each student wrote (:func:`own_code` of their notebook). A class where many copied one
+    source has many pairs: the candidates are compared most promising first, and the search stops at
+    ``limit`` pairs (the report then says there may be more).
     """
     import numpy as np
     from copydetect.utils import get_token_coverage
@@ -198,8 +201,8 @@ def similar_pairs(codes: Mapping[str, str], *, threshold: float = THRESHOLD,
     for i, fp in enumerate(prints):
         for h in fp.hashes:
             held.setdefault(h, []).append(i)
-    limit = max(MIN_COMMON, int(common_share * n))
-    common = {h for h, who in held.items() if len(who) > limit}
+    idiom = max(MIN_COMMON, int(common_share * n))
+    common = {h for h, who in held.items() if len(who) > idiom}
     if common:  # an idiom of the exercise: out of every comparison, as the stub is
         for fp in prints:
             for h in fp.hashes & common:
@@ -220,10 +223,14 @@ def similar_pairs(codes: Mapping[str, str], *, threshold: float = THRESHOLD,
     # benchmarks/similarity.py's class (none under 0.5 reached 0.59): three quarters of the threshold is safe
     rough = counts / np.maximum.outer(sizes, sizes)
     out: list[SimilarPair] = []
-    for i, j in zip(*np.nonzero(np.triu(rough >= 0.75 * threshold, k=1)), strict=True):
+    rows, cols = np.nonzero(np.triu(rough >= 0.75 * threshold, k=1))
+    for k in np.argsort(-rough[rows, cols], kind="stable"):
+        i, j = int(rows[k]), int(cols[k])
         (sim_i, sim_j), (sp_i, sp_j) = compare(prints[i], prints[j])
         if min(sim_i, sim_j) < threshold:
             continue
+        if len(out) == limit:
+            break
         out.append(SimilarPair(Side(students[i], sim_i, codes[students[i]], sp_i),
                                Side(students[j], sim_j, codes[students[j]], sp_j)))
     out.sort(key=lambda p: (-p.similarity, p.a.student, p.b.student))

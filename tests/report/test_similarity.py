@@ -129,3 +129,24 @@ def test_student_code_is_escaped_in_the_side_by_side_view():
     assert "<script>" not in html and "&lt;script&gt;" in html and "<mark>" in html
     page = class_report_html([], title="Demo", exercise_ids=[], pairs=pairs)
     assert "<script>alert" not in page and "Pair 1: eve and mallory" in page
+
+
+def test_a_class_that_copied_one_source_lists_at_most_the_limit(tmp_path):
+    from autograder.batch.inputs import Entry
+    from autograder.batch.review import review_class
+
+    source = "\n\n".join(honest_class()["alt2"])
+    codes = {f"c{i:02d}": own_code(rename_locals(source, f"v{i}"), STUB) for i in range(9)}
+    pairs = similar_pairs(codes, limit=10)
+    assert len(pairs) == 10 and all(p.similarity >= 0.7 for p in pairs)  # 36 pairs exist: 10 listed
+    assert len(similar_pairs(codes)) == 36
+
+    entries = []  # byte-identical files are duplicates (flagged), compared once
+    for i in range(12):
+        path = tmp_path / f"s{i}.py"
+        path.write_text(source)
+        entries.append(Entry(path=path, source=path.name, submission=path.stem, student=path.stem, sha256="same",
+                             order=(0,)))
+    review = review_class(ASSIGNMENT, entries)
+    assert review.pairs == [] and sorted(review.attention) == sorted(e.student for e in entries)
+    assert all(a.kind == "duplicate" for found in review.attention.values() for a in found)
