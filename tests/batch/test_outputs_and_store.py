@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import re
+import shutil
 import sqlite3
 import zipfile
 from pathlib import Path
@@ -52,10 +53,16 @@ def test_a_hostile_class_still_gets_every_output_and_nothing_leaks_or_acts(tmp_p
     assert len(link) == 1 and "symbolic link" in link[0]["detail"]
 
     (out / "gradebook.csv").unlink()  # a rerun always writes the outputs, from the store
+    (out / "report.html").unlink()
+    shutil.rmtree(out / "alice")
+    shutil.rmtree(out / "zoe")
+    (out / "zoe").write_text("a file where zoe's folder goes: her feedback cannot be written")
     second = tg(str(subs), "--out", str(out), "--jobs", "1", "--exercise", "basics")
     assert second.returncode == 0, second.stderr
     assert "0 to grade, 3 already graded" in second.stdout
+    assert "could not write the feedback of" in second.stderr and "zoe" in second.stderr
     assert {r["student"]: r["total"] for r in gradebook(out)} == {s: r["total"] for s, r in book.items()}
+    assert (out / "report.html").is_file() and (out / "alice" / "feedback.md").is_file()  # the others: written
 
 
 def test_a_grade_made_with_other_settings_is_never_reused_and_the_rerun_says_why(tmp_path):
