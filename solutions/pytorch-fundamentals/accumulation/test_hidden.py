@@ -73,6 +73,15 @@ def _wrong_answers(model, X, Y, m, loss_fn, prefill):
             "throws away the earlier micro-batches.",
             {q: per_batch[-1][q] * (len(chunks[-1][0]) / n) for q in names},
         )
+    outputs = Y[0].numel() if Y.dtype.is_floating_point and len(Y) else 1
+    if outputs > 1:  # an elementwise loss over several outputs per example
+        wrong["sums_outputs"] = (
+            "The loss was summed over every output of every example (reduction='sum') and divided by the number "
+            "of examples: with several outputs per example that is too large by the number of outputs, because "
+            "a mean loss averages over the outputs too. Use loss_fn as given and weight each micro-batch by its "
+            "share of the examples.",
+            _grads(model, X, Y, loss_fn, weight=float(outputs)),
+        )
     if prefill is not None:
         full = _grads(model, X, Y, loss_fn)
         wrong["keeps_old_grads"] = (

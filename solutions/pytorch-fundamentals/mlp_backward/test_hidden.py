@@ -36,7 +36,7 @@ def _torch_grads(X, y, W1, b1, W2, b2, upstream=1.0, loss=None):
     return dict(zip(KEYS, torch.autograd.grad(upstream * L, ws)))
 
 
-def _naive_grads(X, y, W1, b1, W2, b2, softmax_dim=1, shift=True):
+def _naive_grads(X, y, W1, b1, W2, b2, softmax_dim=1, shift=True, softmax_dtype=None):
     """The hand derivation in the inputs' dtype, optionally with softmax over the wrong dimension or
     without the max shift: what those known-wrong derivations return."""
     n = X.shape[0]
@@ -47,6 +47,9 @@ def _naive_grads(X, y, W1, b1, W2, b2, softmax_dim=1, shift=True):
     E = torch.exp(Zs)
     if shift == "log":  # log-softmax as Z - log(sum(exp(Z))) without a shift: exp overflows to inf inside the log
         dZ = torch.exp(Z - torch.log(torch.exp(Z).sum(dim=softmax_dim, keepdim=True)))
+    elif softmax_dtype is not None:  # the softmax alone computed in a narrower dtype
+        E = torch.exp(Zs.to(softmax_dtype))
+        dZ = (E / E.sum(dim=softmax_dim, keepdim=True)).to(Z.dtype)
     else:
         dZ = E / E.sum(dim=softmax_dim, keepdim=True)
     dZ[torch.arange(n), y] -= 1
@@ -97,6 +100,14 @@ def _wrong_grads(X, y, W1, b1, W2, b2, upstream=1.0):
             "It looks like the softmax normalises over the batch (dim 0) instead of over each example's C "
             "classes (dim 1).",
             {k: upstream * wrong_dim[k].to(g[k].dtype) for k in KEYS},
+        )
+    if X.dtype == D64:
+        narrow = _naive_grads(X, y, W1, b1, W2, b2, softmax_dtype=torch.float32)
+        cands["float32_softmax"] = (
+            "It looks like part of the computation (the softmax, say) ran in float32: the gradients agree with "
+            "float64 to only about 7 significant digits. Keep every step in the inputs' dtype (a tensor created "
+            "without dtype=, or a .float(), drops to float32).",
+            {k: upstream * narrow[k] for k in KEYS},
         )
     if upstream != 1.0:
         cands["ignores_upstream"] = (
