@@ -115,6 +115,8 @@ def test_no_rank_returns_before_the_file_is_complete(sandbox):
     report = sandbox.probe("complete_on_return", spec, ranks_timeout())
     outs = rank_values(report, 3, "save_on_rank_zero")
     early = [r for r, out in enumerate(outs) if not (isinstance(out, dict) and out.get("exists") is True)]
+    check(not early or report.get("file") is True, "save_on_rank_zero(path, ...) did not create a file at `path` "
+          "on rank 0, so no rank found it after returning.", misconception="no_file")  # no file: not a race
     check(not early, f"With rank 0 slow to save, {'ranks' if len(early) > 1 else 'rank'} "
           f"{', '.join(map(str, early))} returned before the file existed: a rank that goes on to load it would "
           "fail. Put a dist.barrier() after rank 0's save, where every rank (rank 0 included) calls it.",
