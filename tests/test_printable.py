@@ -42,3 +42,11 @@ def test_ordinary_text_of_any_script_is_unchanged():
 
 def test_non_strings_are_shown_as_their_str():
     assert printable(3.5) == "3.5"
+
+
+def test_escaping_twice_changes_nothing_more():
+    """Sinks (progress lines) escape again what their callers escaped: that must be harmless."""
+    for s in ["a\x1b[2J\r\nb\ud800\u202e", "plain", "C:\\x1b already"]:
+        for lines in (False, True):
+            once = printable(s, lines=lines)
+            assert printable(once, lines=lines) == once

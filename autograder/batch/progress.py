@@ -58,7 +58,7 @@ class Progress:
         self.render(r)
 
     def note(self, text: str) -> None:
-        print(text, file=self.stream, flush=True)
+        print(printable(text, lines=True), file=self.stream, flush=True)  # the last line of defence: idempotent
 
     def render(self, r: SubmissionResult) -> None:
         raise NotImplementedError
@@ -104,7 +104,7 @@ class RichProgress(Progress):
         self.bar.start()
 
     def note(self, text: str) -> None:
-        self.console.print(text, markup=False, highlight=False)
+        self.console.print(printable(text, lines=True), markup=False, highlight=False)
 
     def render(self, r: SubmissionResult) -> None:
         if self.verbose:
