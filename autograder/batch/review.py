@@ -35,15 +35,17 @@ def submission_code(entry: Entry) -> str | None:
         return None
 
 
-def review_class(assignment: Assignment, entries: list[Entry]) -> ClassReview:
+def review_class(assignment: Assignment, entries: list[Entry], *, similarity: bool = True) -> ClassReview:
+    """Blank, duplicate, late per student; with ``similarity``, the pairs of near-identical code too."""
     stub = stub_code(assignment)
     subs = [Submitted(e.student, e.sha256, submission_code(e), e.late) for e in entries]
     attention = class_attention(subs, stub)
     blank = {s for s, found in attention.items() if any(a.kind == "blank" for a in found)}
     own: dict[str, str] = {}
     seen: set[str] = set()
-    for s in subs:  # byte-identical files are flagged as duplicates already: one of each is compared
+    # byte-identical files are flagged as duplicates already: one of each is compared
+    for s in subs if similarity else ():
         if s.code is not None and s.student not in blank and s.sha256 not in seen:
             seen.add(s.sha256)
             own[s.student] = own_code(s.code, stub)
-    return ClassReview(attention, similar_pairs(own))
+    return ClassReview(attention, similar_pairs(own) if similarity else [])

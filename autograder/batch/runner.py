@@ -323,7 +323,8 @@ def write_outputs(assignment: Assignment, inputs: Inputs, all_results: Sequence[
     results = [r for r in all_results if r is not None]
     ordered = sorted(results, key=lambda r: (r.student, r.submission))
     names = {e.student: e.name for e in inputs.entries}
-    review = review_class(assignment, [e for e, r in zip(inputs.entries, all_results, strict=True) if r is not None])
+    review = review_class(assignment, [e for e, r in zip(inputs.entries, all_results, strict=True) if r is not None],
+                          similarity=opts.report)
     for r in ordered:  # blank, duplicate, late are known only now: those students' feedback says so
         if review.attention.get(r.student):
             _guarded(f"the feedback of {r.path}",

@@ -27,7 +27,7 @@ def feedback_body(r: SubmissionResult, attention: Sequence[Attention] = ()) -> s
     if r.error:
         out.append(f"<p class=\"fail\">{_e(r.error)}</p>")
     if attention:
-        out.append("<h2>For staff to look at</h2><ul class=\"attention\">"
+        out.append("<h2>About your submission</h2><ul class=\"attention\">"
                    + "".join(f"<li data-kind=\"{_e(a.kind)}\">{_e(a.student)}</li>" for a in attention) + "</ul>")
     if r.flags:
         out.append("<h2>Flagged for review</h2><p>Your code touches the grader or the interpreter's internals "

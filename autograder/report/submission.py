@@ -131,7 +131,7 @@ def feedback_markdown(r: SubmissionResult, attention: Sequence[Attention] = ()) 
     if r.error:
         out += [*md_block(r.error), ""]
     if attention:
-        out += ["## For staff to look at", ""] + [f"- {md_inline(a.student)}" for a in attention] + [""]
+        out += ["## About your submission", ""] + [f"- {md_inline(a.student)}" for a in attention] + [""]
     if r.flags:
         out += ["## Flagged for review", "",
                 "Your code touches the grader or the interpreter's internals in the places below, so a "
