@@ -131,7 +131,7 @@ def class_stats(results: Sequence[SubmissionResult], exercise_ids: list[str] | N
                 if t.status != "passed":
                     ts.failed += 1
                     if t.message and not _is_generic(t.message):
-                        key = t.misconception or normalise(t.message)
+                        key = t.misconception or _mistake(t.message)
                         m = groups.setdefault((e.id, key), Misconception(e.id, key, t.message))
                         m.tests[t.name] = m.tests.get(t.name, 0) + 1
                         if who not in m.students:
@@ -144,6 +144,16 @@ def class_stats(results: Sequence[SubmissionResult], exercise_ids: list[str] | N
     test_list = sorted(tests.values(), key=lambda t: (order.get(t.exercise, 1e9), t.name))
     errors.sort(key=lambda e: (e.kind, e.student))
     return ClassStats(results, ids, titles, test_list, mis, errors)
+
+
+_RAISED = re.compile(r"\braised (\w+(?:\.\w+)*): ")
+
+
+def _mistake(message: str) -> str:
+    """A message's mistake where the suite named none: an exception raised (whichever input the test tried),
+    else the message with its numbers blanked."""
+    m = _RAISED.search(message)
+    return f"raised {m[1]}: {normalise(message[m.end():])}" if m else normalise(message)
 
 
 def _error_kind(status: str, message: str) -> str:

@@ -142,6 +142,15 @@ def test_one_mistake_is_one_misconception_row_with_its_tests_and_students():
     assert all(f"on batch {i} (2)" in rows[1][3] for i in range(6))
 
 
+def test_one_exception_on_several_inputs_is_one_row():
+    """Without a suite's key, the same exception raised by each test's input is still one mistake."""
+    r = _softmax_result("amy", True)
+    for i, t in enumerate(r.exercises[0].tests):
+        t.misconception = ""
+        t.message = f"softmax_ce_grad on ({i + 2}, 5) float64 logits raised IndexError: index {i + 5} is out of bounds."
+    assert len(class_stats([r], ["softmax_grad"]).misconceptions) == 1
+
+
 def test_long_test_names_are_whole_in_the_chart_and_the_legend_covers_no_bar():
     long = ("flatten_any(x) returns a row-major flattening that is a view of x whenever x's strides allow it "
             "and a copy only when they do not, for every layout of the statement's table")
