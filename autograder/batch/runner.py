@@ -288,7 +288,7 @@ def _write_partial(assignment: Assignment, inputs: Inputs, store: Store, version
         write_outputs(assignment, inputs, stored, opts, err=err,
                       partial=f"Partial: {missing} of {len(stored)} submissions are not graded yet (the batch "
                               "was interrupted). Rerun the same command to finish.")
-    except KeyboardInterrupt:  # a second Ctrl-C: the grades stay stored all the same
+    except (KeyboardInterrupt, BatchError):  # a second Ctrl-C, or an output not written (said): grades are stored
         pass
     print(f"\ninterrupted: {len(done)} of {len(stored)} submissions graded and stored; {opts.out / 'gradebook.csv'} "
           f"and report.html hold those {len(done)} (partial). Rerun the same command to finish: it grades only "
@@ -314,7 +314,7 @@ def write_outputs(assignment: Assignment, inputs: Inputs, all_results: Sequence[
     Each is written on its own: one that fails is reported and the others are still written; the batch
     then fails with :class:`BatchError` naming what is missing (the results stay stored: a rerun writes it).
     """
-    from autograder.batch.review import review_class
+    from autograder.batch.review import ClassReview, review_class
 
     err = err or sys.stderr
     failed: list[str] = []
@@ -323,8 +323,11 @@ def write_outputs(assignment: Assignment, inputs: Inputs, all_results: Sequence[
     results = [r for r in all_results if r is not None]
     ordered = sorted(results, key=lambda r: (r.student, r.submission))
     names = {e.student: e.name for e in inputs.entries}
-    review = review_class(assignment, [e for e, r in zip(inputs.entries, all_results, strict=True) if r is not None],
-                          similarity=opts.report)
+    graded = [e for e, r in zip(inputs.entries, all_results, strict=True) if r is not None]
+    reviewed: list[ClassReview] = []  # a review that fails costs only its flags and pairs, never the gradebook
+    _guarded("the review of the class (blank, duplicate, late, similar code)",
+             lambda: reviewed.append(review_class(assignment, graded, similarity=opts.report)), err)
+    review = reviewed[0] if reviewed else ClassReview()
     for r in ordered:  # blank, duplicate, late are known only now: those students' feedback says so
         if review.attention.get(r.student):
             _guarded(f"the feedback of {r.path}",

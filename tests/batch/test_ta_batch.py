@@ -45,8 +45,8 @@ def test_blank_duplicate_and_late_reach_the_gradebook_the_report_and_the_feedbac
         text = (out / "ben" / name).read_text()
         assert "identical to another submission" in text and "quinn" not in text
     assert "Submitted late" in (out / "doejane_4242" / "feedback.html").read_text()
-    # the identical files are the most similar pair of the similarity section
-    assert "Pair 1: ben and quinn" in report
+    # identical files are flagged as duplicates, not listed again as a similar pair
+    assert "Similar code (" in report and "ben and quinn" not in report
 
 
 def test_ctrl_c_writes_a_partial_gradebook_and_report_and_says_how_to_finish(tmp_path):
