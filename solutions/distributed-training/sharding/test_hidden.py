@@ -61,20 +61,39 @@ def _wrong_shards(n, w, rank, epoch, seed):
                        _pad(list(range(n)), total)[rank:total:w]),
         "pad_with_last": ("the padding repeats the wrong indices: DistributedSampler pads with the *first* "
                           "indices of the permutation", (perm + [perm[-1]] * (total - n))[rank:total:w]),
+        "pads_from_tail": ("the padding repeats the last indices of the permutation; DistributedSampler pads "
+                           "with its *first* ones", (perm + (perm[::-1] * total)[:total - n][::-1])[rank:total:w]),
+        "drops_tail": ("the tail was dropped (as drop_last=True does): with drop_last=False the permutation is "
+                       "padded up to a multiple of world_size instead, so no index is left out",
+                       perm[: (n // w) * w][rank::w]),
+        "python_shuffle": ("the order comes from Python's random module; DistributedSampler shuffles with a "
+                           "torch.Generator seeded with seed + epoch (torch.randperm)", _py_perm(n, w, rank, epoch,
+                                                                                                  seed)),
+        "pads_per_rank": ("each rank padded its own shard; DistributedSampler pads the whole permutation once, "
+                          "before dealing it out, so the padding lands on the last ranks only",
+                          _pad(perm[rank::w], per) if perm[rank::w] else perm[:per]),
     }
 
 
-def _explain(mismatches, candidates):
-    """The (key, why) of the one known mistake that explains every mismatch, else None.
+def _py_perm(n, w, rank, epoch, seed):
+    idx = list(range(n))
+    random.Random(seed + epoch).shuffle(idx)
+    return _pad(idx, math.ceil(n / w) * w)[rank::w]
 
-    Small cases can make two mistakes give the same answer, so a diagnosis is
-    only given when one mistake accounts for all the wrong answers at once.
+
+def _explain(mismatches, candidates, answers=()):
+    """The (key, why) of the one known mistake that explains every answer, else None.
+
+    A mistake is a hypothesis: it must give every answer the student gave, the wrong ones and the right
+    ones (``answers``: every (case, got), mismatches included). Small cases can make two mistakes give the
+    same answer, so a diagnosis is only given when exactly one mistake accounts for them all.
     """
     keys = None
-    for case, got in mismatches:
+    for case, got in list(answers) or mismatches:
         fits = {key for key, (_, value) in candidates(*case).items() if got == value}
         keys = fits if keys is None else keys & fits
-    for key in sorted(keys or ()):
+    if keys is not None and len(keys) == 1:  # two mistakes that explain every mismatch: name neither
+        key = next(iter(keys))
         return key, candidates(*mismatches[0][0])[key][0]
     return None
 
@@ -82,11 +101,12 @@ def _explain(mismatches, candidates):
 @pytest.mark.points(3)
 def test_shard_indices_match_distributed_sampler(student):
     """shard_indices matches DistributedSampler for many sizes, ranks, epochs and seeds"""
-    mismatches = []
+    mismatches, answers = [], []
     for case in _cases(30):
         got = student.shard_indices(*case)
         check(isinstance(got, list), f"shard_indices{case} returned a {type(got).__name__}; return a plain list "
               "of ints.", misconception="types")
+        answers.append((case, got))
         if got != _expected(*case):
             mismatches.append((case, got))
     if not mismatches:
@@ -96,7 +116,7 @@ def test_shard_indices_match_distributed_sampler(student):
            + ("..." if len(got) > 12 else "")
            + f", which is not what DistributedSampler gives this rank ({len(_expected(n, w, rank, epoch, seed))} "
            f"indices); {len(mismatches)} of 30 cases differ.")
-    found = _explain(mismatches, _wrong_shards)
+    found = _explain(mismatches, _wrong_shards, answers)
     if found:
         fail(msg + " It looks like " + found[1] + ".", misconception=found[0])
     fail(msg + " Compare with the sampler itself: list(DistributedSampler(range(n), num_replicas=..., rank=..., "
@@ -114,6 +134,10 @@ def test_every_example_once_per_epoch(student):
             check(isinstance(shard, list) and isinstance(mask, list),
                   f"shard_indices and padding_mask return plain lists; with n={n} and {w} ranks they returned "
                   f"{type(shard).__name__} and {type(mask).__name__}.", misconception="types")
+            per = math.ceil(n / w)
+            check(len(mask) == len(shard) or len(shard) == per,
+                  f"With n={n} and {w} ranks, rank {rank}'s shard_indices has {len(shard)} indices; "
+                  f"DistributedSampler gives every rank ceil(n / world_size) = {per} (it pads, it never drops).")
             check(len(mask) == len(shard),
                   f"With n={n} and {w} ranks, rank {rank}'s padding_mask has {len(mask)} entries for a shard of "
                   f"{len(shard)} indices: give one flag per position.", misconception="mask_length")
@@ -141,11 +165,12 @@ def _wrong_masks(n, w, rank):
 @pytest.mark.points(2)
 def test_padding_mask(student):
     """padding_mask flags exactly the padding duplicates"""
-    mismatches = []
+    mismatches, answers = [], []
     for n, w in [(10, 3), (10, 4), (5, 3), (2, 3), (1, 4), (9, 3), (13, 5)]:
         per = math.ceil(n / w)
         for rank in range(w):
             got = student.padding_mask(n, w, rank)
+            answers.append(((n, w, rank), got))
             if got != [rank + j * w >= n for j in range(per)]:
                 mismatches.append(((n, w, rank), got))
     if not mismatches:
@@ -153,7 +178,7 @@ def test_padding_mask(student):
     (n, w, rank), got = mismatches[0]
     msg = (f"padding_mask(n={n}, world_size={w}, rank={rank}) returned {got}, expected {math.ceil(n / w)} "
            "flags, one per position of the rank's shard, True only at padding duplicates.")
-    found = _explain(mismatches, _wrong_masks)
+    found = _explain(mismatches, _wrong_masks, answers)
     if found:
         fail(msg + " It looks like " + found[1] + ".", misconception=found[0])
     fail(msg + " Position j of rank r is position r + j * world_size of the padded list; the positions from n "
