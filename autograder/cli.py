@@ -230,8 +230,9 @@ def main(argv: list[str] | None = None) -> int:
     except TorchgraderError as e:  # every deliberate error carries its own person-facing message
         print(f"torchgrader: {printable(e.message, lines=True)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("\ninterrupted: results written so far are kept", file=sys.stderr)
+    except KeyboardInterrupt as e:
+        if not getattr(e, "said", False):  # a batch (BatchInterrupted) has said what it kept and how to finish
+            print("\ninterrupted: results written so far are kept", file=sys.stderr)
         return 130
     except OSError as e:  # the user's own files: a path that cannot be read or written, said as a sentence
         where = f" {e.filename}" if e.filename else ""

@@ -50,6 +50,12 @@ class BatchError(StaffError):
     """The batch cannot go on (no worker can grade: suites broken, engine missing, scheduler unreachable)."""
 
 
+class BatchInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a batch, after the partial outputs were written and the way to finish was said."""
+
+    said = True  # the CLI adds nothing
+
+
 @dataclass
 class BatchOptions:
     out: Path
@@ -139,7 +145,7 @@ def grade_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOpti
                                 else (set(), 0))
         except KeyboardInterrupt:
             _write_partial(assignment, inputs, store, version, opts, err)
-            raise
+            raise BatchInterrupted from None
         store.close_batch(run_id)
         results = _collect(assignment, inputs, store, version, written, out, err)
         write_outputs(assignment, inputs, results, opts, err=err)
