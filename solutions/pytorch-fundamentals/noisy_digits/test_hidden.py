@@ -314,6 +314,44 @@ def test_noise_is_standard_normal_per_pixel(student):
             )
 
 
+def _noise(seed):
+    """The standard normal (1, 8, 8) float32 draw torch gives right after torch.manual_seed(seed)."""
+    return torch.randn(1, 8, 8, generator=torch.Generator().manual_seed(seed))
+
+
+def _clean(X, i):
+    return torch.tensor(X[i], dtype=torch.float32).reshape(1, 8, 8) / 16
+
+
+def _seeded_by_index(X, i, sigma):
+    """What torch.manual_seed(i) inside __getitem__ gives for ds[i]: the same image at every access."""
+    return (_clean(X, i) + sigma * _noise(i)).clamp(0, 1).to(torch.float64)
+
+
+def _accumulated(X, i, sigma, seeds):
+    """What noise added in place to the stored image gives, read after each torch seed in turn (the noise
+    builds up over reads), with the stored image clamped or not."""
+    out = []
+    for clamp_stored in (False, True):
+        stored, reads = _clean(X, i), []
+        for seed in seeds:
+            stored = stored + sigma * _noise(seed)
+            if clamp_stored:
+                stored = stored.clamp(0, 1)
+            reads.append(stored.clamp(0, 1).to(torch.float64))
+        out.append(reads)
+    return out
+
+
+def _same(a, b):
+    return bool(torch.allclose(a, b, rtol=0, atol=1e-6))
+
+
+SEEDS_PER_INDEX = ("The image is exactly what torch.manual_seed(i) inside __getitem__ gives: reseeding with the "
+                   "index makes every access of ds[i] draw the same noise. Leave the global generator alone in "
+                   "__getitem__; the caller seeds it.")
+
+
 @pytest.mark.points(1)
 def test_fresh_noise_every_access(student):
     """Reading the same index twice gives different noise"""
@@ -323,6 +361,9 @@ def test_fresh_noise_every_access(student):
     b = _image(ds, 4, "ds[4] read a second time")
     c = _image(ds, MID.start, f"ds[{MID.start}]")
     d = _image(ds, MID.start, f"ds[{MID.start}] read a second time")
+    if torch.equal(a, b) and torch.equal(c, d) and _same(a, _seeded_by_index(X, 4, 0.2)):
+        fail("Reading the same index twice returned the same noisy image. " + SEEDS_PER_INDEX,
+             misconception="seeds_per_index")
     check(
         not torch.equal(a, b) or not torch.equal(c, d),
         "Reading the same index twice returned the same noisy image. The noise must be drawn afresh in "
@@ -340,6 +381,16 @@ def test_reproducible_with_torch_manual_seed(sandbox):
     plan = [[123, 1], [123, 2], [124, 1], [123, 1]]
     images = sandbox.probe("reseeded_reads", X, y, 0.2, 5, plan)
     first, same_torch_seed, other_torch_seed, again = [_as_pixels(img, "ds[5]") for img in images]
+    reads = [first, same_torch_seed, other_torch_seed, again]
+    if all(_same(img, _seeded_by_index(X, 5, 0.2)) for img in reads):
+        fail("ds[5] gave the same noisy image after torch.manual_seed(123) and torch.manual_seed(124). "
+             + SEEDS_PER_INDEX, misconception="seeds_per_index")
+    if any(all(_same(img, want) for img, want in zip(reads, built, strict=True))
+           for built in _accumulated(X, 5, 0.2, [seed for seed, _ in plan])):
+        fail("After the same torch.manual_seed(123), ds[5] gave a different image at each read: the images are "
+             "exactly what adding the noise in place to the stored image gives, so the noise builds up over "
+             "reads. Add the noise to a new tensor (image = clean + sigma * noise) and leave the stored images "
+             "unchanged.", misconception="noise_accumulates")
     if torch.equal(first, same_torch_seed) and torch.equal(first, other_torch_seed):
         fail(
             "ds[5] gave the same noisy image after torch.manual_seed(123) and torch.manual_seed(124), whatever "
@@ -385,6 +436,9 @@ def test_dataloader_workers_differ(sandbox):
     worker0, worker1 = images[0::2], images[1::2]
     repeats = sum(torch.equal(images[a], images[b]) for a in range(8) for b in range(a + 1, 8))
     same_across = all(torch.equal(p, q) for p, q in zip(worker0, worker1, strict=True))
+    if repeats == 28 and _same(images[0], _seeded_by_index(X, 6, 0.2)):
+        fail("Read 8 times through a DataLoader with num_workers=2, ds[6] was the same noisy image every time. "
+             + SEEDS_PER_INDEX, misconception="seeds_per_index")
     check(
         repeats < 28,
         "Read 8 times through a DataLoader with num_workers=2, ds[6] was the same noisy image every time: the "
