@@ -77,7 +77,7 @@ def test_dask_backend_grades_on_a_local_cluster_and_leaves_no_idle_judge(tmp_pat
             "basics",
         )
         assert again.returncode == 0, again.stderr
-        assert "on 1 workers" in again.stdout  # the workers alive, not those the batch started with
+        assert "on 1 worker)" in again.stdout  # the workers alive, not those the batch started with
         assert sum(client.run(live_judges).values()) == 0
     # the same material packs to the same bytes: both batches used this one folder, named by its content
     assert extracted.is_dir()
