@@ -25,7 +25,7 @@ class Case:
     """One generated submission and what it must score."""
 
     name: str
-    kind: str  # reference | stub | alternative | mutant
+    kind: str  # reference | stub | alternative | mutant | nan | perturbed
     exercise: str  # the exercise whose file was swapped ("" for reference/stub)
     source: Path  # the swapped-in file
     path: Path = field(default_factory=Path)
@@ -68,12 +68,71 @@ def compose(assignment: Assignment, swap: dict[str, Path], dest: Path, *, all_st
     return dest
 
 
+# The NaN-returning mutant and its twin: every value the reference's functions (and its classes'
+# forward/backward/__getitem__) return is passed through ``v * c + d``, with (c, d) NaN for one and
+# finite for the other. A test that the finite twin fails checks values; if the NaN mutant passes it,
+# a comparison there lets a NaN through (``abs(a - b) > tol`` is False for NaN).
+POISONS = {"nan": ("float('nan')", "float('nan')"), "perturbed": ("1.375", "0.25")}
+POISON = """
+# torchgrader: generated {kind} mutant of {exercise}'s reference (validate's NaN check)
+def _tg_poison(v, depth=0):
+    import torch
+    if depth > 8 or isinstance(v, bool):
+        return v
+    if isinstance(v, float) or (isinstance(v, torch.Tensor) and (v.is_floating_point() or v.is_complex())):
+        return v * {c} + {d}
+    if type(v) is dict:
+        return {{k: _tg_poison(x, depth + 1) for k, x in v.items()}}
+    if type(v) in (list, tuple):
+        return type(v)(_tg_poison(x, depth + 1) for x in v)
+    return v
+
+
+def _tg_wrap(f):
+    import functools
+
+    @functools.wraps(f)
+    def wrapped(*args, **kwargs):
+        return _tg_poison(f(*args, **kwargs))
+    return wrapped
+
+
+for _tg_name in {functions!r}:
+    globals()[_tg_name] = _tg_wrap(globals()[_tg_name])
+for _tg_class, _tg_method in {methods!r}:
+    _tg_owner = globals()[_tg_class]
+    _tg_raw = vars(_tg_owner)[_tg_method]
+    if isinstance(_tg_raw, staticmethod):
+        setattr(_tg_owner, _tg_method, staticmethod(_tg_wrap(_tg_raw.__func__)))
+    else:
+        setattr(_tg_owner, _tg_method, _tg_wrap(_tg_raw))
+"""
+POISONED_METHODS = ("forward", "backward", "__getitem__", "__call__")
+
+
+def poisoned(reference: Path, exercise: str, kind: str) -> str:
+    """The source of ``kind``'s (nan | perturbed) mutant, appended to the exercise's reference."""
+    import ast
+
+    tree = ast.parse(reference.read_text())
+    functions = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")]
+    methods = [(c.name, m.name) for c in tree.body if isinstance(c, ast.ClassDef) and not c.name.startswith("_")
+               for m in c.body if isinstance(m, ast.FunctionDef) and m.name in POISONED_METHODS]
+    c, d = POISONS[kind]
+    return POISON.format(kind=kind, exercise=exercise, c=c, d=d, functions=functions, methods=methods)
+
+
 def cases(assignment: Assignment, exercises: list[str] | None, workdir: Path) -> list[Case]:
     chosen = [assignment.exercise(e) for e in exercises] if exercises else assignment.exercises
     out = [Case("reference", "reference", "", Path()), Case("stub", "stub", "", Path())]
     for ex in chosen:
         out += [Case(f"alternative{SEP}{ex.id}{SEP}{p.stem}", "alternative", ex.id, p) for p in ex.alternatives()]
         out += [Case(f"mutant{SEP}{ex.id}{SEP}{p.stem}", "mutant", ex.id, p) for p in ex.mutants()]
+        if ex.reference.is_file():
+            for kind in POISONS:
+                src = workdir / f"{kind}{SEP}{ex.id}.source.py"
+                src.write_text(poisoned(ex.reference, ex.id, kind))
+                out.append(Case(f"{kind}{SEP}{ex.id}", kind, ex.id, src))
     for c in out:
         c.path = workdir / f"{c.name}.py"
         if c.kind == "stub":

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.assignment import Assignment, AssignmentError, Exercise, find_course, load_assignment
-from autograder.authoring.cases import SEP, Case, cases, compose
+from autograder.authoring.cases import POISONS, SEP, Case, cases, compose
 from autograder.authoring.lint import (
     ExerciseFacts,
     Problem,
@@ -425,6 +425,36 @@ def _judge_mutant_points(case: Case, r: SubmissionResult, scope: list[str], assi
                + (" ..." if len(caught) > 3 else ""))
 
 
+NAN_CHECK = "NaN-returning mutant"
+
+
+def judge_nan(ex_id: str, nan: SubmissionResult, perturbed: SubmissionResult | None) -> Row:
+    """No comparison lets a NaN through: every test that a finite wrong value fails, a NaN fails too.
+
+    Both mutants pass every value the reference's functions return through ``v * c + d``
+    (:data:`autograder.authoring.cases.POISONS`); only (c, d) differ, so a test the finite
+    twin fails looks at values, and a NaN passing it is a comparison that a NaN passes.
+    """
+    if perturbed is None:
+        return Row(ex_id, NAN_CHECK, False, "its finite twin was not graded")
+    if (why := _broken(nan) or _broken(perturbed)) is not None:
+        return Row(ex_id, NAN_CHECK, False, why)
+    if (why := suite_errors(nan, ex_id) or suite_errors(perturbed, ex_id)) is not None:
+        return Row(ex_id, NAN_CHECK, False, f"not judged: {why}")
+    nan_failed, twin_failed = ({t.name for e in r.exercises if e.id == ex_id for t in e.tests
+                                if t.status != "passed"} for r in (nan, perturbed))
+    holes = sorted(twin_failed - nan_failed)
+    if holes:
+        return Row(ex_id, NAN_CHECK, False,
+                   f"a NaN passes {len(holes)} test(s) that a wrong finite value fails: " + "; ".join(holes[:4])
+                   + " (a comparison such as `abs(a - b) > tol` is False for NaN: write `not abs(a - b) <= tol`, "
+                     "or use judge.within / assert_close)")
+    pts = _points(nan).get(ex_id)
+    return Row(ex_id, NAN_CHECK, True,
+               f"fails every test a wrong finite value fails ({len(nan_failed)} test(s)"
+               + (f", {pts[0]:g}/{pts[1]:g}" if pts else "") + ")")
+
+
 def plan(assignment: Assignment, cs: list[Case], scope: list[str], full: bool) -> dict[str, tuple[list[str], str]]:
     """Per case, the suites it is graded on (its own exercise first) and why any other one is included.
 
@@ -436,6 +466,9 @@ def plan(assignment: Assignment, cs: list[Case], scope: list[str], full: bool) -
     """
     out: dict[str, tuple[list[str], str]] = {}
     for c in cs:
+        if c.kind in POISONS:  # judged on its own exercise only
+            out[c.name] = ([c.exercise], "")
+            continue
         if not c.exercise or full:
             out[c.name] = (list(scope), "")
             continue
@@ -711,6 +744,10 @@ def grading_phase(assignment: Assignment, exercises: list[str] | None = None, *,
     for c in cs:
         r = results[c.name]
         graded, why = suites[c.name]
+        if c.kind in POISONS:
+            if c.kind == "nan":
+                rows.append(judge_nan(c.exercise, r, results.get(f"perturbed{SEP}{c.exercise}")))
+            continue
         if c.kind == "reference":
             rows += judge_reference(r, scope)
         elif c.kind == "stub":
@@ -733,7 +770,7 @@ def grading_phase(assignment: Assignment, exercises: list[str] | None = None, *,
 
 # ---------------------------------------------------------------------- the table
 ORDER = ("static checks", "public tests cover", "reference", "stopped", "public tests on reference", "stub",
-         "public tests on stub", "determinism")
+         "public tests on stub", "determinism", NAN_CHECK)
 
 
 def _order(row: Row) -> tuple[int, str]:

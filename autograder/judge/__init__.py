@@ -9,6 +9,7 @@ from autograder.judge.feedback import (
     gradcheck,
     remote_meta,
     shares_storage,
+    within,
 )
 from autograder.judge.proxy import (
     Call,
@@ -42,4 +43,5 @@ __all__ = [
     "ranks_timeout",
     "remote_meta",
     "shares_storage",
+    "within",
 ]

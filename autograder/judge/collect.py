@@ -26,6 +26,8 @@ TRACEBACK = pytest.StashKey[str]()  # staff-only: the judge-side traceback of th
 MARKERS = (
     "points(n): points the test is worth",
     "timeout(seconds): wall-clock limit of the test",
+    "in_process: the points rest on a fact measured inside the student's process (at most 1 point of an "
+    "exercise, all such tests together; the README's threat model lists them)",
 )
 
 

@@ -34,8 +34,29 @@ def fail(message: str, misconception: str = "") -> None:
 
 
 def check(condition: Any, message: str, misconception: str = "") -> None:
-    if not condition:
+    """Fail with ``message`` unless ``condition`` holds; a NaN (float or one-element tensor) never holds."""
+    if not _holds(condition):
         raise Failure(message, misconception)
+
+
+def _holds(condition: Any) -> bool:
+    """Truth without NaN's loophole: ``bool(float("nan"))`` and ``bool(torch.tensor(nan))`` are True."""
+    if isinstance(condition, float | np.floating) and math.isnan(condition):
+        return False
+    if isinstance(condition, torch.Tensor) and condition.numel() == 1 and bool(torch.isnan(condition).any()):
+        return False
+    return bool(condition)
+
+
+def within(value: Any, expected: float, *, rtol: float = 0.0, atol: float = 0.0) -> bool:
+    """``|value - expected| <= atol + rtol * |expected|`` for a real number, and False for NaN, inf or a
+    non-number: the NaN-safe form of a suite's inline comparison (``abs(a - b) > tol`` lets a NaN pass)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return bool(math.isfinite(value) and abs(value - expected) <= atol + rtol * abs(expected))
+    except OverflowError:  # an int too large for a float
+        return False
 
 
 def remote_meta(t: Any) -> dict[str, Any]:
@@ -209,7 +230,7 @@ def assert_close(
     a = actual.detach().to(torch.complex128 if actual.is_complex() else torch.float64)
     e = expected.detach().to(a.dtype)
     _check_finite(a, e, name=name, key=key, tail=tail, equal_nan=equal_nan)
-    _check_values(a, e, name=name, key=key, tail=tail, rtol=rtol, atol=atol)
+    _check_values(a, e, name=name, key=key, tail=tail, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 
 def _assert_close_numpy(actual: Any, expected: np.ndarray, *, rtol: float, atol: float, name: str,
@@ -252,13 +273,14 @@ def _check_finite(a: torch.Tensor, e: torch.Tensor, *, name: str, key: str, tail
 
 
 def _check_values(a: torch.Tensor, e: torch.Tensor, *, name: str, key: str, tail: str, rtol: float,
-                  atol: float) -> None:
+                  atol: float, equal_nan: bool = False) -> None:
     """Name the worst entry and how many differ, so the student can find the bug's footprint."""
-    close = torch.isclose(a, e, rtol=rtol, atol=atol, equal_nan=True)
+    # a NaN equals nothing, not even an expected NaN, unless the caller allows it
+    close = torch.isclose(a, e, rtol=rtol, atol=atol, equal_nan=equal_nan)
     if bool(close.all()):
         return
     err = (a - e).abs()
-    err = torch.where(close, torch.zeros_like(err), err)
+    err = torch.where(close, torch.zeros_like(err), torch.nan_to_num(err, nan=float("inf")))
     flat = int(torch.argmax(err.real if err.is_complex() else err))
     idx = _unravel(flat, a.shape)
     n_bad = int((~close).sum())

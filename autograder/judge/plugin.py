@@ -28,7 +28,15 @@ from autograder.caps import cap_result
 from autograder.judge import collect
 from autograder.judge.collect import EXERCISE, TRACEBACK, test_name
 from autograder.judge.feedback import Failure, strip_ansi
-from autograder.judge.proxy import Context, GraderError, SandboxFixture, StudentProblem, StudentProxy, strip_source
+from autograder.judge.proxy import (
+    Context,
+    GraderError,
+    JudgeOvertime,
+    SandboxFixture,
+    StudentProblem,
+    StudentProxy,
+    strip_source,
+)
 from autograder.judge.tamper import scan
 from autograder.load import LoadError, Submission, load
 from autograder.results import ExerciseResult, SubmissionResult, TestResult, TestStatus
@@ -54,9 +62,9 @@ def _judge_clock(request: pytest.FixtureRequest) -> Any:
     CONTEXT.exercise = ex.id if ex else ""
     CONTEXT.probes_path = ex.probes if ex else None
     CONTEXT.seed = seed
-    CONTEXT.deadline = time.monotonic() + CONTEXT.timeout
+    CONTEXT.restart_clock()
     yield
-    CONTEXT.deadline = float("inf")
+    CONTEXT.stop_clock()
 
 
 def _ready_sandbox() -> None:
@@ -70,7 +78,7 @@ def _ready_sandbox() -> None:
             f"Your notebook could not be run for this test ({e}): see the notes on your cells."
         ) from None
     # Sandbox start-up and cell replays do not count against the test's own limit.
-    CONTEXT.deadline = time.monotonic() + CONTEXT.timeout
+    CONTEXT.restart_clock()
     CONTEXT.request("seed", seed=CONTEXT.seed, label="seed")
 
 
@@ -298,6 +306,13 @@ class GradingPlugin:
             exc = as_grader_error(exc)
             tr.status, tr.message, tr.misconception = outcome(exc, tr.name, ex.id)
             tr.message = with_sentence(tr.message, tr.misconception, getattr(item, "module", None))
+            if isinstance(exc, JudgeOvertime) and CONTEXT.session is not None and CONTEXT.session.sandbox:
+                CONTEXT.session.sandbox.kill()  # interrupted mid-request, perhaps: the next test starts afresh
+            if CONTEXT.overran and tr.status in ("failed", "error"):  # its own time ran out first
+                tr.status, tr.misconception = "timeout", ""
+                tr.message = (f"This test ran past its time limit ({CONTEXT.timeout:g} s), counting the grader's "
+                              "own checks of what your code returned; it is reported as a timeout. "
+                              + tr.message)
             if isinstance(exc, GraderError):
                 tr.withheld, tr.max_points, tr.points = tr.max_points, 0.0, 0.0
                 tr.detail = f"grader error: {exc.detail}\n"

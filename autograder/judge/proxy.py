@@ -7,6 +7,7 @@ written for the student; the plugin turns them into test results.
 
 from __future__ import annotations
 
+import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,16 +149,64 @@ class Call:
     kwargs: dict
 
 
+class JudgeOvertime(StudentTimeout):
+    """The test's own time ran out while the judge itself was working (the watchdog's alarm)."""
+
+
+# seconds past a test's deadline before the watchdog interrupts the judge's own (Python) work
+OVERTIME_GRACE = 2.0
+
+
+_IN_SANDBOX_CALL = [0]  # > 0 while the judge waits on the sandbox: such waits are bounded by their own timeouts
+
+
+def _overtime(signum: int, frame: Any) -> None:
+    if _IN_SANDBOX_CALL[0]:  # never interrupt the protocol mid-request: look again in a moment
+        signal.setitimer(signal.ITIMER_PROF, 0.5)
+        return
+    raise JudgeOvertime(
+        "This test ran out of time while the grader was checking what your code returned: the values are "
+        "far larger (or more numerous) than this exercise needs. Return only what the statement asks for."
+    )
+
+
 class Context:
     """What the fixtures talk through: the current submission's session and test clock."""
 
     def __init__(self) -> None:
         self.session: Session | None = None
         self.deadline: float = float("inf")
+        self.overran = False  # the last test ran past its deadline (judge-side work included)
         self.timeout: float = 10.0
         self.exercise: str = ""
         self.probes_path: Path | None = None
         self.seed: int = 0
+
+    # ------------------------------------------------------------------ the test's clock
+    def restart_clock(self) -> None:
+        """The test's deadline is its limit from now, and a watchdog interrupts the judge past it.
+
+        Sandbox calls are bounded by the deadline themselves; the watchdog bounds what the
+        judge does between them: ITIMER_PROF counts the judge's own CPU time (waiting on the
+        sandbox costs none, and a loaded machine does not make honest work look long), and its
+        SIGPROF interrupts Python code (main thread only). C code (a decompressor, list.count)
+        is not interruptible: suites bound sizes before such work.
+        """
+        self.deadline = time.monotonic() + self.timeout
+        self.overran = False
+        try:
+            signal.signal(signal.SIGPROF, _overtime)
+            signal.setitimer(signal.ITIMER_PROF, self.timeout + OVERTIME_GRACE)
+        except ValueError:  # not the main thread: the deadline is still checked after the test
+            pass
+
+    def stop_clock(self) -> None:
+        self.overran = time.monotonic() > self.deadline
+        self.deadline = float("inf")
+        try:
+            signal.setitimer(signal.ITIMER_PROF, 0)
+        except ValueError:
+            pass
 
     # ------------------------------------------------------------------ plumbing
     def _timeout(self, label: str) -> float:
@@ -170,6 +219,13 @@ class Context:
         return left
 
     def request(self, op: str, payload: Any = None, *, label: str, **fields: Any) -> Any:
+        _IN_SANDBOX_CALL[0] += 1
+        try:
+            return self._request(op, payload, label=label, **fields)
+        finally:
+            _IN_SANDBOX_CALL[0] -= 1
+
+    def _request(self, op: str, payload: Any = None, *, label: str, **fields: Any) -> Any:
         assert self.session is not None, "no submission is being graded"
         try:
             head, value = self.session.request(op, payload, timeout=self._timeout(label), **fields)
@@ -320,7 +376,11 @@ class Context:
     def probe(self, name: str, args: tuple, kwargs: dict) -> Any:
         """Run a probe; the session loaded every probe module before the student's first cell."""
         assert self.session is not None
-        self.session.ensure()
+        _IN_SANDBOX_CALL[0] += 1
+        try:
+            self.session.ensure()
+        finally:
+            _IN_SANDBOX_CALL[0] -= 1
         key = self.exercise
         known = probe_names(self.probes_path)
         if name not in known:
@@ -335,11 +395,58 @@ class Context:
         self._sendable(payload, args, kwargs, f"probe {name}")
         return self.request("probe", payload, exercise=key, name=name, label=f"{name}")
 
+    def clean_probe(self, source: str, name: str, args: tuple, *, label: str) -> Any:
+        """Run the grader's own ``source`` in a NEW sandbox that never runs student code; its reply.
+
+        For work on student-made bytes that must not happen in the judge (an
+        unpickler, a decompressor): the sandbox's limits bound it, and nothing
+        the student's code did can reach it. The student's own sandbox is left as it was.
+        """
+        assert self.session is not None, "no submission is being graded"
+        _IN_SANDBOX_CALL[0] += 1
+        try:
+            return self._clean_probe(source, name, args, label=label)
+        finally:
+            _IN_SANDBOX_CALL[0] -= 1
+
+    def _clean_probe(self, source: str, name: str, args: tuple, *, label: str) -> Any:
+        from autograder.sandbox.client import Sandbox, SandboxError
+
+        assert self.session is not None
+        session = self.session
+        try:
+            sb = Sandbox(session.server, session.config)
+        except SandboxError as e:
+            raise GraderError(f"`{label}`: a clean sandbox could not start ({e})") from None
+        try:
+            sb.request("load_probes", source, exercise="clean", timeout=self._timeout(label))
+            _, value = sb.request("probe", (list(args), {}), exercise="clean", name=name,
+                                  timeout=self._timeout(label))
+        except StudentException as e:
+            raise GraderError(f"`{label}`: {e.error.get('type', 'Exception')}: {e.error.get('message', '')}") \
+                from None
+        except SandboxTimeout:
+            raise StudentTimeout(
+                f"`{label}` did not finish within {self.timeout:g} s, the time limit of this test."
+            ) from None
+        except SandboxOutOfMemory:
+            raise StudentError(
+                f"`{label}`: decoding the file your code wrote went over the sandbox's memory limit."
+            ) from None
+        except ReplyTooLarge:
+            raise StudentError(f"`{label}`: the file your code wrote decodes to more than the grader accepts.") \
+                from None
+        except (SandboxCrashed, ProtocolError) as e:
+            raise StudentCrash(f"`{label}`: decoding the file your code wrote stopped the decoder ({e}).") from None
+        finally:
+            sb.kill()
+        return value
+
     def fresh(self) -> None:
         """Replace the sandbox with a fresh one (the student's cells replayed, nothing else run in it)."""
         assert self.session is not None
         self.session.restart()
-        self.deadline = time.monotonic() + self.timeout  # start-up and replay are not the test's time
+        self.restart_clock()  # start-up and replay are not the test's time
         self.request("seed", seed=self.seed, label="seed")
 
 
@@ -462,6 +569,17 @@ class SandboxFixture:
 
     def seed(self, seed: int) -> None:
         self._ctx.request("seed", seed=int(seed), label="seed")
+
+    def load_weights_only(self, data: bytes) -> tuple[Any, str | None]:
+        """``torch.load(file, weights_only=True)`` of a file's bytes: ``(object, None)`` or ``(None, why)``.
+
+        Never run in the judge: the archive's declared sizes are checked against
+        the bytes, then a new sandbox that never ran student code decodes it
+        (:mod:`autograder.judge.archive`).
+        """
+        from autograder.judge.archive import load_weights_only
+
+        return load_weights_only(self._ctx, data)
 
     def fresh(self) -> None:
         """A new sandbox process that ran only the student's cells and the probes' loading.

@@ -161,6 +161,16 @@ def _aborted_in_collective(ranks: list[dict], exited: list[int], where: str) -> 
     return ""
 
 
-def group_left_alive(report: Any, world_size: int, label: str) -> bool:
-    """Whether every rank left the process group initialized (the contract: the grader destroys it)."""
-    return all(r.get("group_alive") is True for r in _ranks(report, world_size, label))
+def group_left_alive(report: Any, world_size: int, label: str, check_value: float | None = None) -> bool:
+    """Whether every rank left the process group working (the contract: the grader destroys it).
+
+    With ``check_value`` (what the judge passed as the run's ``group_check``) the judge checks
+    the effect itself: after the student's function, one all_reduce of
+    ``check_value * (rank + 1)`` on the default group must give every rank the exact sum.
+    Without it, only what each rank said (``dist.is_initialized()``) is read.
+    """
+    ranks = _ranks(report, world_size, label)
+    if check_value is None:
+        return all(r.get("group_alive") is True for r in ranks)
+    expected = float(check_value) * world_size * (world_size + 1) / 2
+    return all(type(r.get("group_sum")) is float and r["group_sum"] == expected for r in ranks)

@@ -62,6 +62,33 @@ _ASSIGNED_DUNDERS = {
     "__dict__": "replaces an object's attribute dictionary (assigns __dict__)",
 }
 _LOW_LEVEL_MODULES = {"ctypes", "_ctypes", "cffi"}
+# modules whose attributes are part of Python (or the OS interface) itself: rebinding one is tampering
+_PYTHON_ITSELF = ("sys", "gc", "builtins", "weakref", "inspect", "os", "posix", "io", "pathlib", "shutil")
+# the methods that change a dict in place: on vars(x) or x.__dict__ they rewrite an object's attributes
+_DICT_WRITES = {"clear", "update", "pop", "popitem", "setdefault", "__setitem__", "__delitem__"}
+# The ways around an in-process measurement that a TA must see (issue 22); the README's threat model
+# lists them, and tests/judge/test_tamper.py holds that list to this one.
+KNOWN_BYPASSES = {
+    "forward": "calls a module's forward past its __call__ (type(m).forward, m[i].forward), which module hooks "
+    "never see",
+    "attribute_dict": "writes an object's attribute dictionary (vars(...) or __dict__), which removes what a "
+    "probe attached to it",
+    "rebinds_machinery": "rebinds os.*, torch.load or torch.distributed.* (the functions a probe relies on)",
+    "identity_function": "defines an identity torch.autograd.Function (its forward returns its input), a "
+    "wrapper that puts a custom node in front of any graph",
+    "mode_stack": "pushes or pops torch's mode stack (TorchFunctionMode / TorchDispatchMode), where the "
+    "grader's measurements live",
+}
+# dotted-path prefixes (after alias resolution) that reach torch's mode stacks
+_MODE_STACK_PREFIXES = ("torch.utils._python_dispatch", "torch.overrides.TorchFunctionMode", "torch.overrides._",
+                        "torch._C._push_on_", "torch._C._pop_", "torch._C._set_torch_", "torch._C._unset_",
+                        "torch._C._len_torch_", "torch._C._get_torch_", "torch._C.DisableTorchFunction",
+                        "torch._C._DisableTorchDispatch", "torch._C._disabled_torch_", "torch._C._EnablePython",
+                        "torch._C._DisablePython", "torch._C._DisableFuncTorch",
+                        "torch._C._is_torch_function_mode_enabled", "torch.overrides.BaseTorchFunctionMode",
+                        "torch._subclasses.fake_tensor", "torch._C._TorchDispatchModeKey")
+# what an identity forward may do to its input and still return it unchanged
+_IDENTITY_METHODS = {"clone", "view_as", "detach", "view", "reshape", "contiguous", "reshape_as", "requires_grad_"}
 # torch attributes that are settings, not machinery: assigning them is ordinary use
 _TORCH_SETTINGS = {"backends", "config"}
 
@@ -140,6 +167,8 @@ class _Visitor(ast.NodeVisitor):
 
     def _check_module(self, node: ast.AST, module: str, name: str | None) -> None:
         head = module.split(".")[0]
+        if _is_mode_stack(f"{module}.{name}" if name else module):
+            self.flag(node, KNOWN_BYPASSES["mode_stack"])
         if head == "autograder":
             # the students' own check cells: `from autograder import check` (a no-op while grading)
             if not (module == "autograder" and name in (None, "check")):
@@ -163,9 +192,13 @@ class _Visitor(ast.NodeVisitor):
                 self.flag(node, reason)
             if path.split(".")[0] == "autograder" and path != "autograder.check":
                 self.flag(node, f"uses the grader's own code ({path})")
+            if _is_mode_stack(path):
+                self.flag(node, KNOWN_BYPASSES["mode_stack"])
         reason = _INTROSPECTION_ATTRS.get(node.attr)
         if reason:
             self.flag(node, reason)
+        if node.attr == "forward" and _bypasses_call(node.value):
+            self.flag(node, KNOWN_BYPASSES["forward"])
         self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> None:
@@ -175,6 +208,18 @@ class _Visitor(ast.NodeVisitor):
             reason = _CALLS.get(module, {}).get(attr)
             if reason:
                 self.flag(node, reason)
+            if _is_mode_stack(path):
+                self.flag(node, KNOWN_BYPASSES["mode_stack"])
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        bases = [self._path(b) for b in node.bases]
+        if any(b in ("torch.autograd.Function", "torch.autograd.function.Function") for b in bases):
+            forward = next((f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == "forward"), None)
+            if forward is not None and _returns_an_input(forward):
+                self.flag(node, KNOWN_BYPASSES["identity_function"])
+        if any(b is not None and _is_mode_stack(b) for b in bases):
+            self.flag(node, KNOWN_BYPASSES["mode_stack"])
+        self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
@@ -183,6 +228,8 @@ class _Visitor(ast.NodeVisitor):
             self.flag(node, f"runs code built at run time ({name} of a string that is not written in the cell)")
         if name == "__import__" and node.args and not _literal_str(node.args[0]):
             self.flag(node, "imports a module whose name is built at run time (__import__)")
+        if isinstance(func, ast.Attribute) and func.attr in _DICT_WRITES and _is_attribute_dict(func.value):
+            self.flag(node, KNOWN_BYPASSES["attribute_dict"])
         path = self._path(func)
         if path in ("importlib.import_module",) and node.args and not _literal_str(node.args[0]):
             self.flag(node, "imports a module whose name is built at run time (importlib.import_module)")
@@ -194,6 +241,10 @@ class _Visitor(ast.NodeVisitor):
                 self.flag(node, _ASSIGNED_DUNDERS[attr_name])
             elif target is not None and _is_torch_machinery(target):
                 self.flag(node, f"rebinds an attribute of {target} ({name})")
+                if target.startswith("torch.distributed") or attr_name == "load":
+                    self.flag(node, KNOWN_BYPASSES["rebinds_machinery"])
+            elif target is not None and target.split(".")[0] in ("os", "posix"):
+                self.flag(node, KNOWN_BYPASSES["rebinds_machinery"])
             elif target is not None and target.split(".")[0] == "autograder":
                 self.flag(node, f"changes the grader's own code ({target})")
         self.generic_visit(node)
@@ -231,6 +282,8 @@ class _Visitor(ast.NodeVisitor):
             path = self._path(t.value)
             if path == "sys.modules":
                 self.flag(t, "changes sys.modules (the table of loaded modules)")
+            if _is_attribute_dict(t.value):
+                self.flag(t, KNOWN_BYPASSES["attribute_dict"])
             return
         if not isinstance(t, ast.Attribute):
             return
@@ -244,8 +297,13 @@ class _Visitor(ast.NodeVisitor):
             self.flag(t, f"changes the grader's own code ({owner}.{t.attr})")
         elif _is_torch_machinery(f"{owner}.{t.attr}"):
             self.flag(t, f"{verb} {owner}.{t.attr}, part of PyTorch itself")
-        elif owner.split(".")[0] in ("sys", "gc", "builtins", "weakref", "inspect"):
+        elif owner.split(".")[0] in _PYTHON_ITSELF:
             self.flag(t, f"{verb} {owner}.{t.attr}, part of Python itself")
+            if owner.split(".")[0] in ("os", "posix"):
+                self.flag(t, KNOWN_BYPASSES["rebinds_machinery"])
+        if owner.split(".")[0] == "torch" and (owner.startswith("torch.distributed") or t.attr == "load"
+                                               or owner == "torch.serialization"):
+            self.flag(t, KNOWN_BYPASSES["rebinds_machinery"])
 
 
 def _is_torch_machinery(path: str) -> bool:
@@ -255,3 +313,36 @@ def _is_torch_machinery(path: str) -> bool:
 
 def _literal_str(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str | bytes)
+
+
+def _is_mode_stack(path: str) -> bool:
+    return path.startswith(_MODE_STACK_PREFIXES)
+
+
+def _is_attribute_dict(node: ast.AST) -> bool:
+    """``vars(x)`` (with an argument) or ``x.__dict__``: an object's own attribute dictionary."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars":
+        return bool(node.args)
+    return isinstance(node, ast.Attribute) and node.attr == "__dict__"
+
+
+def _bypasses_call(node: ast.AST) -> bool:
+    """``type(m)``, ``m.__class__`` or ``m[i]``: an owner whose ``.forward`` skips a module's hooks."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type":
+        return True
+    return isinstance(node, ast.Subscript) or (isinstance(node, ast.Attribute) and node.attr == "__class__")
+
+
+def _returns_an_input(forward: ast.FunctionDef) -> bool:
+    """A Function's forward that returns one of its (non-ctx) inputs, as is or through a copy or a view."""
+    inputs = {a.arg for a in forward.args.args[1:]} | ({forward.args.vararg.arg} if forward.args.vararg else set())
+    returns = [n for n in ast.walk(forward) if isinstance(n, ast.Return) and n.value is not None]
+    return bool(returns) and all(_is_input(r.value, inputs) for r in returns)  # type: ignore[arg-type]
+
+
+def _is_input(node: ast.expr, inputs: set[str]) -> bool:
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _IDENTITY_METHODS:
+        node = node.func.value
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in inputs:
+        return True  # args[0]
+    return isinstance(node, ast.Name) and node.id in inputs

@@ -79,8 +79,27 @@ def _close_other_fds(keep: set[int]) -> None:
                 pass
 
 
+def _group_sum(rank: int, value: float) -> float | None:
+    """One all_reduce (SUM) on the default group of ``value * (rank + 1)``, with a short wait; None if it fails.
+
+    The judge chose ``value`` and checks the sum itself: a group that is gone (or a
+    rank that left it) cannot produce it, whatever ``dist.is_initialized()`` says.
+    """
+    try:
+        import torch
+        import torch.distributed as dist
+
+        t = torch.tensor([float(value) * (rank + 1)], dtype=torch.float64)
+        work = dist.all_reduce(t, async_op=True)
+        work.wait(timeout=timedelta(seconds=3))
+        return float(t.item())
+    except BaseException:  # noqa: BLE001 - no group, or a broken one: no sum
+        return None
+
+
 def _rank_main(
-    rank: int, world_size: int, store: str, sock: socket.socket, body: Callable[[int, int], Any], timeout: float
+    rank: int, world_size: int, store: str, sock: socket.socket, body: Callable[[int, int], Any], timeout: float,
+    group_check: float | None = None,
 ) -> None:
     """The forked rank; never returns."""
     code = 0
@@ -114,10 +133,13 @@ def _rank_main(
         except BaseException as e:  # noqa: BLE001 - student code may raise anything
             head, payload = {"status": "error", "error": describe_exception(e)}, None
         head["group_alive"] = bool(dist.is_initialized())
+        if group_check is not None and head["status"] == "ok":  # a rank that failed joins no further collective
+            head["group_sum"] = _group_sum(rank, group_check)
         try:
             data = wire.pack(head, payload)
         except BaseException as e:  # noqa: BLE001 - an unencodable value is the student's
-            data = wire.pack({"status": "error", "error": describe_exception(e), "group_alive": head["group_alive"]})
+            data = wire.pack({"status": "error", "error": describe_exception(e), "group_alive": head["group_alive"],
+                              "group_sum": head.get("group_sum")})
         wire.send_frame(sock, data)
         sock.recv(1)  # released: every rank has reported (or the run is over)
         if dist.is_initialized():  # the grader destroys the group, whatever the student did
@@ -158,7 +180,8 @@ def _describe_exit(status: int) -> str:
     return f"exit code {os.WEXITSTATUS(status)}" if os.WIFEXITED(status) else "ended"
 
 
-def run_ranks(world_size: int, body: Callable[[int, int], Any], *, timeout: float = 10.0) -> dict[str, Any]:
+def run_ranks(world_size: int, body: Callable[[int, int], Any], *, timeout: float = 10.0,
+              group_check: float | None = None) -> dict[str, Any]:
     """Run ``body(rank, world_size)`` on every rank of a fresh gloo group; the report as plain values.
 
     Returns ``{"world_size": w, "ranks": [per rank]}``, each rank a dict with
@@ -166,7 +189,9 @@ def run_ranks(world_size: int, body: Callable[[int, int], Any], *, timeout: floa
     ``stopped`` (killed because another rank failed) or ``setup`` (the group
     could not start)), ``value`` (what ``body`` returned, when ok), ``error``
     (the exception as plain data), ``exit`` (how the process ended) and
-    ``group_alive`` (whether the group was still initialized after ``body``).
+    ``group_alive`` (whether the group was still initialized after ``body``) and, when the
+    judge passed ``group_check``, ``group_sum``: the result of one all_reduce of
+    ``group_check * (rank + 1)`` on the default group after ``body`` (None when it failed).
     """
     if not 1 <= int(world_size) <= 16:
         raise ValueError("world_size must be between 1 and 16")
@@ -182,7 +207,7 @@ def run_ranks(world_size: int, body: Callable[[int, int], Any], *, timeout: floa
                 ours.close()
                 for s in socks.values():
                     s.close()
-                _rank_main(rank, world_size, store, theirs, body, timeout)
+                _rank_main(rank, world_size, store, theirs, body, timeout, group_check)
             theirs.close()
             socks[rank], pids[rank] = ours, pid
         return _collect(world_size, socks, pids, timeout, store)
@@ -317,7 +342,8 @@ def _read_reports(socks: dict[int, socket.socket], timeout: float) -> tuple[dict
 
 def _entry(rank: int, reader: _Reader, timed_out: bool) -> dict[str, Any]:
     """One rank's line of the report: its status, value and error (untrusted: the judge checks the shape)."""
-    entry: dict[str, Any] = {"rank": rank, "status": "", "value": None, "error": None, "group_alive": None}
+    entry: dict[str, Any] = {"rank": rank, "status": "", "value": None, "error": None, "group_alive": None,
+                             "group_sum": None}
     if reader.complete():
         try:
             head, payload = wire.unpack(bytes(reader.buf))
@@ -327,6 +353,7 @@ def _entry(rank: int, reader: _Reader, timed_out: bool) -> dict[str, Any]:
         entry["value"] = payload
         entry["error"] = head.get("error")
         entry["group_alive"] = head.get("group_alive")
+        entry["group_sum"] = head.get("group_sum")
     elif reader.eof:
         entry["status"] = "exited"
     else:

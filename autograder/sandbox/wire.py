@@ -124,9 +124,11 @@ class Encoder:
             return self._np_dtype(np.dtype(value), "nptype")
         if value is None or isinstance(value, bool | str):
             return value
-        if isinstance(value, int):
+        # exact types only: a subclass of int or float (one whose __name__ lies, or whose operators do)
+        # is not a number the judge can trust, so it crosses as what it is, never as a plain number
+        if type(value) is int:
             return value
-        if isinstance(value, float):
+        if type(value) is float:
             if math.isfinite(value):
                 return value
             return {"$": "float", "v": repr(value)}

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from autograder.judge import Failure, assert_close
+from autograder.judge import Failure, assert_close, check
 from autograder.judge.feedback import strip_ansi
 
 
@@ -121,3 +121,37 @@ def test_a_misconception_is_named_only_when_no_other_one_matches_too():
     with pytest.raises(Failure) as e:
         assert_close(torch.tensor([float("nan"), 1.0], dtype=torch.float64), x)
     assert e.value.misconception == "" and "usual sources" in str(e.value), str(e.value)
+
+
+# ---------------------------------------------------------------- NaN never passes a comparison (issue 22)
+NAN = float("nan")
+
+
+@pytest.mark.parametrize("condition", [NAN, np.float64("nan"), torch.tensor(NAN), torch.tensor([NAN])])
+def test_check_never_holds_for_a_nan(condition):
+    with pytest.raises(Failure):
+        check(condition, "nan")
+
+
+@pytest.mark.parametrize("expected", [1.0, NAN])
+def test_assert_close_refuses_a_nan_scalar(expected):
+    with pytest.raises(Failure):
+        assert_close(NAN, expected)
+
+
+@pytest.mark.parametrize("expected", [torch.tensor([1.0, 2.0]), torch.tensor([1.0, NAN])])
+def test_assert_close_refuses_a_nan_entry_even_where_nan_was_expected(expected):
+    with pytest.raises(Failure):
+        assert_close(torch.tensor([1.0, NAN]), expected.double(), check_dtype=False)
+
+
+def test_assert_close_accepts_nan_only_when_asked():
+    assert_close(torch.tensor([1.0, NAN]), torch.tensor([1.0, NAN]), equal_nan=True)
+
+
+@pytest.mark.parametrize("value, ok", [(1.0, True), (1.0 + 1e-3, False), (NAN, False), (float("inf"), False),
+                                       ("1.0", False), (True, False), (10**400, False)])
+def test_within_is_nan_safe(value, ok):
+    from autograder.judge import within
+
+    assert within(value, 1.0, rtol=1e-6) is ok

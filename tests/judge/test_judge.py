@@ -321,3 +321,32 @@ def test_grader_frames_and_package_paths_are_cut_from_an_error_message():
     assert "torch/_dynamo/symbolic_convert.py" in text and "packages" not in text, text
     assert meaning("Something no one has seen") == ""
     assert "dtype" in meaning("expected scalar type Double but found Float")
+
+
+def test_the_judges_own_work_counts_against_a_tests_time_and_ends_as_a_timeout(tmp_path):
+    """Issue 22: judge-side work (a suite's diagnosis over a huge reply) ran 52.5 s against a 10 s limit and
+    ended "failed". Past its deadline a test is a timeout, and the watchdog stops judge-side Python work."""
+    import time
+
+    course = tmp_path / "course"
+    shutil.copytree(DEMO_COURSE, course)
+    with open(course / "solutions/demo/counter/test_hidden.py", "a") as f:
+        f.write(
+            "\n\n@pytest.mark.points(1)\n@pytest.mark.timeout(1)\ndef test_slow_judge_then_fail(student):\n"
+            '    """The judge works slowly after the call, then fails"""\n'
+            "    import time\n    student.Counter(1)\n    time.sleep(1.5)\n"
+            '    check(False, "a diagnosis that came too late")\n'
+            "\n\n@pytest.mark.points(1)\n@pytest.mark.timeout(1)\ndef test_endless_judge(student):\n"
+            '    """The judge never stops working"""\n'
+            "    student.Counter(1)\n    while True:\n        pass\n"
+        )
+    sub = tmp_path / "alice.py"
+    sub.write_text(REF)
+    started = time.monotonic()
+    r = grade(load_assignment("demo", course), [sub])[0]
+    t = by_name(r)
+    slow, endless = t["The judge works slowly after the call, then fails"], t["The judge never stops working"]
+    assert slow.status == "timeout" and "time limit (1 s)" in slow.message, slow
+    assert endless.status == "timeout" and endless.seconds < 60, endless  # 3 s of the judge's CPU time
+    assert r.total == r.max_total - 2  # every other test unaffected
+    assert time.monotonic() - started < 60

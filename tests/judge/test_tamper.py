@@ -11,7 +11,7 @@ from autograder.load import LoadError, load
 from tests.helpers import ROOT
 
 HONEST = sorted(ROOT.glob("solutions/*/*/reference.py")) + sorted(ROOT.glob("solutions/*/*/alternatives/*.py"))
-SAMPLES = sorted(p for p in (ROOT / "samples").iterdir() if p.is_file())
+SAMPLES = sorted(p for d in ("samples", "samples-distributed-training") for p in (ROOT / d).iterdir() if p.is_file())
 CHEATER = "dave"  # the README's cheating sample: rebinds torch.allclose
 
 
@@ -92,3 +92,73 @@ def test_flag_names_the_cell_and_line(tmp_path):
     )
     flags = scan(load(f))
     assert [fl.where for fl in flags] == ["line 11"], flags
+
+
+# ---------------------------------------------------------------- ways around an in-process measurement (issue 22)
+BYPASSES = [
+    ("forward", "def f(model, X):\n    return type(model).forward(model, X)\n"),
+    ("forward", "def f(model, X):\n    h = model[0].forward(X)\n    return model[1:](h)\n"),
+    ("forward", "def f(model, X):\n    return model.__class__.forward(model, X)\n"),
+    ("attribute_dict", "def f(loss):\n    vars(loss.grad_fn).clear()\n"),
+    ("attribute_dict", "def f(loss):\n    loss.grad_fn.__dict__.clear()\n"),
+    ("attribute_dict", "def f(node):\n    vars(node)['_probe'] = None\n"),
+    ("attribute_dict", "def f(node):\n    node.__dict__.pop('_probe', None)\n"),
+    ("rebinds_machinery", "import os\nos.listdir = lambda p: ['ckpt.pt']\n"),
+    ("rebinds_machinery", "import os.path\nos.path.isfile = lambda p: True\n"),
+    ("rebinds_machinery", "import os\nsetattr(os, 'listdir', list)\n"),
+    ("rebinds_machinery", "import torch\n_load = torch.load\ntorch.load = lambda *a, **k: _load(*a)\n"),
+    ("rebinds_machinery", "import torch.distributed as dist\ndist.is_initialized = lambda: True\n"),
+    ("rebinds_machinery", "import torch\nsetattr(torch.distributed, 'all_reduce', print)\n"),
+    ("identity_function",
+     "import torch\nclass Wrap(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+     "        return x.clone()\n    @staticmethod\n    def backward(ctx, g):\n        return g\n"),
+    ("identity_function",
+     "from torch.autograd import Function\nclass Wrap(Function):\n    @staticmethod\n    def forward(ctx, x, *w):\n"
+     "        return x.view_as(x)\n    @staticmethod\n    def backward(ctx, g):\n        return (g,)\n"),
+    ("mode_stack", "from torch.utils._python_dispatch import _pop_mode\n_pop_mode()\n"),
+    ("mode_stack", "import torch\ntorch._C._pop_torch_function_stack()\n"),
+    ("mode_stack", "import torch.overrides\nclass M(torch.overrides.TorchFunctionMode):\n    pass\n"),
+    ("mode_stack", "import torch\nwith torch._C.DisableTorchFunction():\n    pass\n"),
+    ("mode_stack", "import torch.utils._python_dispatch as d\nd._push_mode(None)\n"),
+]
+
+
+@pytest.mark.parametrize("kind, source", BYPASSES, ids=[f"{k}-{i}" for i, (k, _) in enumerate(BYPASSES)])
+def test_flags_every_known_way_around_an_in_process_measurement(tmp_path, kind, source):
+    from autograder.judge.tamper import KNOWN_BYPASSES
+
+    flags = _flags(tmp_path, source)
+    assert any(f.endswith(KNOWN_BYPASSES[kind]) for f in flags), flags
+    assert all(int(f.split(":")[0]) > 0 for f in flags)
+
+
+def test_every_known_bypass_has_a_case_here():
+    from autograder.judge.tamper import KNOWN_BYPASSES
+
+    assert {k for k, _ in BYPASSES} == set(KNOWN_BYPASSES)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import torch\nclass STE(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+        "        return torch.round(x)\n    @staticmethod\n    def backward(ctx, g):\n        return g\n",
+        "import os\nos.makedirs('out', exist_ok=True)\nos.environ['X'] = '1'\nok = os.path.isfile('out')\n",
+        "import torch\nsd = torch.load('f.pt', weights_only=True)\n",
+        "import torch.distributed as dist\ndef f(t):\n    dist.all_reduce(t)\n    return dist.get_rank()\n",
+        "def f(model, x):\n    return model.fc1.forward(x)\n",
+        "def f(args):\n    return dict(vars(args))\n",
+        "def f(self, x):\n    return super().forward(x)\n",
+    ],
+)
+def test_honest_uses_of_the_same_names_are_not_flagged(tmp_path, source):
+    assert _flags(tmp_path, source) == []
+
+
+def test_the_readme_lists_every_known_bypass():
+    """The threat model's list of what the scan flags for review is the code's list."""
+    from autograder.judge.tamper import KNOWN_BYPASSES
+
+    readme = (ROOT / "README.md").read_text()
+    for reason in KNOWN_BYPASSES.values():
+        assert reason in " ".join(readme.split()), reason

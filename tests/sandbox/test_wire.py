@@ -281,3 +281,18 @@ def test_numpy_scalar_types_bools_tuples_and_dtypes_keep_their_type():
 def test_malformed_numpy_nodes_are_rejected(node):
     with pytest.raises(WireError):
         unpack(_forge({"payload": node, "blobs": []}))
+
+
+def test_a_subclass_of_float_or_int_never_crosses_as_a_plain_number():
+    """Issue 22: a `float` subclass named `int` passed a type test made from `type(x).__name__`; values
+    cross as themselves, so only an exact float is a float (a subclass becomes a handle, or is refused)."""
+    import builtins
+
+    FakeInt = type("int", (builtins.float,), {})  # a float whose class is named `int`
+    Count = type("Count", (builtins.int,), {})
+    for value in (FakeInt(2.5), Count(3)):
+        with pytest.raises(Unencodable):
+            pack({"id": 1}, value)
+        assert wire.Encoder(fallback=lambda v: {"$": "handle", "id": 7}).encode(value) == {"$": "handle", "id": 7}
+    _, back = unpack(pack({"id": 1}, [2.5, 3]))
+    assert [type(v) for v in back] == [float, int]

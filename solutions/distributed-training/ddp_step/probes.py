@@ -30,13 +30,13 @@ def ddp_run(mod, spec, timeout):
         loss_fn = F.mse_loss if spec["loss"] == "mse" else F.cross_entropy
         x, y = shards[rank]
         value = mod.ddp_step(rank, world_size, model, (x.clone(), y.clone()), opt, loss_fn)
-        kind = type(value).__name__
-        if isinstance(value, torch.Tensor):
+        # the value crosses as itself (the judge checks its type); anything else as a short description
+        if type(value) is torch.Tensor:
             value = value.detach().clone()
-        elif not isinstance(value, (int, float, bool, type(None))):
-            value = repr(value)[:200]
-        return {"loss": value, "loss_type": kind,
+        elif type(value) not in (int, float, bool, type(None)):
+            value = "<" + type(value).__name__ + ">"
+        return {"loss": value,
                 "params": [p.detach().clone() for p in model.parameters()],
                 "grads": [None if p.grad is None else p.grad.detach().clone() for p in model.parameters()]}
 
-    return run_ranks(len(shards), body, timeout=timeout)
+    return run_ranks(len(shards), body, timeout=timeout, group_check=spec.get("group_check"))

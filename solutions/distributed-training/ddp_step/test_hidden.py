@@ -12,7 +12,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from autograder.judge import check, fail, group_left_alive, rank_values, ranks_timeout
+from autograder.judge import check, describe, fail, group_left_alive, rank_values, ranks_timeout
 
 LR, MOMENTUM = 0.1, 0.9
 RTOL, ATOL = 1e-10, 1e-12
@@ -205,10 +205,10 @@ def test_returns_the_global_mean_loss(sandbox):
     truth = Truth(spec)
     sizes = [len(x) for x, _ in spec["shards"]]
     for rank, out in enumerate(ranks):
-        check(out["loss_type"] == "float",
-              f"Rank {rank} returned a {out['loss_type']}; return the global mean loss as a Python float "
-              "(for example with .item()).", misconception="loss_type")
         value = out["loss"]
+        check(type(value) is float,
+              f"Rank {rank} returned {describe(value)}; return the global mean loss as a Python float "
+              "(for example with .item()).", misconception="loss_type")
         if abs(value - truth.loss) <= 1e-10 * abs(truth.loss) + 1e-12:
             continue
         msg = (f"3 ranks, shards of {sizes}: rank {rank} returned {value:.10g}, but the mean loss over the whole "
@@ -243,8 +243,9 @@ def test_cross_entropy_with_a_single_example_rank(sandbox):
 def test_leaves_the_process_group_to_the_grader(sandbox):
     """ddp_step leaves the process group to the grader"""
     spec = _spec(17, [2, 3])
+    spec["group_check"] = check_value = 1000.0 + torch.randint(0, 1000, (1,)).item()  # the judge's value
     _, report = _run(sandbox, spec)
-    check(group_left_alive(report, 2, "ddp_step"),
+    check(group_left_alive(report, 2, "ddp_step", check_value),
           "After ddp_step returned, the process group was gone: do not call destroy_process_group (or "
           "init_process_group) in your function; the grader creates the group and destroys it.",
           misconception="destroys_group")

@@ -13,9 +13,23 @@ import torch
 from autograder.judge import check, fail, rank_values, ranks_timeout
 
 
+def _judged(v):
+    """What the judge makes of a rank's value, which crossed as itself: its type, and its number (or None)."""
+    if type(v) is float:
+        return {"type": "float", "value": v}
+    if type(v) is int:
+        return {"type": "int", "value": float(v)}
+    if type(v) is torch.Tensor:
+        one = v.numel() == 1 and (v.is_floating_point() or not v.is_complex())
+        return {"type": "Tensor", "value": float(v.detach().double().reshape(-1)[0]) if one else None}
+    if isinstance(v, str) and v.startswith("<"):  # what the probe made of another type: never a plain number
+        return {"type": f"{v.strip('<>')[:60]} object (not a plain Python number)", "value": None}
+    return {"type": type(v).__name__, "value": None}
+
+
 def _values(sandbox, probe, label, world_size, *args):
     report = sandbox.probe(probe, *args, ranks_timeout())
-    return rank_values(report, world_size, label)
+    return [_judged(v) for v in rank_values(report, world_size, label)]
 
 
 def _near(a, b, rtol=1e-12):

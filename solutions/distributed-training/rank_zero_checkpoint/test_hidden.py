@@ -7,12 +7,14 @@ training is compared with the uninterrupted run computed here, in the judge
 (and with the runs that forgetting the optimizer state, or not loading at
 all, would give).
 """
+import hashlib
+
 import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from autograder.judge import check, fail, rank_values, ranks_timeout
+from autograder.judge import check, describe, fail, rank_values, ranks_timeout
 
 LR, MOMENTUM = 0.05, 0.9
 
@@ -94,21 +96,31 @@ def test_only_global_rank_zero_writes(sandbox):
     fail(msg)
 
 
-@pytest.mark.points(1)
+def _final_file(report):
+    """The file's bytes as they were after every rank returned (None when there was none)."""
+    data = report.get("data") if isinstance(report, dict) else None
+    check(data is None or isinstance(data, bytes), "The grader's report of the checkpoint file came back malformed.")
+    return data
+
+
+@pytest.mark.points(2)
 def test_file_loads_with_weights_only(sandbox):
     """The checkpoint loads with torch.load(path, weights_only=True)"""
     spec = _spec(42, 2)
     report = sandbox.probe("complete_on_return", spec, ranks_timeout())
     rank_values(report, 2, "save_on_rank_zero")
-    check(report.get("file") is True, "save_on_rank_zero(path, ...) did not create a file at `path` on rank 0.",
+    data = _final_file(report)
+    check(data is not None, "save_on_rank_zero(path, ...) did not create a file at `path` on rank 0.",
           misconception="no_file")
-    ok, error = report.get("weights_only") or (False, "")
-    check(ok is True, f"torch.load(path, weights_only=True) refused your checkpoint ({error}). Save state dicts, "
+    # decoded outside the student's processes: a sandbox that never ran student code (and never the judge)
+    _, error = sandbox.load_weights_only(data)
+    check(error is None, f"torch.load(path, weights_only=True) refused your checkpoint ({error}). Save state dicts, "
           "tensors and plain numbers (model.state_dict(), optimizer.state_dict(), int(epoch)), never the model or "
           "optimizer objects themselves.", misconception="weights_only")
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
+@pytest.mark.in_process
 def test_no_rank_returns_before_the_file_is_complete(sandbox):
     """No rank returns before rank 0's file is complete"""
     spec = _spec(43, 3)
@@ -121,10 +133,12 @@ def test_no_rank_returns_before_the_file_is_complete(sandbox):
           f"{', '.join(map(str, early))} returned before the file existed: a rank that goes on to load it would "
           "fail. Put a dist.barrier() after rank 0's save, where every rank (rank 0 included) calls it.",
           misconception="no_barrier")
-    final_loads = (report.get("weights_only") or (False,))[0] is True  # else the weights_only test says why
-    torn = [r for r, out in enumerate(outs) if out.get("loads") is not True] if final_loads else []
-    check(not torn, f"Rank {torn[0] if torn else ''} found the file right after returning but could not load it "
-          "yet: wait until rank 0 has finished writing.", misconception="no_barrier")
+    data = _final_file(report)
+    final = None if data is None else hashlib.sha256(data).hexdigest()
+    torn = [r for r, out in enumerate(outs) if out.get("digest") != final] if final else []
+    check(not torn, f"Rank {torn[0] if torn else ''} found the file right after returning, but not yet complete "
+          "(its bytes differ from the finished file's): wait until rank 0 has finished writing.",
+          misconception="no_barrier")
 
 
 @pytest.mark.points(3.5)
@@ -158,8 +172,8 @@ def test_resume_returns_the_epoch_as_int(sandbox):
     spec = _spec(45, 3, before=1, after=0, epoch=12)
     outs = rank_values(sandbox.probe("resume_run", spec, ranks_timeout()), 3, "save_on_rank_zero / resume")
     for rank, out in enumerate(outs):
-        check(out["epoch_type"] == "int", f"Rank {rank}'s resume returned a {out['epoch_type']}; return the saved "
-              "epoch as a Python int (int(...)).", misconception="epoch_type")
+        check(type(out["epoch"]) is int, f"Rank {rank}'s resume returned {describe(out['epoch'])}; return the "
+              "saved epoch as a Python int (int(...)).", misconception="epoch_type")
         if out["epoch"] != 12:
             fail(f"The checkpoint was saved with epoch=12, but rank {rank}'s resume returned {out['epoch']!r}.",
                  misconception="epoch_off_by_one" if out["epoch"] in (11, 13) else "")

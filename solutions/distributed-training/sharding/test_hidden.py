@@ -6,6 +6,7 @@ readings of it (contiguous chunks, no padding, no shuffling, the epoch
 ignored, padding with other indices) are computed here too, to name the
 misconception when a student's answer matches one.
 """
+import collections
 import math
 import random
 
@@ -138,13 +139,18 @@ def test_every_example_once_per_epoch(student):
             check(len(mask) == len(shard) or len(shard) == per,
                   f"With n={n} and {w} ranks, rank {rank}'s shard_indices has {len(shard)} indices; "
                   f"DistributedSampler gives every rank ceil(n / world_size) = {per} (it pads, it never drops).")
+            # bound student-sized values before any work on them (the judge's own time counts too)
+            check(len(shard) <= 2 * math.ceil(n / w) + 8 and len(mask) <= 2 * math.ceil(n / w) + 8,
+                  f"With n={n} and {w} ranks, rank {rank}'s shard_indices or padding_mask returned {len(shard)} and "
+                  f"{len(mask)} entries; a shard holds ceil(n / world_size) = {math.ceil(n / w)}.")
             check(len(mask) == len(shard),
                   f"With n={n} and {w} ranks, rank {rank}'s padding_mask has {len(mask)} entries for a shard of "
                   f"{len(shard)} indices: give one flag per position.", misconception="mask_length")
             seen += [i for i, pad in zip(shard, mask) if not pad]
         if sorted(seen) != list(range(n)):
             missing = sorted(set(range(n)) - set(seen))
-            twice = sorted({i for i in seen if seen.count(i) > 1})
+            counts = collections.Counter(seen)  # linear: seen.count(i) for every i was quadratic
+            twice = sorted(i for i, k in counts.items() if k > 1)
             fail(f"With n={n}, {w} ranks, epoch {epoch}: after dropping the positions padding_mask flags, the "
                  f"ranks' shards should hold every example exactly once; missing {missing[:8]}, counted twice "
                  f"{twice[:8]}. Padding duplicates must be flagged, and only they.", misconception="")

@@ -1,9 +1,10 @@
 """Hidden suite of `accumulation` (gradient accumulation, scaled right).
 
-The probe builds the model in the sandbox, records every forward input with a
-forward pre-hook on the model's first layer (a hook fires however the model is
-called: `model(x)`, `model.forward(x)` or `type(model).forward(model, x)`), and
-hands back the gradients and the caller's X and Y as they are after the call.
+The probe builds the model in the sandbox, records every batch that reaches the
+model's first layer with a TorchDispatchMode (below any module hook, which
+`model[0].forward(X)` would skip), and hands back the gradients and the caller's
+X and Y as they are after the call. Which batches the model saw exists only in
+the student's process: that test is marked `in_process` and worth 1 point.
 The truth (full-batch gradients) and the known-wrong schemes used for diagnosis
 are computed here, in the judge.
 """
@@ -187,6 +188,12 @@ def _check_grads(out, model, X, Y, m, loss_name, prefill, label):
 
 def _check_forwards(out, X, m, label):
     n = len(X)
+    check(
+        out.get("tampered") is None and isinstance(out.get("forward_inputs"), list),
+        f"The grader could not watch the model's forward passes ({label}): "
+        f"{out.get('tampered') or 'its measurement is missing'}. Leave torch's dispatch modes as PyTorch "
+        "defines them.",
+    )
     seen = out["forward_inputs"]
     sizes = [len(x) for x in seen]
     check(len(seen) > 0, f"The model's forward was never called ({label}).")
@@ -276,7 +283,8 @@ def test_old_gradients_discarded(sandbox):
     )
 
 
-@pytest.mark.points(1.5)
+@pytest.mark.points(1)
+@pytest.mark.in_process
 def test_runs_micro_batches_in_order(sandbox):
     """The model sees micro-batches of at most micro_batch_size, in order, never the whole batch"""
     configs = [_cfg(10, 3), _cfg(8, 4)]
@@ -299,7 +307,7 @@ GENERATED = st.tuples(
 )
 
 
-@pytest.mark.points(1)
+@pytest.mark.points(1.5)
 def test_generated_against_full_batch(sandbox):
     """Matches the full-batch gradient on generated sizes, losses and stale gradients"""
     configs = []
@@ -309,7 +317,7 @@ def test_generated_against_full_batch(sandbox):
             f", with stale values {prefill} in .grad" if prefill is not None else ""
         )
         configs.append(_cfg(n, m, loss, (d_in, 4, 3), prefill, label, classes))
-    _grade(sandbox, configs, forwards=True)
+    _grade(sandbox, configs)
 
 
 @pytest.mark.points(1)

@@ -9,9 +9,10 @@ object from another seed, calls load_checkpoint and trains the remaining
 epochs. The uninterrupted run is never computed here: the judge trains it
 itself and compares. No expected values live in this file.
 
-epoch_loss_run calls epoch_loss with a loss function that tags each batch's
-loss with a small autograd node holding a token object, and counts, at every
-call, how many earlier batches' tokens are still alive: a token stays alive
+epoch_loss_run calls epoch_loss with a loss function that puts a small custom
+autograd node on each batch's loss and keeps a weak reference to that node
+(never an attribute on it, which vars(node).clear() would remove), and counts,
+at every call, how many earlier batches' nodes are still alive: a node lives
 exactly as long as that batch's autograd graph is kept.
 """
 import gc
@@ -102,10 +103,6 @@ def resume_from(mod, spec, data):
             "returned": returned if is_int else None}
 
 
-class _Token:
-    pass
-
-
 def epoch_loss_run(mod, spec):
     d, h, c = spec["sizes"]
     torch.manual_seed(0)
@@ -128,9 +125,6 @@ def epoch_loss_run(mod, spec):
     class _Tag(_FUNCTION):
         @staticmethod
         def forward(ctx, x):
-            token = _Token()
-            ctx.token = token            # lives exactly as long as this graph node
-            tokens.append(_WEAKREF(token))
             return x.clone()
 
         @staticmethod
@@ -146,7 +140,12 @@ def epoch_loss_run(mod, spec):
             _COLLECT()
             alive = sum(1 for t in tokens if t() is not None)
         alive_at_call.append(alive)
-        return _Tag.apply(base_loss(output, target))
+        out = _Tag.apply(base_loss(output, target))
+        # a weak reference to the graph node itself: it dies exactly when the batch's graph does,
+        # whatever is written to or cleared from the node's attributes
+        if out.grad_fn is not None:  # under no_grad there is no graph to keep
+            tokens.append(_WEAKREF(out.grad_fn))
+        return out
 
     value = mod.epoch_loss(model, loader, loss_fn)
     return {"value": value.detach() if isinstance(value, torch.Tensor) else value,

@@ -1,22 +1,16 @@
 """Sandbox-side harness for `lost_gradients` (no expected values here).
 
 Whether make_leaf's tensor is a leaf requiring grad is judged from an
-effect, not from its flags: the judge picks an upstream gradient g, the
+effect and its flags together: the judge picks an upstream gradient g, the
 probe runs (t * g).sum().backward() and returns t.grad, which must be g.
-The autograd engine's entry point is captured when the probes load (before
-any student cell); a replaced or missing hook point fails the test."""
-
-import os
-import sys
-import types
+Whether intermediate_grad's result came from autograd is measured by a
+TorchDispatchMode (below any Python-level hook a call could skip): the result's
+storage must be one that the engine's backward pass wrote. Removing the mode
+fails the test closed; the judge's scan flags code that touches the mode stack."""
 
 import torch
-import torch.autograd
-
-_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
-_AG = torch.autograd
-_ENGINE = vars(_AG).get("_engine_run_backward")
-_ENGINE_CODE = getattr(_ENGINE, "__code__", None)
+import torch.utils._pytree as _pytree
+from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode
 
 
 def _describe(t):
@@ -58,43 +52,62 @@ def make_leaf_probe(mod, shape, device, dtype_name, try_backward=True, upstream=
     return info
 
 
-def _engine_tampered():
-    """Why the engine hook point cannot be trusted ("" when it can)."""
-    if type(_AG) is not types.ModuleType or sys.modules.get("torch.autograd") is not _AG:
-        return "torch.autograd is no longer PyTorch's own module"
-    current = vars(_AG).get("_engine_run_backward")
-    if _ENGINE is None or current is None:
-        return "torch.autograd._engine_run_backward is missing"
-    if current is not _ENGINE or getattr(current, "__code__", None) is not _ENGINE_CODE:
-        return "torch.autograd._engine_run_backward was replaced"
-    if not os.path.abspath(_ENGINE_CODE.co_filename).startswith(_TORCH_DIR):
-        return "torch.autograd._engine_run_backward is not PyTorch's own code"
-    return ""
+# ops that give back their (first) input's values: a copy of autograd's result is still autograd's result
+_COPIES = {"clone", "_to_copy", "copy_", "detach", "alias", "view", "_unsafe_view", "reshape", "contiguous",
+           "expand", "squeeze", "unsqueeze", "lift_fresh", "lift_fresh_copy", "_reshape_alias", "t", "permute"}
+
+
+def _storage(t):
+    try:
+        return t.untyped_storage().data_ptr()
+    except Exception:  # a tensor without storage (meta, a subclass): never autograd's result
+        return None
+
+
+class _GradientOrigin(TorchDispatchMode):
+    """Which storages autograd's backward pass wrote (or copies of them outside it).
+
+    A dispatch mode sees every ATen op, the engine's own included, below anything an
+    ordinary call can skip; the graph-task id tells the engine's ops from the caller's."""
+
+    def __init__(self):
+        super().__init__()
+        self.keep = []  # the tensors themselves: their storages cannot be reused while the call runs
+        self.ptrs = set()
+
+    def _mark(self, out):
+        for t in _pytree.tree_leaves(out):
+            if isinstance(t, torch.Tensor) and (ptr := _storage(t)) is not None:
+                self.ptrs.add(ptr)
+                self.keep.append(t)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        if torch._C._current_graph_task_id() != -1:
+            self._mark(out)
+        elif func.overloadpacket.__name__ in _COPIES:
+            source = args[1] if func.overloadpacket.__name__ == "copy_" and len(args) > 1 else args[0] if args else None
+            if isinstance(source, torch.Tensor) and _storage(source) in self.ptrs:
+                self._mark(out)
+        return out
 
 
 def intermediate_grad_probe(mod, w_values):
-    """Call intermediate_grad on a fresh leaf requiring grad built from w_values; count how
-    many times the autograd engine ran during the call."""
+    """Call intermediate_grad on a fresh leaf requiring grad built from w_values under a dispatch
+    mode that records which storages autograd computed; report whether the result is one of them."""
     w = w_values.clone().requires_grad_(True)
-    tampered = _engine_tampered()
-    calls = [0]
-
-    def counting(*a, **k):
-        calls[0] += 1
-        return _ENGINE(*a, **k)
-
-    if not tampered:
-        vars(_AG)["_engine_run_backward"] = counting
-    try:
-        g = mod.intermediate_grad(w)
-    finally:
-        if not tampered:
-            if vars(_AG).get("_engine_run_backward") is not counting:
-                tampered = "torch.autograd._engine_run_backward was replaced during the call"
-            vars(_AG)["_engine_run_backward"] = _ENGINE
+    origin = _GradientOrigin()
+    tampered = None
+    with origin:
+        try:
+            g = mod.intermediate_grad(w)
+        finally:
+            if _get_current_dispatch_mode() is not origin:
+                tampered = "the grader's dispatch mode was removed from torch's mode stack during the call"
     info = _describe(g)
-    info["engine_calls"] = None if tampered else calls[0]
-    info["tampered"] = tampered or None
+    info["from_autograd"] = None if tampered else bool(isinstance(g, torch.Tensor) and _storage(g) in origin.ptrs)
+    info["tampered"] = tampered
     return info
 
 

@@ -22,10 +22,11 @@ def _upstream(shape, seed):
 
 
 def _check_leaf(info, call, dtype_name, upstream):
-    """Points rest on an effect the judge checks: after (t * g).sum().backward(), t.grad is g.
+    """Leaf-ness is shown by the effect and the flags together.
 
-    The tensor's flags (requires_grad, is_leaf, grad_fn) are only asserted by the
-    sandbox, so they only choose the message when that effect is missing.
+    The effect is one the judge chose: after (t * g).sum().backward(), t.grad is g. A
+    non-leaf with retain_grad() shows that effect too, so the tensor's flags (a leaf,
+    requiring grad, no grad_fn) are required as well; either alone earns nothing.
     """
     _require_tensor(info, call)
     values = info["values"]
@@ -35,18 +36,22 @@ def _check_leaf(info, call, dtype_name, upstream):
         "The `dtype` argument must be honoured.",
         misconception="ignores_dtype",
     )
+    check(
+        info["requires_grad"] is True,
+        f"`{call}` returned a tensor that does not require grad (requires_grad=False).",
+    )
+    check(
+        info["is_leaf"] is True and info["grad_fn"] is None,
+        f"`{call}` returned a tensor that is not a leaf (its grad_fn is {info['grad_fn']}), so "
+        "backward() never fills its .grad (retain_grad() only makes it keep a copy: it is still not a "
+        "leaf, and an optimizer given it would update a tensor nothing else uses). Every operation "
+        "applied after requires_grad=True (a .to() conversion included) creates a new, non-leaf tensor.",
+        misconception="non_leaf",
+    )
     grad = info.get("grad")
     expected = upstream.to(values.dtype)
     if isinstance(grad, torch.Tensor) and grad.shape == expected.shape and torch.equal(grad, expected):
         return
-    check(info["requires_grad"], f"`{call}` returned a tensor that does not require grad (requires_grad=False).")
-    check(
-        info["is_leaf"],
-        f"`{call}` returned a tensor that is not a leaf (its grad_fn is {info['grad_fn']}), so "
-        "backward() never fills its .grad. Every operation applied after requires_grad=True "
-        "(a .to() conversion included) creates a new, non-leaf tensor.",
-        misconception="non_leaf",
-    )
     check(
         info.get("backward_error") is None,
         f"After `t = {call}`, `(t * g).sum().backward()` failed: {info.get('backward_error')}",
@@ -193,23 +198,25 @@ def test_intermediate_grad_values(student, sandbox):
 
 
 @pytest.mark.points(0.5)
+@pytest.mark.in_process
 def test_intermediate_grad_uses_autograd(student, sandbox):
     """intermediate_grad obtains the gradient from autograd"""
     w = torch.tensor([0.5, -1.25, 2.0], dtype=D64)
     info = sandbox.probe("intermediate_grad_probe", w)
     _require_tensor(info, "intermediate_grad(w)")
-    # fail closed: a hook point that is missing or no longer torch's own code earns nothing
+    # fail closed: a measurement that was removed or replaced earns nothing
     check(
-        info.get("tampered") is None and isinstance(info.get("engine_calls"), int),
+        info.get("tampered") is None and type(info.get("from_autograd")) is bool,
         f"The grader could not watch autograd during intermediate_grad(w): "
-        f"{info.get('tampered') or 'its hook point is missing'}. Leave torch.autograd as PyTorch "
-        "defines it.",
+        f"{info.get('tampered') or 'its measurement is missing'}. Leave torch's dispatch modes and "
+        "torch.autograd as PyTorch defines them.",
     )
     check(
-        info["engine_calls"] > 0,
-        "intermediate_grad(w) returned without running autograd's backward pass at all "
-        "(no backward() and no torch.autograd.grad call). The exercise asks you to get the "
-        "gradient of the intermediate w2 from autograd, not to derive it by hand.",
+        info["from_autograd"],
+        "intermediate_grad(w) returned a tensor that autograd's backward pass did not compute "
+        "(it was derived some other way, even if backward() or torch.autograd.grad ran too). The "
+        "exercise asks you to get the gradient of the intermediate w2 from autograd, not to derive it "
+        "by hand: return w2.grad (after w2.retain_grad()) or what torch.autograd.grad gives.",
         misconception="by_hand",
     )
 

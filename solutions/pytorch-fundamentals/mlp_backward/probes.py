@@ -45,6 +45,26 @@ def _graph_nodes(fn, limit=10000):
     return names, custom
 
 
+def _own_node(loss, weights):
+    """Whether the loss's own grad_fn is a custom Function's node with the weights as direct inputs.
+
+    A custom node anywhere in the graph is not enough: an identity Function wrapped around
+    a plain autograd loss puts one in front of any graph. The weights must be the leaves the
+    node's own edges reach (AccumulateGrad nodes of exactly these tensors)."""
+    fn = loss.grad_fn
+    if not isinstance(fn, _BACKWARD_C_FUNCTION):
+        return False, "its grad_fn is " + (type(fn).__name__ if fn is not None else "None")
+    leaves = []
+    for nxt, _ in fn.next_functions:
+        variable = getattr(nxt, "variable", None) if nxt is not None else None
+        if isinstance(variable, torch.Tensor):
+            leaves.append(variable)
+    missing = [k for k, w in zip(("W1", "b1", "W2", "b2"), weights) if not any(v is w for v in leaves)]
+    if missing:
+        return False, "its custom node does not take " + ", ".join(missing) + " as direct inputs"
+    return True, ""
+
+
 def loss_and_grads(mod, X, y, W1, b1, W2, b2, upstream):
     """mlp_loss on weights requiring grad; reports the loss, the autograd graph's node types
     and torch.autograd.grad(upstream * loss, weights)."""
@@ -53,12 +73,15 @@ def loss_and_grads(mod, X, y, W1, b1, W2, b2, upstream):
     if not isinstance(loss, torch.Tensor):
         return {"type": type(loss).__name__}
     names, custom = _graph_nodes(loss.grad_fn)
+    own, why = _own_node(loss, ws)
     info = {
         "type": "Tensor",
         "value": loss.detach().clone(),
         "requires_grad": loss.requires_grad,
         "nodes": names[:20],
         "custom_function": custom,
+        "own_custom_node": own,
+        "own_node_problem": why,
         "grads": None,
         "grad_error": None,
     }

@@ -378,14 +378,22 @@ def _loss_info(sandbox, problem, upstream, need_grads=True):
 
 
 @pytest.mark.points(0.5)
+@pytest.mark.in_process
 def test_loss_is_custom_function(student, sandbox):
     """mlp_loss is built with a custom torch.autograd.Function"""
     info = _loss_info(sandbox, _problem(4, 3, 5, 3, 61), 1.0, need_grads=False)
     check(
-        info["custom_function"],
+        info["custom_function"] is True,
         "mlp_loss's autograd graph contains no custom torch.autograd.Function (its nodes are "
         f"{info['nodes']}): autograd is differentiating the forward itself. The exercise asks "
         "for a Function subclass whose backward uses your hand derivation.",
+        misconception="not_custom_function",
+    )
+    check(
+        info.get("own_custom_node") is True,
+        f"mlp_loss's result is not the output of your custom Function ({info.get('own_node_problem')}): "
+        "the loss must be what YourFunction.apply(X, y, W1, b1, W2, b2) returns, so that its backward "
+        "computes the weights' gradients (nothing applied after it, and the weights passed to it directly).",
         misconception="not_custom_function",
     )
 
