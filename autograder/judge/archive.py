@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import io
 import zipfile
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from autograder.judge.proxy import Context
+
+class CleanRunner(Protocol):
+    """What runs the decoder: ``judge.proxy.Context`` (a new sandbox per call)."""
+
+    def clean_probe(self, source: str, name: str, args: tuple, *, label: str) -> Any: ...
 
 # A checkpoint's storages are written uncompressed by torch.save; a little slack covers its metadata.
 MAX_INFLATION = 4
@@ -84,7 +87,7 @@ def declared_size_problem(data: bytes) -> str | None:
     return None
 
 
-def load_weights_only(ctx: Context, data: bytes, label: str = "torch.load(path, weights_only=True)"
+def load_weights_only(ctx: CleanRunner, data: bytes, label: str = "torch.load(path, weights_only=True)"
                       ) -> tuple[Any, str | None]:
     """``torch.load(file, weights_only=True)`` of a student's file, decoded outside the judge.
 
