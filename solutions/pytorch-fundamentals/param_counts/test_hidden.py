@@ -79,6 +79,10 @@ def _wrong_counts(model, trainable_only):
         (sum(1 for p in model.parameters() if keep(p)), "counts_tensors",
          "the parameter tensors were counted, not the scalars they hold (use p.numel())"),
     ]
+    out.append((sum(p.numel() for p in model.parameters() if p.requires_grad != trainable_only), "inverted_flag",
+                "the test on requires_grad is inverted: " + ("only the frozen parameters were counted" if
+                                                             trainable_only else "the frozen parameters were left "
+                                                             "out although trainable_only=False")))
     if trainable_only:
         out.append((_count(model, False), "counts_frozen",
                     "frozen parameters (requires_grad=False) were counted although trainable_only=True"))
