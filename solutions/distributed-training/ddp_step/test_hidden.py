@@ -118,6 +118,11 @@ class Truth:
                                  "the gradients", _flat(spec["weights"]))
 
 
+NOT_COMBINED = ("no all-reduce of the gradients ran before the step. Combine every parameter's .grad across "
+                "ranks (dist.all_reduce); with DistributedDataParallel, the hooks that do it are skipped by a "
+                "forward through ddp_model.module and by a backward inside ddp_model.no_sync().")
+
+
 def _run(sandbox, spec):
     report = sandbox.probe("ddp_run", spec, ranks_timeout())
     return rank_values(report, len(spec["shards"]), "ddp_step"), report
@@ -136,9 +141,7 @@ def _check_params(ranks, truth, setting):
         if _along(_flat(truth.spec["weights"]) - params, local):
             if grads_local:
                 fail(msg + f" Rank {rank} stepped with the gradient of its own shard only, and its .grad was "
-                     "never combined with the other ranks'. If you wrap the model in DistributedDataParallel, "
-                     "call the wrapper itself (ddp_model(x)); ddp_model.module(x) skips the hooks that "
-                     "all-reduce the gradients.", misconception="no_sync")
+                     "never combined with the other ranks': " + NOT_COMBINED, misconception="no_sync")
             fail(msg + f" Rank {rank} stepped with the gradient of its own shard: the optimizer step ran before "
                  "the gradients were combined across ranks. All-reduce first, then step.",
                  misconception="step_before_allreduce")
@@ -187,8 +190,7 @@ def test_gradients_are_the_global_gradient(sandbox):
                "of the mean loss over the global batch.")
         if _along(flat, _flat(truth.local_grads[rank])):
             fail(msg + " It is (a multiple of) the gradient of this rank's own shard: it was never combined with "
-                 "the other ranks' (with DistributedDataParallel, call the wrapper, not .module).",
-                 misconception="no_sync")
+                 "the other ranks': " + NOT_COMBINED, misconception="no_sync")
         if _close(flat, _flat(truth.summed)):
             fail(msg + " It is the sum of the ranks' gradients: divide as well.", misconception="sum_not_mean")
         if _close(flat, _flat(truth.mean)):
