@@ -149,11 +149,16 @@ def class_stats(results: Sequence[SubmissionResult], exercise_ids: list[str] | N
 _RAISED = re.compile(r"\braised (\w+(?:\.\w+)*): ")
 
 
+_INPUT = re.compile(r"\bon [^.]*? (?=(?:has|had|returned|gave|is|was|were) )")
+
+
 def _mistake(message: str) -> str:
-    """A message's mistake where the suite named none: an exception raised (whichever input the test tried),
-    else the message with its numbers blanked."""
+    """A message's mistake where the suite named none, whichever input the test tried: the exception raised,
+    else the message without the input it names (its first ``on <input>``), numbers blanked."""
     m = _RAISED.search(message)
-    return f"raised {m[1]}: {normalise(message[m.end():])}" if m else normalise(message)
+    if m:
+        return f"raised {m[1]}: {normalise(message[m.end():])}"
+    return normalise(_INPUT.sub("", message, count=1))
 
 
 def _error_kind(status: str, message: str) -> str:

@@ -149,6 +149,11 @@ def test_one_exception_on_several_inputs_is_one_row():
         t.misconception = ""
         t.message = f"softmax_ce_grad on ({i + 2}, 5) float64 logits raised IndexError: index {i + 5} is out of bounds."
     assert len(class_stats([r], ["softmax_grad"]).misconceptions) == 1
+    for i, t in enumerate(r.exercises[0].tests):  # the same wrong values, each test its own input
+        t.message = (f"The gradient returned by softmax_ce_grad on ({i + 1}, 3) float64 logits{' of scale 3' * i} "
+                     f"has the right shape and dtype but wrong values. {i + 2} of {i + 9} entries differ.")
+    rows = class_stats([r], ["softmax_grad"]).misconceptions
+    assert len(rows) == 1 and len(rows[0].tests) == 6
 
 
 def test_long_test_names_are_whole_in_the_chart_and_the_legend_covers_no_bar():
