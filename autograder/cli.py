@@ -37,9 +37,15 @@ def cmd_grade(args: argparse.Namespace) -> int:
     from autograder.report.text import plural
 
     assignment = load_assignment(args.assignment, Path(args.course) if args.course else None, only=args.exercise)
+    from autograder.batch.image_digest import stale_image_problem
+
+    stale = stale_image_problem(assignment.id)  # inside a grader image: is the mounted checkout newer?
+    if stale:
+        print(f"torchgrader: {stale}", file=sys.stderr)
+        return 2
     out = Path(args.out)
     worker = WorkerConfig(course=str(assignment.course), assignment=assignment.id, options=_options(args),
-                          allow_unisolated=args.allow_unisolated)
+                          allow_unisolated=args.allow_unisolated, fallback_unisolated=args.allow_unisolated)
     opts = BatchOptions(out=out, worker=worker, jobs=args.jobs or default_jobs(), backend=args.backend,
                         scheduler=args.scheduler, docker_image=args.docker_image, docker_gpus=args.gpus,
                         regrade=args.regrade,
@@ -140,10 +146,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _add_limits(g)
     g.add_argument("-j", "--jobs", type=int, default=0, help="parallel workers (default: the machine's cores)")
     g.add_argument("--backend", choices=list(REGISTRY), default="process",
-                   help="where workers run: local processes (default), Docker containers, a Dask cluster")
+                   help="where workers run: local processes (default), Docker or rootless Podman containers, a Dask "
+                   "cluster")
     g.add_argument("--scheduler", help="Dask scheduler address (tcp://host:8786), for --backend dask")
-    g.add_argument("--docker-image", default="torchgrader:cpu", help="grader image for --backend docker "
-                   "(built from docker/cpu/Dockerfile)")
+    g.add_argument("--docker-image", default="torchgrader:cpu", help="grader image for --backend docker or "
+                   "podman (built from docker/cpu/Dockerfile)")
     g.add_argument("--gpus", default="auto", help="GPUs for --backend docker containers, as `docker run --gpus` takes "
                    "them (all, device=0, ...), or none; default auto: all for a GPU image (a tag with gpu/cuda), "
                    "none otherwise")

@@ -18,6 +18,7 @@ from autograder.options import Budget
 from autograder.results import CellResult, CellStatus
 from autograder.sandbox.client import (
     Sandbox,
+    SandboxCannotStart,
     SandboxConfig,
     SandboxCrashed,
     SandboxError,
@@ -70,6 +71,7 @@ class Session:
         self.probe_errors: dict[str, str] = {}
         self.output = ""
         self.cells_by_index = {c.index: c for c in submission.cells}
+        self.cannot_start: SandboxCannotStart | None = None  # set: no grade may come of this submission
 
     # ------------------------------------------------------------------ lifecycle
     def time_left(self) -> float:
@@ -87,7 +89,11 @@ class Session:
         if self.time_left() <= 0:
             raise SandboxTimeout(self.budget.submission_seconds)
         while True:
-            sb = Sandbox(self.server, self.config)
+            try:
+                sb = Sandbox(self.server, self.config)
+            except SandboxCannotStart as e:  # kept: a test that catches every exception cannot hide it
+                self.cannot_start = e
+                raise
             self.sandbox = sb
             self.generation += 1
             self.probes_loaded = set()

@@ -273,6 +273,8 @@ class GradingPlugin:
         try:
             for n, item in enumerate(self.items):
                 tests.append(self._run_item(item))
+                if session.cannot_start is not None:  # never a grade: the whole run stops (grade() raises it)
+                    raise session.cannot_start
                 ex_id = item.stash[EXERCISE].id
                 if last[ex_id] == n:  # its tests are done: a later sandbox (fresh(), a restart) need not load them
                     session.probes.pop(ex_id, None)

@@ -334,15 +334,38 @@ def oom_kills(path: str) -> int:
     return _counter(path, "oom_kill")
 
 
+def container_memory_gib() -> float | None:
+    """The memory limit of the container this process runs in (its own cgroup's), or None when it has none."""
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        text = _read(path).strip()
+        if not text:
+            continue
+        if text == "max" or not text.isdigit() or int(text) >= 2**60:  # v1 writes "unlimited" as about 2**63
+            return None
+        return int(text) / 2**30
+    return None
+
+
 def per_process_report(limit_bytes: int, reason: str) -> str:
     """The memory line of the protections report where the sandbox has no cgroup of its own."""
+    from autograder.sandbox.isolation import container_engine
+
+    each = f"each process's address space to {limit_bytes / 2**30:.1f} GiB (no cgroup per sandbox: {reason})"
     container = os.environ.get("TORCHGRADER_CONTAINER_MEMORY")
     if container:  # the docker backend: the container's own cgroup bounds judge, server and sandbox together
         return (
             f"per container: this worker's container (judge, sandbox server and the sandbox) is limited to "
-            f"{float(container):.1f} GiB by docker; inside it, each process's address space to "
-            f"{limit_bytes / 2**30:.1f} GiB (no cgroup per sandbox: {reason})"
+            f"{float(container):.1f} GiB by docker; inside it, {each}"
         )
+    engine = container_engine()
+    if engine:
+        own = container_memory_gib()
+        if own is not None:
+            return (f"per container: the container's --memory ({own:.1f} GiB) bounds the judge and every sandbox "
+                    f"together, not each sandbox; inside it, {each}")
+        return (f"per process only, and the {engine} container itself has no memory limit (no --memory given, or "
+                f"rootless Podman on cgroup v1, which ignores --memory): {each}; a sandbox that starts several "
+                "processes can use a multiple of that")
     return (
         f"per process only: each process's address space is limited to {limit_bytes / 2**30:.1f} GiB, but a "
         f"sandbox that starts several processes can use a multiple of that (no cgroup: {reason})"

@@ -19,7 +19,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from autograder.sandbox.isolation import Limits
+from autograder.errors import StaffError
+from autograder.sandbox.isolation import TEST_REFUSE, Limits
 
 if TYPE_CHECKING:
     from autograder.sandbox import wire
@@ -68,8 +69,31 @@ class ProtocolError(SandboxError):
     """The sandbox replied with something that is not a valid reply."""
 
 
-class ServerFailed(RuntimeError):
+class ServerFailed(StaffError, RuntimeError):
     """The sandbox server could not start, or has exited: nothing can be graded with it."""
+
+
+class SandboxCannotStart(ServerFailed):
+    """A sandbox never reported ready: its set-up was refused, or it died before any student code ran.
+
+    Never a student's fault and never a grade: grading stops before the result is stored
+    (the plugin re-raises it; ``grade``, ``check`` and ``try`` exit non-zero, a batch worker
+    ends as fatal). ``step`` is the refused set-up step, ``reason`` the kernel's words,
+    ``traceback`` the sandbox's own (for the worker log).
+    """
+
+    def __init__(self, message: str, *, step: str = "", reason: str = "", traceback: str = "") -> None:
+        super().__init__(message)
+        self.step, self.reason, self.traceback = step, reason, traceback
+
+    @classmethod
+    def from_setup(cls, error: dict[str, Any]) -> SandboxCannotStart:
+        from autograder.sandbox.isolation import SetupRefused
+        from autograder.sandbox.preflight import message
+
+        step, reason = str(error.get("step", "set-up"))[:200], str(error.get("message", ""))[:1000]
+        return cls(message(SetupRefused(step, reason)), step=step, reason=reason,
+                   traceback=str(error.get("traceback", ""))[-4000:])
 
 
 class ReplyTooLarge(ProtocolError):
@@ -95,6 +119,7 @@ def _clean_env() -> dict[str, str]:
         "LD_LIBRARY_PATH",
         "TORCHGRADER_NO_CGROUPS",
         "TORCHGRADER_CONTAINER_MEMORY",
+        TEST_REFUSE,
     ):
         if k in os.environ:
             env[k] = os.environ[k]
@@ -257,9 +282,15 @@ class Sandbox:
         self._reader.start()
         try:
             head, _ = self._receive("ready", time.monotonic() + start_timeout, start_timeout)
-        except SandboxError:
+        except StudentException as e:  # no student code has run: the sandbox's own set-up failed
             self.kill()
-            raise
+            raise SandboxCannotStart.from_setup(e.error) from None
+        except SandboxError as e:
+            self.kill()
+            raise SandboxCannotStart(
+                f"the sandbox cannot start here: it never reported ready ({e}), so nothing is graded. "
+                "The sandbox server's own errors, if any, are in the log above (a batch: the worker's log)"
+            ) from None
         self.protections: dict[str, str] = head.get("protections") or {}
         if facts.get("memory"):  # the trusted server knows the limit's real scope
             self.protections["memory"] = str(facts["memory"])

@@ -15,12 +15,14 @@ a protection it does not have.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import os
 import platform
 import resource
 import signal
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -50,6 +52,49 @@ _SYSCALLS = {  # (pivot_root, capset)
 
 class IsolationError(OSError):
     """A namespace or mount step the kernel refused."""
+
+
+class SetupRefused(Exception):
+    """A set-up step of a sandbox that the kernel refused: ``step`` names it, ``reason`` is the kernel's words.
+
+    Plain strings only: it crosses from the sandbox to the judge (server.py) and from the probe to
+    the worker, and is turned into the message that says what to do (:func:`advice`).
+    """
+
+    def __init__(self, step: str, reason: str, err: int = 0) -> None:
+        super().__init__(f"{step}: {reason}")
+        self.step, self.reason, self.errno = step, reason, err
+
+
+# Which steps stop a sandbox for good (it never runs a cell) and which are reported in its header.
+# The private root (and its own /proc) is what hides the hidden tests and the judge: without it
+# no grade is given. Without seccomp or a cgroup the sandbox still runs, and the header says so.
+FATAL_STEPS = ("private root", "/proc", "resource limits", "privileges")
+REPORTED_STEPS = ("namespaces", "loopback", "cgroup", "seccomp")
+
+TEST_REFUSE = "TORCHGRADER_TEST_REFUSE_STEP"  # tests: make the kernel's refusal of one step happen on any host
+
+
+@contextlib.contextmanager
+def step(name: str) -> Iterator[None]:
+    """Run one set-up step; a refusal becomes :class:`SetupRefused` naming it."""
+    if os.environ.get(TEST_REFUSE) == name:
+        raise SetupRefused(name, f"Operation not permitted (refused on purpose: {TEST_REFUSE}={name})", errno.EPERM)
+    try:
+        yield
+    except SetupRefused:
+        raise
+    except OSError as e:
+        raise SetupRefused(name, str(e) if isinstance(e, IsolationError) else f"{e.strerror or e}", e.errno or 0) from e
+
+
+def container_engine() -> str | None:
+    """"docker" or "podman" when this process runs in a container of that engine (their marker files)."""
+    if os.path.exists("/run/.containerenv"):
+        return "podman"
+    if os.path.exists("/.dockerenv"):
+        return "docker"
+    return None
 
 
 def _check(rc: int, what: str) -> None:
@@ -173,7 +218,22 @@ def _is_within(path: str, parent: str) -> bool:
 
 
 def build_root(plan: Plan, limits: Limits, uid: int, gid: int) -> None:
-    """Make a private root (tmpfs) with read-only system paths, then pivot into it."""
+    """Make a private root (tmpfs) with read-only system paths and a fresh /proc, then pivot into it.
+
+    Raises :class:`SetupRefused` naming the step ("private root" or "/proc") the kernel refused.
+    """
+    with step("private root"):
+        _populate_root(plan, limits, uid, gid)
+    with step("/proc"):
+        # The sandbox's own procfs (its PID namespace's processes only). Never a bind of the host's or
+        # a container's /proc: that would show the judge's /proc/PID/cwd and environment.
+        os.makedirs(plan.root_dir + "/proc")
+        mount("proc", plan.root_dir + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    with step("private root"):
+        _enter_root(plan.root_dir)
+
+
+def _populate_root(plan: Plan, limits: Limits, uid: int, gid: int) -> None:
     root = plan.root_dir
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     mount("tgroot", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m")
@@ -215,8 +275,9 @@ def build_root(plan: Plan, limits: Limits, uid: int, gid: int) -> None:
         os.symlink(target, f"{root}/dev/{name}")
     if any(n.startswith("nvidia") for n in os.listdir("/dev")) and os.path.isdir("/sys"):
         _bind("/sys", root + "/sys")
-    os.makedirs(root + "/proc")
-    mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+
+
+def _enter_root(root: str) -> None:
     os.makedirs(root + "/.old")
     pivot_root(root, root + "/.old")
     os.chdir("/")
@@ -306,37 +367,3 @@ def drop_privileges(root_mode: bool, uid: int, gid: int) -> None:
 
 def die_with_parent() -> None:
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
-def unavailable_reason() -> str | None:
-    """Why sandboxes would run without namespaces here, or None when they can have them.
-
-    Tried in a throw-away child (entering namespaces and mounting a tmpfs, as a
-    real sandbox does), so the answer is the kernel's, not a guess from
-    configuration files.
-    """
-    import tempfile
-
-    target = tempfile.mkdtemp(prefix="torchgrader-probe-")
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(r)
-            ns = enter_namespaces(want_userns=os.geteuid() != 0)
-            reason = "" if ns.get("namespaces") == "ok" else f"namespaces {ns.get('namespaces')}"
-            if not reason:
-                try:
-                    mount(None, "/", None, MS_REC | MS_PRIVATE)
-                    mount("tgprobe", target, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m")
-                except OSError as e:
-                    reason = f"mounts refused ({e})"
-            os.write(w, reason.encode())
-        finally:
-            os._exit(0)
-    os.close(w)
-    with os.fdopen(r, "rb") as f:
-        reason = f.read().decode()
-    os.waitpid(pid, 0)
-    os.rmdir(target)
-    return reason or None

@@ -211,27 +211,52 @@ def _enter_namespaces(req: dict) -> _Keeping:
 
 
 def _init_process(req: dict, k: _Keeping, wait_sock: socket.socket, root_dir: str) -> None:
-    """Init (PID 1 of the sandbox): lock itself in, wait for its descriptors, then serve the judge."""
+    """Init (PID 1 of the sandbox): lock itself in, wait for its descriptors, then serve the judge.
+
+    A set-up step the kernel refuses ends this sandbox before any student code, and its
+    step, the kernel's words and the traceback go to the judge in place of "ready": a sandbox
+    that cannot start is never mistaken for a student's crash (client.SandboxCannotStart).
+    """
     from autograder.sandbox import isolation as iso
 
     iso.die_with_parent()
     os.setsid()
     _quiet_stdio()
-    protections = _confine_filesystem(req, k, root_dir)
-    iso.set_limits(k.limits)
-    protections["privileges"] = _drop_privileges(k)
-    # The server replaces this with the real scope (a cgroup for the whole sandbox, or per process).
-    protections["memory"] = f"address space of each process limited to {k.limits.memory_bytes / 2**30:.1f} GiB"
-    iso.prctl(iso.PR_SET_DUMPABLE, 0)
-    protections["syscalls"] = _filter_syscalls()
+    failure: dict[str, Any] | None = None
+    protections: dict[str, str] = {}
+    try:
+        protections = _confine_filesystem(req, k, root_dir)
+        with iso.step("resource limits"):
+            iso.set_limits(k.limits)
+        with iso.step("privileges"):
+            protections["privileges"] = _drop_privileges(k)
+            # The server replaces this with the real scope (a cgroup for the whole sandbox, or per process).
+            protections["memory"] = f"address space of each process limited to {k.limits.memory_bytes / 2**30:.1f} GiB"
+            iso.prctl(iso.PR_SET_DUMPABLE, 0)
+        protections["syscalls"] = _filter_syscalls()
+    except BaseException as e:  # noqa: BLE001 - whatever stopped the set-up, the judge is told
+        step, reason = (e.step, e.reason) if isinstance(e, iso.SetupRefused) else ("sandbox set-up", repr(e))
+        failure = {"kind": "setup", "step": step, "message": reason, "traceback": traceback.format_exc()[-4000:]}
     fds = _await_descriptors(wait_sock)
     if fds is None:
         os._exit(0)  # the server went away before this sandbox was used
     ctrl_fd, out_fd = fds
+    if failure is not None:
+        _report_failure(ctrl_fd, failure)
     os.dup2(out_fd, 1)
     os.dup2(out_fd, 2)
     os.close(out_fd)
     _init_main(ctrl_fd, protections, req)
+
+
+def _report_failure(ctrl_fd: int, failure: dict[str, Any]) -> None:
+    """Answer the judge's wait for "ready" with why this sandbox could not start, then end it."""
+    from autograder.sandbox import wire
+
+    try:
+        wire.send_frame(socket.socket(fileno=ctrl_fd), wire.pack({"id": "ready", "ok": False, "error": failure}))
+    finally:
+        os._exit(70)
 
 
 def _quiet_stdio() -> None:
@@ -247,7 +272,7 @@ def _confine_filesystem(req: dict, k: _Keeping, root_dir: str) -> dict[str, str]
     limits = k.limits
     if k.isolated:
         plan = iso.Plan(read_only=req["read_only"], protected=req.get("protected", []), root_dir=root_dir)
-        iso.build_root(plan, limits, k.uid, k.gid)
+        iso.build_root(plan, limits, k.uid, k.gid)  # raises SetupRefused naming the step
         lo = "loopback only" if k.ns.get("loopback") == "up" else f"loopback {k.ns.get('loopback', 'down')}"
         return {
             "network": f"isolated (own network namespace, {lo}: nothing else reachable)",

@@ -68,16 +68,17 @@ def test_each_sandbox_starts_clean(server):
 
 
 def test_isolation_probe_reports_the_kernels_refusal(monkeypatch):
-    from autograder.sandbox import isolation
+    from autograder.sandbox import isolation, preflight
 
-    assert isolation.unavailable_reason() is None  # this host allows namespaces (as root or via user namespaces)
+    clean = preflight.probe()  # this host allows namespaces (as root or via user namespaces) and mounts in them
+    assert clean.refused is None and clean.unisolated is None
 
     def refuse(flags):
         raise isolation.IsolationError(1, "unshare: Operation not permitted")
 
     monkeypatch.setattr(isolation, "unshare", refuse)
-    reason = isolation.unavailable_reason()
-    assert reason and "Operation not permitted" in reason
+    found = preflight.probe()
+    assert found.unisolated and "Operation not permitted" in found.unisolated and found.refused is None
 
 
 def test_read_only_paths_under_tmp_stay_visible(server, tmp_path):

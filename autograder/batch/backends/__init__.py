@@ -5,6 +5,7 @@ that worker lives:
 
 - ``process``: local worker processes (the default),
 - ``docker``: one container per worker, from the CPU grader image,
+- ``podman``: the same containers on rootless Podman (no daemon, an ordinary user),
 - ``dask``: the workers of a Dask distributed cluster, each running local workers.
 """
 
@@ -92,6 +93,12 @@ def _docker(w: Where) -> Backend:
     return DockerBackend(w.config, w.jobs, w.log_dir, image=w.docker_image, gpus=w.docker_gpus)
 
 
+def _podman(w: Where) -> Backend:
+    from autograder.batch.backends.docker import PodmanBackend
+
+    return PodmanBackend(w.config, w.jobs, w.log_dir, image=w.docker_image, gpus=w.docker_gpus)
+
+
 def _dask(w: Where) -> Backend:
     if not w.scheduler:
         raise WorkerFatal("--backend dask needs --scheduler ADDRESS (tcp://host:8786)")
@@ -102,7 +109,8 @@ def _dask(w: Where) -> Backend:
 
 # name -> factory; the CLI's --backend choices are these names. Each import is deferred to its factory,
 # so that choosing `process` never imports Dask.
-REGISTRY: dict[str, Callable[[Where], Backend]] = {"process": _process, "docker": _docker, "dask": _dask}
+REGISTRY: dict[str, Callable[[Where], Backend]] = {"process": _process, "docker": _docker, "podman": _podman,
+                                                  "dask": _dask}
 
 
 def make_backend(name: str, where: Where) -> Backend:

@@ -15,12 +15,16 @@ class WorkerConfig:
     assignment: str
     options: GradeOptions = field(default_factory=GradeOptions)  # the one settings object (see GradeOptions)
     allow_unisolated: bool = False  # grade even where the kernel refuses namespaces (hidden tests readable!)
+    # `grade --allow-unisolated`: where no sandbox can start (a refused private root or /proc), grade without
+    # namespaces instead of stopping. Off for validate, which stops there as its in-process path does.
+    fallback_unisolated: bool = False
     suite_version: str = ""  # when set, a worker with other hidden material refuses to start
     judge_memory_gb: float = 4.0  # the judge process's own limit (RLIMIT_DATA); about 0.3 GiB is typical use
 
     def to_dict(self) -> dict[str, Any]:
         return {"course": self.course, "assignment": self.assignment, "options": self.options.to_dict(),
-                "allow_unisolated": self.allow_unisolated, "suite_version": self.suite_version,
+                "allow_unisolated": self.allow_unisolated,
+                "fallback_unisolated": self.fallback_unisolated, "suite_version": self.suite_version,
                 "judge_memory_gb": self.judge_memory_gb}
 
     @classmethod

@@ -10,17 +10,27 @@ host is visible. The container runs as the uid that owns the staged folder
 sandboxes inside apply their own isolation (user namespaces, which Docker's
 default seccomp and AppArmor profiles forbid: hence ``seccomp=unconfined``
 and ``apparmor=unconfined``; the sandbox installs its own seccomp filter
-after it is set up) and report what they could not have.
+after it is set up) and report what they could not have. Each sandbox mounts
+a fresh /proc of its own PID namespace, which the kernel refuses in a user
+namespace while the engine's masked /proc paths are mounted over the
+container's: hence ``systempaths=unconfined`` (Podman: ``unmask=ALL``). The
+container's own /proc is never shown to a sandbox.
+
+Before the first container the image is checked: it must exist (docker's own
+message otherwise) and have been built from this checkout's grader code (its
+record, :mod:`autograder.batch.image_digest`), else "rebuild the image".
+``podman`` is the same backend on rootless Podman (:class:`PodmanBackend`).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
-from autograder.batch import material
-from autograder.batch.backends import WorkerFatal
+from autograder.batch import image_digest, material
+from autograder.batch.backends import Deliver, Job, WorkerFatal
 from autograder.batch.backends.config import WorkerConfig
 from autograder.batch.backends.process import ProcessBackend
 
@@ -49,13 +59,16 @@ def gpus_for(image: str, gpus: str | None) -> str | None:
 
 class DockerBackend(ProcessBackend):
     name = "docker"
+    unmask = "systempaths=unconfined"  # the engine's spelling: no masked /proc paths, so a sandbox gets its own /proc
 
     def __init__(self, config: WorkerConfig, workers: int, log_dir: Path | None = None, *,
-                 image: str = DEFAULT_IMAGE, docker: str = "docker", cpus: float = 1.0,
+                 image: str = DEFAULT_IMAGE, docker: str | None = None, cpus: float = 1.0,
                  pids: int = 512, gpus: str | None = "auto", stage_dir: Path | None = None) -> None:
         super().__init__(config, workers, log_dir)
+        docker = docker or self.name
         if shutil.which(docker) is None:
-            raise WorkerFatal(f"--backend docker needs the `{docker}` command, and a running Docker engine")
+            raise WorkerFatal(f"--backend {self.name} needs the `{docker}` command"
+                              + (", and a running Docker engine" if self.name == "docker" else ""))
         self.image = image
         self.docker = docker
         self.cpus = cpus
@@ -74,6 +87,50 @@ class DockerBackend(ProcessBackend):
             self.user = f"{JUDGE_UID}:{JUDGE_UID}"
         else:
             self.user = f"{os.getuid()}:{os.getgid()}"
+        self._checked = False
+
+    def user_options(self) -> list[str]:
+        return ["--user", self.user]
+
+    def memory_env(self, memory_gb: float) -> list[str]:
+        return ["-e", f"TORCHGRADER_CONTAINER_MEMORY={memory_gb:g}"]  # the memory report states docker's limit
+
+    def check_image(self) -> None:
+        """The image exists and was built from this grader's code; WorkerFatal saying what to do otherwise."""
+        build = image_digest.rebuild_hint(self.image).replace("rebuild the image: ", "")
+        found = subprocess.run([self.docker, "image", "inspect", "--format", "{{.Id}}", self.image],
+                               capture_output=True, text=True, timeout=120)
+        if found.returncode != 0:
+            raise WorkerFatal(f"the grader image {self.image} is not there ({self.docker} says: "
+                              f"{(found.stderr or found.stdout).strip()[-500:]}). Build it from the repository root: "
+                              f"`{build}`")
+        got = subprocess.run([self.docker, "run", "--rm", "--network", "none", "--pull", "never",
+                              "--entrypoint", "cat", self.image, image_digest.RECORD],
+                             capture_output=True, text=True, timeout=120)
+        recorded = None
+        if got.returncode == 0:
+            import json
+
+            try:
+                recorded = json.loads(got.stdout)
+            except ValueError:
+                recorded = None
+        if not isinstance(recorded, dict):
+            raise WorkerFatal(f"the grader image {self.image} has no record of what it was built from "
+                              f"({image_digest.RECORD}: {got.stderr.strip()[-300:] or 'unreadable'}): it predates "
+                              f"this grader; {image_digest.rebuild_hint(self.image)}")
+        newer = image_digest.staleness(recorded, Path(self.config.course), self.config.assignment,
+                                       image_digest.own_package(), material_too=False)
+        if newer:
+            raise WorkerFatal(f"the grader image {self.image} is older than this checkout: {' and '.join(newer)} "
+                              f"changed since it was built, and its containers would grade with the old code. "
+                              f"{image_digest.rebuild_hint(self.image)}")
+
+    def grade_jobs(self, jobs: list[Job], deliver: Deliver) -> None:
+        if not self._checked and jobs:
+            self.check_image()
+            self._checked = True
+        super().grade_jobs(jobs, deliver)
 
     def container_config(self) -> WorkerConfig:
         return self.config.elsewhere(COURSE_MOUNT)  # nothing of the host is mounted but the grading material
@@ -82,9 +139,9 @@ class DockerBackend(ProcessBackend):
         # Judge, sandbox server and one sandbox each hold torch: room for all three.
         memory_gb = self.config.options.limits.memory_bytes / 2**30 + 2
         return [
-            self.docker, "run", "-i", "--rm",
+            self.docker, "run", "-i", "--rm", "--pull", "never",
             "--name", f"{self.run_tag}-{slot}",
-            "--user", self.user,
+            *self.user_options(),
             "--network", "none",
             "--read-only",
             # exec: inductor and Triton load the libraries they compile from here
@@ -97,9 +154,11 @@ class DockerBackend(ProcessBackend):
             # the sandbox needs unprivileged user namespaces, which Docker's default profiles forbid
             "--security-opt", "seccomp=unconfined",
             "--security-opt", "apparmor=unconfined",
+            # each sandbox mounts its own /proc: refused while the engine masks paths of the container's
+            "--security-opt", self.unmask,
             *(["--gpus", self.gpus] if self.gpus else []),
             "-e", "OMP_NUM_THREADS=1",
-            "-e", f"TORCHGRADER_CONTAINER_MEMORY={memory_gb:g}",  # the memory report states docker's limit
+            *self.memory_env(memory_gb),
             "-e", "HOME=/tmp/judge", "-e", "USER=judge",  # the uid may have no passwd entry
             "-v", f"{self.stage_dir.resolve()}:{COURSE_MOUNT}:ro",
             "--entrypoint", "python",
@@ -117,11 +176,33 @@ class DockerBackend(ProcessBackend):
         why = DOCKER_EXITS.get(code)
         if why is None:
             return ""
-        return (f"{why}. Check that the image exists (`docker image inspect {self.image}`; build it with "
-                f"`docker build -f docker/{'gpu' if self.gpus else 'cpu'}/Dockerfile -t {self.image} .`)"
+        return (f"{why}. Check that the image exists (`{self.docker} image inspect {self.image}`; build it with "
+                f"`docker build --network host -f docker/{'gpu' if self.gpus else 'cpu'}/Dockerfile -t {self.image} .`)"
                 + (", that the NVIDIA Container Toolkit is installed for --gpus" if self.gpus else "")
-                + ", and that `docker run --rm " + self.image + " --help` works; docker's own message is below")
+                + f", and that `{self.docker} run --rm {self.image} --help` works; {self.docker}'s own message "
+                  "is below")
 
     def close(self) -> None:
         if self._own_stage:
             shutil.rmtree(self.stage_dir, ignore_errors=True)
+
+
+class PodmanBackend(DockerBackend):
+    """The same containers on rootless Podman, for servers that allow no Docker daemon.
+
+    Podman's differences: ``--userns=keep-id`` runs the container as the calling user (who owns
+    the staged folder), in place of ``--user``; ``unmask=ALL`` is its spelling of systempaths;
+    and rootless on cgroup v1 it ignores ``--memory``, so the memory report reads the container's
+    real limit (cgroups.per_process_report) instead of being told one.
+    """
+
+    name = "podman"
+    unmask = "unmask=ALL"
+
+    def user_options(self) -> list[str]:
+        if os.getuid() == 0:  # rootful podman as root: as docker, never root inside
+            return ["--user", self.user]
+        return ["--userns", "keep-id"]
+
+    def memory_env(self, memory_gb: float) -> list[str]:
+        return []  # podman may ignore --memory (rootless, cgroup v1): the report reads what the container has

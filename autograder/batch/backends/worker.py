@@ -107,18 +107,30 @@ class Worker:
         return 2
 
     def isolation_problem(self) -> str | None:
-        """Why grading must not start here (no namespaces and no --allow-unisolated), or None."""
-        if not self.cfg.options.isolate or self.cfg.allow_unisolated:
-            return None
-        from autograder.sandbox.isolation import unavailable_reason
+        """Why grading must not start here, or None: the pre-flight probe sets one sandbox up for real.
 
-        why = unavailable_reason()
-        if not why:
+        A refused private root or /proc means no sandbox can start: fatal, even with
+        --allow-unisolated (which then grades without namespaces instead). Refused namespaces
+        are fatal unless --allow-unisolated. A refused seccomp filter or cgroup is only reported
+        (every result's protections header says so).
+        """
+        if not self.cfg.options.isolate:
             return None
-        return (f"sandboxes cannot be isolated on this host ({why}): student code could read the "
-                "hidden tests and reach the network. Run as a user allowed to create user namespaces "
-                "(in Docker: see docker/README.md for the --security-opt flags), or pass "
-                "--allow-unisolated to grade anyway with the protections reported as NOT isolated.")
+        from autograder.sandbox.isolation import SetupRefused
+        from autograder.sandbox.preflight import advice, message, probe
+
+        found = probe()
+        if found.refused is not None:
+            if self.cfg.fallback_unisolated:  # as asked: no namespaces at all, reported as NOT isolated
+                self.cfg.options.isolate = False
+                return None
+            return message(found.refused)
+        if found.unisolated and not self.cfg.allow_unisolated:
+            refused = SetupRefused("namespaces", found.unisolated)
+            return (f"sandboxes cannot be isolated on this host: the kernel refused the namespaces "
+                    f"({found.unisolated}), so student code could read the hidden tests and reach the network. "
+                    f"To fix it: {advice(refused.step, refused.reason)}")
+        return None
 
     def read_job(self) -> dict[str, Any] | None:
         """The next job line; None at end of input or a stop line."""
@@ -175,7 +187,7 @@ class Worker:
         from autograder.batch.inputs import private_tempdir
         from autograder.batch.store import suite_version
         from autograder.grade import start_server
-        from autograder.sandbox.client import ServerFailed
+        from autograder.sandbox.client import SandboxCannotStart, ServerFailed
 
         cfg = self.cfg
         try:
@@ -202,6 +214,9 @@ class Worker:
             with server:
                 self.send({"ready": True, "pid": os.getpid(), "suite_version": version})
                 self.grade_stream(assignment, options)
+        except SandboxCannotStart as e:  # no grade for anyone: the batch stops, the log keeps the sandbox's traceback
+            print(f"sandbox set-up failed at step {e.step or '?'}:\n{e.traceback}", file=sys.stderr, flush=True)
+            return self.fatal(e.message)
         except ServerFailed as e:
             return self.fatal(f"the sandbox server could not start: {e}")
         except AssignmentError as e:
