@@ -38,7 +38,11 @@ def submission_code(entry: Entry) -> str | None:
 def review_class(assignment: Assignment, entries: list[Entry], *, similarity: bool = True) -> ClassReview:
     """Blank, duplicate, late per student; with ``similarity``, the pairs of near-identical code too."""
     stub = stub_code(assignment)
-    subs = [Submitted(e.student, e.sha256, submission_code(e), e.late) for e in entries]
+    code: dict[str, str | None] = {}  # per file content: byte-identical files are read once
+    for e in entries:
+        if e.sha256 not in code:
+            code[e.sha256] = submission_code(e)
+    subs = [Submitted(e.student, e.sha256, code[e.sha256], e.late) for e in entries]
     attention = class_attention(subs, stub)
     blank = {s for s, found in attention.items() if any(a.kind == "blank" for a in found)}
     own: dict[str, str] = {}

@@ -78,7 +78,12 @@ def class_attention(subs: Sequence[Submitted], stub: str) -> dict[str, list[Atte
     same: dict[str, list[str]] = defaultdict(list)
     for s in subs:
         same[s.sha256].append(s.student)  # two untouched stubs are the same file too: that is no copy
-    blank = {s.student for s in subs if s.code is not None and is_blank(s.code, stub)}
+    given = set(code_lines(stub))
+    blank_file: dict[str, bool] = {}  # once per file content
+    for s in subs:
+        if s.sha256 not in blank_file:
+            blank_file[s.sha256] = s.code is not None and all(ln in given for ln in code_lines(s.code))
+    blank = {s.student for s in subs if blank_file[s.sha256]}
     for s in subs:
         if s.student in blank:
             out[s.student].append(Attention(
