@@ -152,6 +152,42 @@ def _missing_parts(ckpt):
     return missing
 
 
+def _train_epoch(model, loader, opt):
+    model.train()
+    for x, y in loader:
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+
+
+def _resumed_with_fresh_optimizer(spec):
+    """What the resumed run gives when everything but the optimizer's state reaches the caller's objects (the
+    state loaded into a new optimizer the caller never sees): trained in the judge, like _uninterrupted."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.random.fork_rng(devices=[]):
+            loader = DataLoader(TensorDataset(spec["X"], spec["Y"]), batch_size=spec["batch_size"], shuffle=True)
+            torch.manual_seed(spec["seed"])
+            model, opt, sched = _build(spec)
+            for _ in range(spec["stop"]):
+                _train_epoch(model, loader, opt)
+                sched.step()
+            weights = {k: v.clone() for k, v in model.state_dict().items()}
+            sched_state, rng = sched.state_dict(), torch.get_rng_state()
+            torch.manual_seed(spec["rebuild_seed"])
+            model, opt, sched = _build(spec)
+            model.load_state_dict(weights)
+            sched.load_state_dict(sched_state)
+            torch.set_rng_state(rng)
+            for _ in range(spec["stop"], spec["epochs"]):
+                _train_epoch(model, loader, opt)
+                sched.step()
+            return [p.detach().clone() for p in model.parameters()]
+    finally:
+        torch.set_num_threads(threads)
+
+
 def _check_resume(sandbox, spec, setting):
     data = _save(sandbox, spec)
     check(data is not None,
@@ -175,6 +211,11 @@ def _check_resume(sandbox, spec, setting):
         if missing:
             fail(msg + " Your checkpoint does not seem to contain " + "; nor ".join(missing) + ".",
                  misconception=_missing_key(missing))
+        if all(torch.equal(a, b) for a, b in zip(resumed, _resumed_with_fresh_optimizer(spec), strict=True)):
+            fail(msg + " The file holds the optimizer's state, yet the run continues exactly as if the optimizer "
+                       "passed to load_checkpoint had never received it: load it into that object "
+                       "(optimizer.load_state_dict(...)); binding the name to a new optimizer inside the function "
+                       "changes nothing for the caller.", misconception="optimizer_not_loaded")
     if res["lr_resumed"] != lr_uninterrupted:
         fail(msg + f" The final learning rate is {res['lr_resumed']:g} instead of "
                    f"{lr_uninterrupted:g}: restore the scheduler (and the optimizer, "
