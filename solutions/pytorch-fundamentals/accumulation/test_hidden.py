@@ -211,6 +211,17 @@ def _check_forwards(out, X, m, label):
         f"{m} examples.",
     )
     expected_sizes = [min(m, n - s) for s in range(0, n, m)]
+    if sizes == expected_sizes and not torch.equal(torch.cat(seen), X):
+        rows = torch.cat(seen)
+        permuted = rows.shape == X.shape and sorted(map(tuple, rows.tolist())) == sorted(map(tuple, X.tolist()))
+        fail(
+            f"With n = {n} and micro_batch_size = {m}, the micro-batches had the right sizes {sizes}, but the model "
+            "did not see X's rows in order: "
+            + ("every row once, in another order (a shuffled DataLoader or a random permutation). The contract "
+               "asks for consecutive micro-batches X[0:m], X[m:2m], ... in order." if permuted else
+               "other rows than X[0:m], X[m:2m], ... (check the slicing)."),
+            misconception="shuffled" if permuted else "",
+        )
     check(
         sizes == expected_sizes and torch.equal(torch.cat(seen), X),
         f"With n = {n} and micro_batch_size = {m}, the model saw batches of sizes {sizes} (expected "
