@@ -10,6 +10,23 @@ import pytest
 
 from autograder.judge import check, fail
 
+# The one place each misconception's sentence is written (validate checks every mutant's feedback against it;
+# grading appends the sentence to a failure keyed with it).
+MISCONCEPTIONS = {
+    "ignores_world": "The world size is missing: every rank contributes its batch to each step, so the effective "
+                     "batch is per_rank_batch * world_size (times accum_steps).",
+    "ignores_accum": "The accumulation steps are missing: each optimizer step averages accum_steps micro-batches "
+                     "per rank.",
+    "accum_default": "accum_steps must default to 1 (one micro-batch per step); a default of 0 makes every "
+                     "effective batch 0.",
+    "types": "Return the type the contract names: a Python int from effective_batch, a Python float from "
+             "scaled_lr.",
+    "sqrt_rule": "It looks like the square-root rule; the linear rule multiplies by the ratio itself.",
+    "inverse_ratio": "It looks like the ratio is upside down: a larger effective batch gets a larger learning "
+                     "rate.",
+    "floor_division": "It looks like integer (floor) division lost the fraction: use / rather than //.",
+}
+
 
 def _cases(seed, count):
     rng = random.Random(seed)
@@ -29,11 +46,9 @@ def test_effective_batch_values(student):
             continue
         msg = f"effective_batch({per}, {world}, {accum}) returned {got!r}, expected {expected}."
         if world != 1 and got == per * accum:
-            fail(msg + " The world size is missing: every rank contributes its batch to each step.",
-                 misconception="ignores_world")
+            fail(msg, misconception="ignores_world")
         if accum != 1 and got == per * world:
-            fail(msg + " The accumulation steps are missing: each optimizer step averages accum_steps "
-                 "micro-batches per rank.", misconception="ignores_accum")
+            fail(msg, misconception="ignores_accum")
         fail(msg)
 
 
@@ -42,25 +57,20 @@ def test_effective_batch_default_and_type(student):
     """effective_batch's accum_steps defaults to 1 and the result is an int"""
     got = student.effective_batch(48, 3)
     if got == 48:  # the evidence of a missing world size, not of a wrong default
-        fail("effective_batch(48, 3) returned 48, expected 144: the world size is missing: every rank "
-             "contributes its batch to each step.", misconception="ignores_world")
+        fail("effective_batch(48, 3) returned 48, expected 144.", misconception="ignores_world")
     check(got == 144, f"effective_batch(48, 3) returned {got!r}, expected 144 (accum_steps defaults to 1).",
           misconception="accum_default" if got == 0 else "")  # a default of 0 accumulation steps
     got = student.effective_batch(8, 2, 3)
-    check(type(got) is int, f"effective_batch(8, 2, 3) returned a {type(got).__name__}; return a Python int.",
-          misconception="types")
+    check(type(got) is int, f"effective_batch(8, 2, 3) returned a {type(got).__name__}.", misconception="types")
 
 
 def _wrong_lrs(lr, per, world, base):
+    """What each known mistake returns; its sentence is the registry's."""
     return {
-        "sqrt_rule": ("that is the square-root rule; the linear rule multiplies by the ratio itself",
-                      lr * math.sqrt(per * world / base)),
-        "inverse_ratio": ("the ratio is upside down: a larger effective batch gets a larger learning rate",
-                          lr * base / (per * world)),
-        "ignores_world": ("the world size is missing: the effective batch is per_rank_batch * world_size",
-                          lr * per / base),
-        "floor_division": ("integer (floor) division lost the fraction: use / rather than //",
-                           float(lr * per * world // base)),
+        "sqrt_rule": lr * math.sqrt(per * world / base),
+        "inverse_ratio": lr * base / (per * world),
+        "ignores_world": lr * per / base,
+        "floor_division": float(lr * per * world // base),
     }
 
 
@@ -77,9 +87,10 @@ def test_scaled_lr_values(student):
         if isinstance(got, (int, float)) and abs(got - expected) <= 1e-12 * abs(expected):
             continue
         msg = f"scaled_lr({lr}, {per}, {world}, {base}) returned {got!r}, expected {expected!r}."
-        for key, (why, value) in _wrong_lrs(lr, per, world, base).items():
-            if isinstance(got, (int, float)) and abs(got - value) <= 1e-9 * abs(value) and value != expected:
-                fail(msg + " It looks like " + why + ".", misconception=key)
+        hits = [key for key, value in _wrong_lrs(lr, per, world, base).items()
+                if isinstance(got, (int, float)) and abs(got - value) <= 1e-9 * abs(value) and value != expected]
+        if len(hits) == 1:  # one mistake alone explains the value
+            fail(msg, misconception=hits[0])
         fail(msg + " The linear scaling rule: base_lr * per_rank_batch * world_size / base_batch.")
 
 
@@ -87,8 +98,7 @@ def test_scaled_lr_values(student):
 def test_scaled_lr_returns_a_float(student):
     """scaled_lr returns a Python float, even for integer inputs"""
     got = student.scaled_lr(2, 64, 4, 128)
-    check(type(got) is float, f"scaled_lr(2, 64, 4, 128) returned a {type(got).__name__}; return a Python float.",
-          misconception="types")
+    check(type(got) is float, f"scaled_lr(2, 64, 4, 128) returned a {type(got).__name__}.", misconception="types")
     check(got == 4.0, f"scaled_lr(2, 64, 4, 128) returned {got!r}, expected 4.0.")
 
 
