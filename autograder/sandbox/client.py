@@ -120,6 +120,7 @@ def _clean_env() -> dict[str, str]:
         "TORCHGRADER_NO_CGROUPS",
         "TORCHGRADER_CONTAINER_MEMORY",
         TEST_REFUSE,
+        "container",  # podman's marker (isolation.container_engine)
     ):
         if k in os.environ:
             env[k] = os.environ[k]

@@ -89,8 +89,12 @@ def step(name: str) -> Iterator[None]:
 
 
 def container_engine() -> str | None:
-    """"docker" or "podman" when this process runs in a container of that engine (their marker files)."""
-    if os.path.exists("/run/.containerenv"):
+    """"docker" or "podman" when this process runs in a container of that engine (their markers).
+
+    Podman sets ``container=podman`` (and /run/.containerenv, though not with --read-only); Docker
+    leaves /.dockerenv. The sandbox server keeps ``container`` in its environment for this.
+    """
+    if os.path.exists("/run/.containerenv") or os.environ.get("container") == "podman":  # noqa: SIM112 - its name
         return "podman"
     if os.path.exists("/.dockerenv"):
         return "docker"

@@ -26,6 +26,7 @@ from tests.helpers import DEMO_COURSE, ROOT
 pytestmark = pytest.mark.docker
 
 USER = "tgpodman"  # as `bash ../shared/docker-engine.sh podman tgpodman` makes it
+OVERLAY = '[storage]\ndriver = "overlay"\n[storage.options.overlay]\nmount_program = "/usr/bin/fuse-overlayfs"\n'
 PYTHON = f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"
 
 
@@ -54,6 +55,13 @@ def podman_image(image):
         if f"{USER}:" not in Path(f).read_text():
             with open(f, "a") as fh:
                 fh.write(f"{USER}:100000:65536\n")
+    home = Path(pwd.getpwnam(USER).pw_dir)
+    conf = home / ".config" / "containers" / "storage.conf"
+    if shutil.which("fuse-overlayfs") and not conf.exists() and not (home / ".local/share/containers").exists():
+        # A fresh user's storage: overlay through fuse-overlayfs (the vfs default copies every layer in full:
+        # tens of GB and minutes for one load of the image)
+        as_user(f"mkdir -p ~/.config/containers && printf '%s' {shlex.quote(OVERLAY)} "
+                "> ~/.config/containers/storage.conf")
     ours = as_user(f"podman image inspect --format '{{{{.Id}}}}' {image}").stdout.strip()
     if ours != _image_id(["docker"], image):
         save = subprocess.Popen(["docker", "save", image], stdout=subprocess.PIPE)

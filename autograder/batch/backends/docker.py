@@ -190,8 +190,9 @@ class DockerBackend(ProcessBackend):
 class PodmanBackend(DockerBackend):
     """The same containers on rootless Podman, for servers that allow no Docker daemon.
 
-    Podman's differences: ``--userns=keep-id`` runs the container as the calling user (who owns
-    the staged folder), in place of ``--user``; ``unmask=ALL`` is its spelling of systempaths;
+    Podman's differences: ``--userns=keep-id`` with ``--user`` of the calling user runs the
+    container as that user (who owns the staged folder) with the same uid inside;
+    ``unmask=ALL`` is its spelling of systempaths;
     and rootless on cgroup v1 it ignores ``--memory``, so the memory report reads the container's
     real limit (cgroups.per_process_report) instead of being told one.
     """
@@ -202,7 +203,8 @@ class PodmanBackend(DockerBackend):
     def user_options(self) -> list[str]:
         if os.getuid() == 0:  # rootful podman as root: as docker, never root inside
             return ["--user", self.user]
-        return ["--userns", "keep-id"]
+        # keep-id maps the caller's uid to itself; --user then runs as it (not as the image's USER judge)
+        return ["--userns", "keep-id", "--user", f"{os.getuid()}:{os.getgid()}"]
 
     def memory_env(self, memory_gb: float) -> list[str]:
         return []  # podman may ignore --memory (rootless, cgroup v1): the report reads what the container has
