@@ -283,7 +283,9 @@ def test_load_returns_saved_epoch(sandbox):
 
 # ---------------------------------------------------------------- epoch_loss
 
-def _loss_spec(seed, batch_sizes, loss, mode="train"):
+def _loss_spec(seed, batch_sizes, loss, mode="train", unvisited=0):
+    """``unvisited`` rows follow the visited ones in the dataset: the loader's batches never reach them (as with
+    drop_last or a sampler), so len(loader.dataset) is not the number of samples seen."""
     g = _gen(seed)
     d, h, c = 5, 7, 3
     n = sum(batch_sizes)
@@ -300,6 +302,9 @@ def _loss_spec(seed, batch_sizes, loss, mode="train"):
         Y = torch.randn(n, c, generator=g, dtype=torch.float64)
     # make the last (short) batch unusual so that weighting matters
     X[-batch_sizes[-1]:] *= 4.0
+    if unvisited:
+        X = torch.cat([X, torch.randn(unvisited, d, generator=g, dtype=torch.float64)])
+        Y = torch.cat([Y, Y[:unvisited].clone()])
     # running statistics far from any batch's own, so that train and eval mode differ clearly
     return {"sizes": [d, h, c], "weights": weights, "X": X, "Y": Y,
             "running_mean": torch.randn(h, generator=g, dtype=torch.float64),
@@ -338,9 +343,10 @@ def _loss_value(res, what):
 @pytest.mark.points(1.5)
 def test_epoch_loss_weights_by_batch_size(sandbox):
     """epoch_loss is the mean per-sample loss over batches of different sizes"""
-    for seed, sizes, loss, mode in [(41, (8, 8, 8, 3), "cross_entropy", "train"),
-                                    (42, (5, 11, 2, 7, 1), "mse", "eval")]:
-        spec = _loss_spec(seed, sizes, loss, mode)
+    for seed, sizes, loss, mode, unvisited in [(41, (8, 8, 8, 3), "cross_entropy", "train", 0),
+                                               (42, (5, 11, 2, 7, 1), "mse", "eval", 0),
+                                               (46, (6, 6, 5), "mse", "eval", 4)]:
+        spec = _loss_spec(seed, sizes, loss, mode, unvisited)
         res = sandbox.probe("epoch_loss_run", spec)
         value, rtol = _loss_value(res, f"With batches of sizes {list(sizes)}")
         batch_losses, expected = _per_batch_losses(spec)
@@ -354,6 +360,13 @@ def test_epoch_loss_weights_by_batch_size(sandbox):
             "sum_of_batch_means": ("It equals the sum of the per-batch means.", sum(batch_losses)),
             "last_batch_only": ("It equals the loss of the last batch only.", batch_losses[-1]),
         }
+        if unvisited:
+            msg = msg.replace("which is not", f"the loader visiting {sum(sizes)} of the dataset's "
+                                              f"{sum(sizes) + unvisited} samples, which is not")
+            wrong["divides_by_dataset_len"] = (
+                "It equals the summed loss divided by len(loader.dataset): a loader need not visit every sample "
+                "of its dataset (drop_last, a sampler), so count the samples of the batches you saw.",
+                expected * sum(sizes) / (sum(sizes) + unvisited))
         fits = [(k, why) for k, (why, v) in wrong.items() if abs(value - v) <= max(rtol, 1e-8) * abs(v) + 1e-12]
         if len(fits) == 1:
             fail(msg + " " + fits[0][1], misconception=fits[0][0])
