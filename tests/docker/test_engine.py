@@ -83,8 +83,11 @@ def gradebook(out: Path) -> dict[str, tuple[str, str]]:
 def stored(out: Path, student: str | None = None) -> list[str]:
     if not (out / "grades.sqlite").exists():
         return []
-    with sqlite3.connect(out / "grades.sqlite") as db:
-        rows = db.execute("select student, result from results").fetchall()
+    try:
+        with sqlite3.connect(out / "grades.sqlite") as db:
+            rows = db.execute("select student, result from results").fetchall()
+    except sqlite3.OperationalError:  # a batch that is just starting: its tables are not there yet
+        return []
     return [r for s, r in rows if student is None or s == student]
 
 

@@ -102,3 +102,19 @@ def test_validate_stops_where_it_grades_isolated(tmp_path):
     p = _cli("validate", "demo", "--course", str(DEMO_COURSE), "--quick", step="/proc")
     assert p.returncode != 0
     assert "the kernel refused its /proc" in p.stderr + p.stdout
+
+
+def test_the_docs_say_which_steps_stop_grading_and_which_are_reported():
+    """docker/README.md's table is isolation's own split of the set-up steps (one source, checked)."""
+    text = (ROOT / "docker" / "README.md").read_text()
+    rows = {line.split("|")[1].strip(): line for line in text.splitlines() if line.startswith("| ")}
+    words = {"/proc": "its `/proc`", "private root": "private root", "resource limits": "resource limits",
+             "privileges": "dropped privileges", "namespaces": "namespaces", "loopback": "loopback",
+             "cgroup": "cgroup", "seccomp": "seccomp"}
+    for step in isolation.FATAL_STEPS + isolation.REPORTED_STEPS:
+        row = next((r for name, r in rows.items() if words[step] in name), None)
+        assert row is not None, f"docker/README.md's table has no row for {step!r}"
+        if step in isolation.FATAL_STEPS:
+            assert "**stops**" in row
+        elif step != "namespaces":  # refused namespaces stop too, unless --allow-unisolated (a reported state then)
+            assert "reported" in row and "stops" not in row
