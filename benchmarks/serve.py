@@ -37,7 +37,20 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = sorted(p for p in (ROOT / "samples").iterdir() if p.suffix in (".ipynb", ".py"))
+
+
+def _readable(p: Path) -> bool:
+    """A sample the service accepts (one sample is a damaged notebook on purpose: the service refuses it)."""
+    if p.suffix == ".py":
+        return True
+    try:
+        json.loads(p.read_text())
+        return True
+    except ValueError:
+        return False
+
+
+SAMPLES = sorted(p for p in (ROOT / "samples").iterdir() if p.suffix in (".ipynb", ".py") and _readable(p))
 CLI = [sys.executable, "-c", "from autograder.cli import run; run()"]
 
 

@@ -101,8 +101,12 @@ Exercises: {exercises}.
 """
 
 
-def release(assignment: Assignment, out: Path, *, force: bool = False) -> list[Path]:
-    """Write the bundle; returns its files. Raises AssignmentError when something staff-only leaked."""
+def release(assignment: Assignment, out: Path, *, force: bool = False, server: str = "") -> list[Path]:
+    """Write the bundle; returns its files. Raises AssignmentError when something staff-only leaked.
+
+    ``server``: the course's torchgrader service, named in the notebook's metadata so that ``submit()``
+    finds it (the same for the whole class; each student's token stays on their own machine).
+    """
     out = Path(out)
     if out.exists() and any(out.iterdir()) and not force:
         raise AssignmentError(f"{out} is not empty: choose a new folder (or pass --force to write into it)")
@@ -110,6 +114,8 @@ def release(assignment: Assignment, out: Path, *, force: bool = False) -> list[P
     written: list[Path] = []
     nb_name = f"{assignment.id}.ipynb"
     nb = build(assignment, "stub")
+    if server:
+        nb.metadata["torchgrader"]["server"] = server.rstrip("/")
     nbformat.validate(nb)
     nbformat.write(nb, str(out / nb_name))
     written.append(out / nb_name)
@@ -259,6 +265,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("assignment", help="assignment id")
     p.add_argument("--out", required=True, help="folder for the student bundle (new or empty)")
     p.add_argument("--force", action="store_true", help="write into a non-empty folder")
+    p.add_argument("--server", default="", help="the course's torchgrader service address (`torchgrader serve`), "
+                                                 "for `submit()` in the notebook")
     p.add_argument("--course", help="folder holding assignments/ and solutions/ (default: found from cwd)")
     p.add_argument("--unvalidated", action="store_true",
                    help="release even though the material has not passed `torchgrader validate` since its last "
@@ -292,7 +300,7 @@ def cmd_release(args: argparse.Namespace) -> int:
             print(f"  {line}", file=sys.stderr)
         return 2
     a = load_assignment(args.assignment, course)
-    files = release(a, Path(args.out), force=args.force)
+    files = release(a, Path(args.out), force=args.force, server=args.server)
     print(f"released {a.id} to {args.out}: {len(files)} files, checked for staff-only material (none found)")
     for p in files:
         print(f"  {p.relative_to(args.out)}")

@@ -371,6 +371,14 @@ class ServiceStore:
             "WHERE s.assignment = ? AND r.suites = ? ORDER BY r.id", (assignment, suites))
         return {r[2]: _result(r) for r in rows}
 
+    def needs_ta(self) -> list[tuple[str, str, str]]:
+        """(submission, person, assignment) whose newest hidden result is a grader failure for a TA to look at."""
+        rows = self.db.execute(
+            "SELECT r.submission, s.person, s.assignment, r.needs_ta FROM results r "
+            "JOIN submissions s ON s.id = r.submission WHERE r.suites = 'hidden' ORDER BY r.id").fetchall()
+        latest = {sub: (person, a, flag) for sub, person, a, flag in rows}
+        return [(sub, person, a) for sub, (person, a, flag) in latest.items() if flag]
+
     def gradings(self) -> dict[int, int]:
         """How many results each job has (the exactly-once check: every value is 1)."""
         return dict(self.db.execute("SELECT job, COUNT(*) FROM results GROUP BY job").fetchall())

@@ -20,6 +20,7 @@ import contextlib
 import datetime as dt
 import json
 import time
+import warnings
 from collections import defaultdict, deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -187,7 +188,9 @@ class Service:
             raise Refused(400, f"{name}: not UTF-8 text; save it again from Jupyter or your editor") from None
         if suffix == ".ipynb":
             try:
-                nbformat.validate(nbformat.reads(text, as_version=4))
+                with warnings.catch_warnings():  # nbformat's advice on cell ids is for authors, not this log
+                    warnings.simplefilter("ignore")
+                    nbformat.validate(nbformat.reads(text, as_version=4))
             except Exception as e:  # noqa: BLE001 - nbformat raises several kinds; each means "not a notebook"
                 why = printable(str(e).splitlines()[0] if str(e) else type(e).__name__)[:200]
                 raise Refused(400, f"{name}: not a readable notebook ({why}); save it again from Jupyter "
@@ -468,7 +471,7 @@ def build_app(svc: Service, *, grade: bool = True) -> Starlette:
             return {"rows": rows, "queue": queue, "slots": svc.pool.slots, "health": svc.pool.health(),
                     "counts": counts, "people": svc.store.people(), "extensions": svc.store.extensions(),
                     "assignments": svc.cfg.assignments, "titles": _titles(),
-                    "needs_ta": [r for r in rows if r.result and r.result.status == "internal_error"]}
+                    "needs_ta": svc.store.needs_ta()}
         return svc.page(request, "staff.html", title="Staff dashboard", **await run_in_threadpool(ctx),
                         new_link=None)
 

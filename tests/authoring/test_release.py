@@ -212,3 +212,10 @@ def test_a_pass_is_kept_per_exercise_and_release_asks_only_for_the_changed_ones(
     stamp_path(course, "demo").write_text(json.dumps(record))
     assert main(args) == 2
     assert "basics: the grader itself changed since its pass" in capsys.readouterr().err
+
+
+def test_release_names_the_course_server_for_submit(tmp_path: Path, demo):
+    """`release --server URL`: the notebook's metadata names the service; no token is anywhere in the bundle."""
+    release(demo, tmp_path / "b", server="https://grader.example.edu/")
+    nb = json.loads((tmp_path / "b" / "demo.ipynb").read_text())
+    assert nb["metadata"]["torchgrader"] == {"assignment": "demo", "server": "https://grader.example.edu"}

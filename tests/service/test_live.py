@@ -21,6 +21,8 @@ from tests.service.live import LiveServer, free_port, multipart
 
 ALICE = ROOT / "samples" / "alice.ipynb"
 HOSTILE = '''# %%
+from autograder import submit
+submit()
 print("<script>window.__pwned = 1</script>")
 print('<img src=x onerror="window.__pwned = 2">')
 print("![tracker](http://127.0.0.1:9/tracker.png)")
@@ -192,6 +194,7 @@ def test_a_hostile_submission_runs_no_script_in_the_browser(live, browser, tmp_p
     text = browser.find_element(By.TAG_NAME, "main").text
     assert "<script>window.__pwned = 1</script>" in text  # shown as text
     assert "window.__pwned = 3" in text or "shares_storage" in text
+    assert "submit() skipped" in text and "did not run cleanly" not in text  # submit() is a no-op when graded
     assert browser.execute_script("return window.__pwned") is None
     assert browser.find_elements(By.CSS_SELECTOR, "img[src='x'], script:not([src])") == []
     assert not [i for i in browser.find_elements(By.TAG_NAME, "img") if "tracker" in (i.get_attribute("src") or "")]
@@ -219,6 +222,29 @@ def test_torchgrader_submit_exit_codes(live, tmp_path):
     closed = subprocess.run([*cli, str(stub), "--server", f"http://127.0.0.1:{free_port()}", "--token", "x"],
                             capture_output=True, text=True, timeout=60)
     assert closed.returncode == 4 and "cannot reach" in closed.stderr
+
+
+def test_submit_in_a_notebook_asks_for_the_token_once_and_keeps_it_on_the_machine(live, tmp_path, monkeypatch,
+                                                                                    capsys):
+    import nbformat
+
+    from autograder import submit
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("def shares_storage(a, b):\n    return False")]
+    nb.metadata["torchgrader"] = {"assignment": "pytorch-fundamentals", "server": live.url}  # as `release --server`
+    path = tmp_path / "mine.ipynb"
+    nbformat.write(nb, str(path))
+    asked = []
+    monkeypatch.setattr("getpass.getpass", lambda prompt: asked.append(prompt) or live.link("ben"))
+    got = submit(str(path))
+    assert got["status"] == "graded" and len(asked) == 1
+    assert capsys.readouterr().out.strip().splitlines()[-1].endswith("/ 110 points")
+    saved = tmp_path / ".config" / "torchgrader" / "tokens.json"
+    assert (saved.stat().st_mode & 0o777) == 0o600 and live.tokens["ben"] in saved.read_text()
+    assert submit(str(path), wait=False)["status"] == "queued" and len(asked) == 1  # not asked again
+    assert live.tokens["ben"] not in path.read_text()  # never in the notebook
 
 
 def test_a_worker_killed_mid_submission_costs_a_retry_only(live):

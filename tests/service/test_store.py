@@ -77,6 +77,11 @@ def test_a_job_whose_worker_dies_twice_is_finished_for_a_ta(store):
     assert job.tries == 1
     assert not store.worker_died(job.id, "died twice")  # the caller stores a grader failure
     assert store.job(job.id).state == "running"
+    store.finish(job.id, {**RESULT, "status": "internal_error"}, "v", needs_ta=True, error="died twice")
+    assert store.needs_ta() == [(job.submission, "alice", "a")]
+    store.queue_regrade([job.submission], "ta")  # fixed: regraded, no longer waiting for a TA
+    store.finish(store.claim("a", "w").id, RESULT, "v")
+    assert store.needs_ta() == []
 
 
 def test_a_regrade_is_a_new_result_and_the_old_one_is_kept(store):

@@ -218,3 +218,32 @@ def test_the_event_stream_ends_when_the_submission_is_graded(client, svc):
     assert r.headers["content-type"].startswith("text/event-stream")
     data = [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ")]
     assert data[-1]["status"] == "graded"
+
+
+def test_hidden_results_wait_for_the_deadline_and_public_ones_show_before(tmp_path):
+    import datetime as dt
+
+    deadline = dt.datetime.now(dt.UTC) + dt.timedelta(days=1)
+    cfg = ServiceConfig(assignments=[Policy("demo", deadline=deadline, hide_hidden_until_deadline=True)],
+                        course=DEMO_COURSE)
+    svc = open_service(cfg, tmp_path / "data")
+    svc.store.put_person("alice", "Alice", "a@x.edu")
+    svc.store.put_person("ta", "TA", "t@x.edu", "staff")
+    with TestClient(build_app(svc, grade=False)) as c:
+        h = bearer(svc, "alice")
+        sid = upload(c, h, b"print(1)\n", "a.py").json()["id"]
+        assert [j.suites for j in svc.store.jobs_of(sid)] == ["public", "hidden"]
+        for points in (1, 5):  # the public job, then the hidden one
+            job = svc.store.claim("demo", "w")
+            svc.store.finish(job.id, {"submission": "s", "path": "p", "assignment": "demo", "exercises": [
+                {"id": "basics", "title": "B", "max_points": 5, "tests": [
+                    {"nodeid": "t", "name": "t", "exercise": "basics", "max_points": 5, "points": points,
+                     "status": "failed", "message": f"{job.suites} message"}]}]}, "v")
+        mine = c.get(f"/api/submissions/{sid}", headers=h).json()
+        assert mine["suites"] == "public" and mine["score"] == 1
+        page = c.get(f"/submissions/{sid}", headers=h).text
+        assert "public message" in page and "hidden message" not in page and "after the deadline" in page
+        staff = c.get(f"/api/submissions/{sid}", headers=bearer(svc, "ta")).json()
+        assert staff["suites"] == "hidden" and staff["score"] == 5
+        svc.store.set_extension("alice", "demo", deadline.timestamp() - 2 * 86400, "ta")  # her deadline has passed
+        assert c.get(f"/api/submissions/{sid}", headers=h).json()["score"] == 5
