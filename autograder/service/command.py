@@ -63,12 +63,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     prepare_people(svc, args.roster, args.links)
     print(f"torchgrader serve: {', '.join(p.id for p in cfg.assignments)} on {cfg.url()} "
           f"({cfg.workers} warm {cfg.backend} worker(s) per assignment; data in {args.data})", flush=True)
-    proxies = ",".join(cfg.trusted_proxies)
-    config = uvicorn.Config(build_app(svc), host=cfg.host, port=cfg.port, log_level="warning",
-                            proxy_headers=bool(proxies), forwarded_allow_ips=proxies or None,
-                            server_header=False)
-    uvicorn.Server(config).run()
+    uvicorn.Server(uvicorn_config(cfg, build_app(svc))).run()
     return 0
+
+
+def uvicorn_config(cfg: ServiceConfig, app: Any) -> Any:
+    """uvicorn's settings: X-Forwarded-For/-Proto are believed only from ``trusted_proxies`` (none by default)."""
+    import uvicorn
+
+    proxies = ",".join(cfg.trusted_proxies)
+    return uvicorn.Config(app, host=cfg.host, port=cfg.port, log_level="warning", proxy_headers=bool(proxies),
+                          forwarded_allow_ips=proxies or None, server_header=False)
 
 
 def add_serve_arguments(p: argparse.ArgumentParser) -> None:

@@ -73,9 +73,17 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
 
 
-def new_secret() -> str:
-    """An unguessable id or token (128 bits, URL-safe)."""
-    return secrets.token_urlsafe(16)
+def new_secret(nbytes: int = 16) -> str:
+    """An unguessable id or token (URL-safe), never starting with ``-``.
+
+    Tokens and ids reach CSV files (the links, the gradebook), where a cell
+    starting with ``-`` is prefixed with an apostrophe against spreadsheet
+    formulas (``report.csvfile.safe_cell``): it would no longer be the token.
+    """
+    while True:
+        s = secrets.token_urlsafe(nbytes)
+        if not s.startswith("-"):
+            return s
 
 
 @dataclass(frozen=True)
@@ -185,7 +193,7 @@ class ServiceStore:
 
     def issue_token(self, pid: str, days: float) -> str:
         """A new sign-in token for ``pid`` (earlier ones stay valid until revoked); only its hash is kept."""
-        token = secrets.token_urlsafe(24)
+        token = new_secret(24)
         now = time.time()
         with self.tx() as t:
             t.execute("INSERT INTO tokens (hash, person, created, expires) VALUES (?, ?, ?, ?)",
@@ -212,7 +220,7 @@ class ServiceStore:
         p = self.person_for_token(token)
         if p is None:
             return None
-        sid, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(24)
+        sid, csrf = new_secret(32), new_secret(24)
         now = time.time()
         with self.tx() as t:
             t.execute("DELETE FROM sessions WHERE expires < ?", (now,))

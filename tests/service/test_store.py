@@ -204,3 +204,17 @@ def test_exports_have_each_lms_columns_and_no_formulas(store):
     book = list(csv.DictReader(io.StringIO(exports.gradebook_csv(rows, {"a": ["e"]}))))
     alice = next(r for r in book if r["student"] == "alice")
     assert alice["submission"] == sid and alice["e"] == "7" and alice["total"] == "7"
+
+
+def test_tokens_and_ids_survive_a_csv_file(store, tmp_path):
+    """A token starting with `-` would get the CSV writer's anti-formula apostrophe: none ever does."""
+    from autograder.service.roster import issue_links, write_links
+    from autograder.service.store import new_secret
+
+    assert not any(new_secret().startswith("-") for _ in range(3000))
+    links = issue_links(store, "http://x", 1)
+    write_links(tmp_path / "links.csv", links)
+    with open(tmp_path / "links.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["token"] for r in rows] == [x.token for x in links]
+    assert all(store.person_for_token(r["token"]).id == r["id"] for r in rows)

@@ -247,3 +247,62 @@ def test_hidden_results_wait_for_the_deadline_and_public_ones_show_before(tmp_pa
         assert staff["suites"] == "hidden" and staff["score"] == 5
         svc.store.set_extension("alice", "demo", deadline.timestamp() - 2 * 86400, "ta")  # her deadline has passed
         assert c.get(f"/api/submissions/{sid}", headers=h).json()["score"] == 5
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+def test_forwarded_addresses_count_only_from_a_trusted_proxy(svc, trusted):
+    """A real uvicorn on loopback: X-Forwarded-For picks the per-address bucket only when 127.0.0.1 is trusted."""
+    import threading
+    import time
+    import urllib.error
+    import urllib.request
+
+    import uvicorn
+
+    from autograder.service.command import uvicorn_config
+    from tests.service.live import free_port
+
+    svc.cfg.port, svc.cfg.trusted_proxies = free_port(), (["127.0.0.1"] if trusted else [])
+    svc.per_address.limit = 3
+    server = uvicorn.Server(uvicorn_config(svc.cfg, build_app(svc, grade=False)))
+    t = threading.Thread(target=server.run, daemon=True)
+    t.start()
+    try:
+        while not server.started:
+            time.sleep(0.05)
+        codes = []
+        for i in range(6):
+            req = urllib.request.Request(f"http://127.0.0.1:{svc.cfg.port}/",
+                                         headers={"X-Forwarded-For": f"10.0.0.{i}"})
+            try:
+                codes.append(urllib.request.urlopen(req, timeout=10).status)
+            except urllib.error.HTTPError as e:
+                codes.append(e.code)
+        assert codes == ([200] * 6 if trusted else [200, 200, 200, 429, 429, 429])
+        svc.per_address.limit = 100
+        token = svc.store.issue_token("alice", 1)
+        req = urllib.request.Request(f"http://127.0.0.1:{svc.cfg.port}/signin?token={token}",
+                                     headers={"X-Forwarded-For": "10.0.1.1", "X-Forwarded-Proto": "https"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            assert ("Secure" in r.headers["set-cookie"]) == trusted  # HTTPS as the trusted proxy says
+    finally:
+        server.should_exit = True
+        t.join(10)
+
+
+def test_staff_grant_extensions_revoke_and_issue_links_from_the_dashboard(client, svc):
+    csrf = _signed_in(client, svc, "ta")
+    assert "Staff dashboard" in client.get("/staff").text
+    r = client.post("/staff/extension", data={"csrf": csrf, "person": "alice", "assignment": "demo",
+                                              "deadline": "2030-01-02T03:04"})
+    assert r.status_code == 200 and "alice has until 2030-01-02 03:04 UTC" in r.text
+    assert svc.store.extension("alice", "demo") is not None
+    alice = bearer(svc, "alice")
+    assert client.get("/api/submissions", headers=alice).status_code == 200
+    assert "revoked" in client.post("/staff/revoke", data={"csrf": csrf, "person": "alice"}).text
+    assert client.get("/api/submissions", headers=alice).status_code == 401
+    page = client.post("/staff/link", data={"csrf": csrf, "person": "alice"}).text
+    token = re.search(r"signin\?token=([\w-]+)", page).group(1)
+    assert svc.store.person_for_token(token).id == "alice"
+    assert client.post("/staff/revoke", data={"person": "bob"}).status_code == 403  # no CSRF token: refused
+    assert svc.store.person_for_token(svc.store.issue_token("bob", 1)) is not None
