@@ -75,7 +75,7 @@ def _distinct(i: int, out: Path) -> Path:
 
 
 class Server:
-    def __init__(self, root: Path, workers: int, queue_limit: int) -> None:
+    def __init__(self, root: Path, workers: int, queue_limit: int, timeout: float = 120.0) -> None:
         self.port = _port()
         self.url = f"http://127.0.0.1:{self.port}"
         roster = root / "roster.csv"
@@ -86,8 +86,8 @@ class Server:
                 w.writerow([f"s{i:04d}", f"Student {i}", f"s{i}@example.edu", "student"])
         (root / "service.toml").write_text(
             f'[server]\nport = {self.port}\n[grading]\ncourse = "{ROOT}"\nworkers = {workers}\n'
-            f"queue_limit = {queue_limit}\n[limits]\nsubmissions_per_minute = 10000\nrequests_per_minute = 1000000\n"
-            f"upload_kb = 4096\n")
+            f"queue_limit = {queue_limit}\nsubmission_timeout = {timeout}\n"
+            "[limits]\nsubmissions_per_minute = 10000\nrequests_per_minute = 1000000\nupload_kb = 4096\n")
         self.log = open(root / "server.log", "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen([*CLI, "serve", "--config", str(root / "service.toml"), "--data",
                                       str(root / "data"), "--roster", str(roster), "--links", str(root / "links.csv")],
@@ -146,8 +146,8 @@ def _pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))] if xs else float("nan")
 
 
-def service_phase(root: Path, files: list[Path], workers: int) -> dict:
-    srv = Server(root, workers, queue_limit=len(files) + 10)
+def service_phase(root: Path, files: list[Path], workers: int, timeout: float) -> dict:
+    srv = Server(root, workers, queue_limit=len(files) + 10, timeout=timeout)
     lat: list[float] = []
     web: list[float] = []
     grading: list[float] = []
@@ -178,12 +178,14 @@ def service_phase(root: Path, files: list[Path], workers: int) -> dict:
 
     t = time.perf_counter()
     threads = [threading.Thread(target=student, args=(i, p)) for i, p in enumerate(files)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
+    try:  # stopped even when a phase fails: an orphaned server would grade on and skew what follows
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    finally:
+        srv.stop()
     wall = time.perf_counter() - t
-    srv.stop()
     return {"n": len(files), "wall": wall, "per_min": 60 * len(files) / wall, "p50": _pct(lat, 0.5),
             "p95": _pct(lat, 0.95), "web_s": statistics.median(web), "grading_s": statistics.median(grading)}
 
@@ -194,14 +196,15 @@ def srv_db(root: Path):
     return sqlite3.connect(f"file:{root / 'data' / 'service.sqlite'}?mode=ro", uri=True)
 
 
-def batch_phase(root: Path, files: list[Path], workers: int) -> dict:
+def batch_phase(root: Path, files: list[Path], workers: int, timeout: float) -> dict:
     folder = root / "batch-in"
     folder.mkdir()
     for f in files:
         (folder / f.name).write_bytes(f.read_bytes())
     t = time.perf_counter()
     subprocess.run([*CLI, "grade", str(folder), "--assignment", "pytorch-fundamentals", "--out", str(root / "out"),
-                    "--jobs", str(workers), "--progress", "plain"], check=True, capture_output=True)
+                    "--jobs", str(workers), "--progress", "plain", "--submission-timeout", str(timeout)],
+                   check=True, capture_output=True)
     wall = time.perf_counter() - t
     return {"wall": wall, "per_min": 60 * len(files) / wall}
 
@@ -211,18 +214,20 @@ def memory_phase(root: Path, n: int) -> list[tuple[int, float]]:
     srv = Server(root, 1, queue_limit=n + 10)
     tiny = root / "tiny.py"
     samples = []
-    for i in range(n):
-        tiny.write_text(f"def shares_storage(a, b):\n    return False  # {i}\n")
-        who = f"s{i % 2000:04d}"
-        code, got, _ = srv.upload(who, tiny)
-        assert code == 202, (code, got)
-        srv.call(f"/api/submissions/{got['id']}", who)
-        srv.call("/api/submissions", who)
-        if i % 10 == 0:
-            srv.call(f"/submissions/{got['id']}", who)
-        if i % (n // 10 or 1) == 0 or i == n - 1:
-            samples.append((i + 1, srv.rss_mb()))
-    srv.stop()
+    try:
+        for i in range(n):
+            tiny.write_text(f"def shares_storage(a, b):\n    return False  # {i}\n")
+            who = f"s{i % 2000:04d}"
+            code, got, _ = srv.upload(who, tiny)
+            assert code == 202, (code, got)
+            srv.call(f"/api/submissions/{got['id']}", who)
+            srv.call("/api/submissions", who)
+            if i % 10 == 0:
+                srv.call(f"/submissions/{got['id']}", who)
+            if i % (n // 10 or 1) == 0 or i == n - 1:
+                samples.append((i + 1, srv.rss_mb()))
+    finally:
+        srv.stop()
     return samples
 
 
@@ -231,14 +236,16 @@ def main() -> None:
     ap.add_argument("--students", type=int, default=8)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--memory-n", type=int, default=1000)
+    ap.add_argument("--submission-timeout", type=float, default=120.0,
+                    help="seconds per submission, the same for both (dave.py walks the file system until stopped)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="tg-bench-serve-") as tmp:
         root = Path(tmp)
         (root / "files").mkdir()
         files = [_distinct(i, root / "files") for i in range(args.students)]
         (root / "svc").mkdir()
-        s = service_phase(root / "svc", files, args.workers)
-        b = batch_phase(root, files, args.workers)
+        s = service_phase(root / "svc", files, args.workers, args.submission_timeout)
+        b = batch_phase(root, files, args.workers, args.submission_timeout)
         (root / "mem").mkdir()
         m = memory_phase(root / "mem", args.memory_n)
     print(f"service: {s['n']} students at once, {args.workers} workers: {s['per_min']:.1f} graded/min; "

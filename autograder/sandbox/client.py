@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 
 OUTPUT_CAP = 64 * 1024
 START_TIMEOUT = 60.0
+# The first spawn after a warm request also waits for the warm-up's imports (the compiler's: minutes on a loaded
+# machine). A server that says nothing for longer is killed: its reply stream can no longer be trusted.
+WARM_TIMEOUT = 600.0
 CLOSE_TIMEOUT = 30.0
 
 
@@ -160,6 +163,7 @@ class SandboxServer:
         child.close()
         self.sock = parent
         self._file = parent.makefile("rb")
+        self._warming = False  # a warm-up was requested and no sandbox has been started since
 
     def wait_ready(self) -> None:
         """Block until the server has imported torch; raises ServerFailed if it could not start."""
@@ -189,9 +193,18 @@ class SandboxServer:
                 if self.proc.poll() is not None:
                     raise ServerFailed("the sandbox server has exited")
                 socket.send_fds(self.sock, [json.dumps(request).encode()], [theirs.fileno(), out_w])
-                self.sock.settimeout(START_TIMEOUT)
-                reply = json.loads(self._file.readline() or b"{}")
+                wait = WARM_TIMEOUT if self._warming else START_TIMEOUT
+                self.sock.settimeout(wait)
+                try:
+                    reply = json.loads(self._file.readline() or b"{}")
+                except TimeoutError:
+                    # A late reply would be read as the next sandbox's, and the reader refuses every later read
+                    # ("cannot read from timed out object"): the server is done, and says so once.
+                    self.proc.kill()
+                    raise ServerFailed(f"the sandbox server did not start a sandbox within {wait:.0f} s; "
+                                       "it was stopped (the machine may be overloaded)") from None
                 self.sock.settimeout(None)
+                self._warming = False
         finally:
             theirs.close()
             os.close(out_w)
@@ -219,6 +232,7 @@ class SandboxServer:
                 self.sock.settimeout(START_TIMEOUT)
                 self._file.readline()
                 self.sock.settimeout(None)
+                self._warming = True
         except (OSError, RuntimeError):
             pass
 

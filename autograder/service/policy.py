@@ -61,8 +61,8 @@ def counted(store: ServiceStore, submissions: list[Submission]) -> list[Submissi
     """The attempts that count against the limit: not those that ended in a grader error."""
     out = []
     for s in submissions:
-        results = [r for r in store.results_of(s.id) if r.suites == "hidden"]
-        if results and results[-1].status == "internal_error":
+        results = [r for r in store.result_summaries(s.id) if r[1] == "hidden"]
+        if results and results[-1][2] == "internal_error":
             continue
         out.append(s)
     return out

@@ -371,6 +371,16 @@ class ServiceStore:
             "SELECT id, job, submission, suites, suite_version, status, total, max_total, seconds, needs_ta, created, "
             "result FROM results WHERE submission = ? ORDER BY id", (sid,))]
 
+    def result_summaries(self, sid: str) -> list[tuple[int, str, str, float, float, bool]]:
+        """(id, suites, status, total, max_total, needs_ta) per result of ``sid``: what a status call needs,
+        without reading the results' JSON (status calls come every second from every waiting student)."""
+        return [(r[0], r[1], r[2], r[3], r[4], bool(r[5])) for r in self.db.execute(
+            "SELECT id, suites, status, total, max_total, needs_ta FROM results WHERE submission = ? ORDER BY id",
+            (sid,))]
+
+    def result_dict(self, rid: int) -> dict[str, Any]:
+        return json.loads(self.db.execute("SELECT result FROM results WHERE id = ?", (rid,)).fetchone()[0])
+
     def latest_results(self, assignment: str, suites: str = "hidden") -> dict[str, ResultRow]:
         """Each submission's newest result on ``suites`` (a regrade's replaces the earlier one for counting)."""
         rows = self.db.execute(

@@ -103,16 +103,16 @@ class View:
     submission: Submission
     status: str  # queued | running | graded | error
     position: int
-    result: SubmissionResult | None
+    result_id: int | None  # the result shown (its JSON is read only for pages and feedback: ``Service.result``)
+    score: float | None
+    max_score: float | None
     suites: str  # whose results these are: hidden | public
     needs_ta: bool
     hidden_note: str  # why the hidden tests' results are not shown yet ("" when they are)
 
     def api(self, url: str) -> dict[str, Any]:
-        r = self.result
-        return {"id": self.submission.id, "status": self.status, "score": r.total if r else None,
-                "max_score": r.max_total if r else None, "position": self.position, "url": url,
-                "suites": self.suites}
+        return {"id": self.submission.id, "status": self.status, "score": self.score, "max_score": self.max_score,
+                "position": self.position, "url": url, "suites": self.suites}
 
 
 class Service:
@@ -223,12 +223,11 @@ class Service:
         deadline = policy.deadline_for(p, sub.person, self.store)
         hidden_ok = viewer.staff or policy.hidden_visible(p, deadline)
         jobs = self.store.jobs_of(sub.id)
-        results = self.store.results_of(sub.id)
         suites = "hidden" if hidden_ok or not any(j.suites == "public" for j in jobs) else "public"
         note = "" if hidden_ok else (f"The hidden tests' results are shown after the deadline "
                                      f"({policy.when(deadline)})." if deadline else "")
         mine = [j for j in jobs if j.suites == suites]
-        done = [r for r in results if r.suites == suites]
+        done = [r for r in self.store.result_summaries(sub.id) if r[1] == suites]
         job = mine[-1] if mine else None
         r = done[-1] if done else None
         if suites == "hidden" and not hidden_ok:
@@ -236,10 +235,12 @@ class Service:
         if job is None or job.state != "done":
             status = job.state if job else "queued"
         else:
-            status = "error" if r is not None and r.status == "internal_error" else "graded"
-        result = SubmissionResult.from_dict(r.result) if r else None
-        return View(sub, status, self.store.position(job) if job else 0, result, suites,
-                    bool(r and r.needs_ta), note)
+            status = "error" if r is not None and r[2] == "internal_error" else "graded"
+        return View(sub, status, self.store.position(job) if job else 0, r[0] if r else None, r[3] if r else None,
+                    r[4] if r else None, suites, bool(r and r[5]), note)
+
+    def result(self, v: View) -> SubmissionResult | None:
+        return SubmissionResult.from_dict(self.store.result_dict(v.result_id)) if v.result_id is not None else None
 
     def url(self, sub: Submission) -> str:
         return f"{self.cfg.url()}/submissions/{sub.id}"
@@ -382,10 +383,11 @@ def build_app(svc: Service, *, grade: bool = True) -> Starlette:
         c = svc.need(request)
         sub = await run_in_threadpool(svc.own, c, request.path_params["sid"])
         v = await run_in_threadpool(svc.view, sub, c.person)
-        body = feedback_body(v.result) if v.result else ""
+        result = await run_in_threadpool(svc.result, v)
+        body = feedback_body(result) if result else ""
         owner = await run_in_threadpool(svc.store.person, sub.person)
         return svc.page(request, "submission.html", title=f"Submission {sub.filename}", v=v, feedback=body,
-                        owner=owner, api=f"/api/submissions/{sub.id}")
+                        result=result, owner=owner, api=f"/api/submissions/{sub.id}")
 
     # ------------------------------------------------------------------ API
     async def api_submit(request: Request) -> Response:
@@ -400,8 +402,10 @@ def build_app(svc: Service, *, grade: bool = True) -> Starlette:
         sub = await run_in_threadpool(svc.own, c, request.path_params["sid"])
         v = await run_in_threadpool(svc.view, sub, c.person)
         out = v.api(svc.url(sub))
-        if request.query_params.get("feedback") and v.result:
-            out["feedback"] = _summary(v.result)
+        if request.query_params.get("feedback") and v.result_id is not None:
+            result = await run_in_threadpool(svc.result, v)
+            assert result is not None
+            out["feedback"] = _summary(result)
         return JSONResponse(out)
 
     async def api_list(request: Request) -> Response:

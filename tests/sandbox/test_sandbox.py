@@ -96,3 +96,28 @@ def test_read_only_paths_under_tmp_stay_visible(server, tmp_path):
         assert sb.request("getattr", target=None, name="WRITABLE", timeout=10)[1] is True
     finally:
         sb.kill()
+
+
+def test_a_server_that_does_not_answer_a_spawn_is_stopped_not_trusted_again(monkeypatch):
+    """A spawn's reply that comes too late would be read as the next one's: the server is killed, ServerFailed says so.
+
+    (Before, the timed-out reader refused every later read with "cannot read from timed out object", and a warm
+    worker graded every later submission 0, blaming the student's code.)
+    """
+    import pytest
+
+    from autograder.sandbox import client
+    from autograder.sandbox.client import ServerFailed
+
+    s = SandboxServer(warm_compiler=False)
+    try:
+        s.wait_ready()
+        monkeypatch.setattr(client, "START_TIMEOUT", 1.0)
+        os.kill(s.proc.pid, signal.SIGSTOP)  # a server too busy to answer (a warm-up on an overloaded machine)
+        with pytest.raises(ServerFailed, match="did not start a sandbox within 1 s"):
+            Sandbox(s, SandboxConfig(isolate=False))
+        assert s.proc.wait(10) is not None
+        with pytest.raises(ServerFailed):
+            Sandbox(s, SandboxConfig(isolate=False))
+    finally:
+        s.close()
