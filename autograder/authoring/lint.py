@@ -559,6 +559,39 @@ def _check_tests(lay: ExerciseLayout, trees: dict[Path, ast.Module | None], f: E
             if isinstance(node, ast.Assert) and node.msg is None:
                 f.problem(path, node.lineno, "`assert` without a message: the message is all a student sees; write "
                                              "`assert cond, \"what was expected\"` or use check()/assert_close()")
+        for line in nan_passing_comparisons(tree):
+            f.problem(path, line, "`if abs(a - b) > tol:` before a failure lets a NaN through (NaN > tol is False): "
+                                  "write `if not abs(a - b) <= tol:`, or use within()/assert_close()")
+
+
+def _calls_abs(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Call) and ((isinstance(n.func, ast.Name) and n.func.id == "abs")
+                                            or (isinstance(n.func, ast.Attribute) and n.func.attr == "abs"))
+               for n in ast.walk(node))
+
+
+def _fails(body: list[ast.stmt]) -> bool:
+    """The branch fails the test: it raises, or calls fail() or a helper that judges (``_judge_*``)."""
+    def failing(n: ast.AST) -> bool:
+        if isinstance(n, ast.Raise):
+            return True
+        name = n.func.id if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) else ""
+        return "fail" in name or "judge" in name
+    return any(failing(n) for stmt in body for n in ast.walk(stmt))
+
+
+def nan_passing_comparisons(tree: ast.Module) -> list[int]:
+    """Lines of ``if abs(...) > tol:`` (or ``>=``) whose branch fails the test: a NaN skips that branch.
+
+    Any comparison a NaN passes is a defect (issue 22); validate's NaN-returning mutant finds
+    the rest at run time.
+    """
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1:
+            if isinstance(node.test.ops[0], ast.Gt | ast.GtE) and _calls_abs(node.test.left) and _fails(node.body):
+                out.append(node.lineno)
+    return out
 
 
 def _check_submission_code(lay: ExerciseLayout, trees: dict[Path, ast.Module | None], f: ExerciseFacts) -> None:

@@ -48,3 +48,17 @@ def test_a_test_that_a_nan_passes_but_a_wrong_value_fails_is_a_hole():
     row = judge_nan("ex", _result("nan", {"value"}), _result("perturbed", {"value", "mode"}))
     assert row.check == NAN_CHECK and not row.ok and "mode" in row.detail
     assert judge_nan("ex", _result("nan", {"value", "mode"}), _result("perturbed", {"value", "mode"})).ok
+
+
+def test_the_linter_names_an_inline_comparison_that_a_nan_passes():
+    import ast
+
+    from autograder.authoring.lint import nan_passing_comparisons
+
+    unsafe = "def test_x():\n    if abs(v - e) > 1e-9 * abs(e):\n        fail('wrong value')\n"
+    judged = "def test_x():\n    if abs(v - e) >= tol:\n        _judge_mean_loss(v)\n"
+    safe = ("def test_x():\n    if not abs(v - e) <= tol:\n        fail('wrong')\n"
+            "    if abs(v - e) <= tol:\n        return\n    huge = x.abs().max() > 100\n")
+    assert nan_passing_comparisons(ast.parse(unsafe)) == [2]
+    assert nan_passing_comparisons(ast.parse(judged)) == [2]
+    assert nan_passing_comparisons(ast.parse(safe)) == []
