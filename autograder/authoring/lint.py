@@ -588,9 +588,10 @@ def nan_passing_comparisons(tree: ast.Module) -> list[int]:
     """
     out = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1:
-            if isinstance(node.test.ops[0], ast.Gt | ast.GtE) and _calls_abs(node.test.left) and _fails(node.body):
-                out.append(node.lineno)
+        test = node.test if isinstance(node, ast.If) else None
+        if (isinstance(node, ast.If) and isinstance(test, ast.Compare) and len(test.ops) == 1
+                and isinstance(test.ops[0], ast.Gt | ast.GtE) and _calls_abs(test.left) and _fails(node.body)):
+            out.append(node.lineno)
     return out
 
 
