@@ -103,7 +103,7 @@ def _final_file(report):
     return data
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 def test_file_loads_with_weights_only(sandbox):
     """The checkpoint loads with torch.load(path, weights_only=True)"""
     spec = _spec(42, 2)
@@ -141,7 +141,7 @@ def test_no_rank_returns_before_the_file_is_complete(sandbox):
           misconception="no_barrier")
 
 
-@pytest.mark.points(3.5)
+@pytest.mark.points(4.5)
 def test_every_rank_continues_exactly(sandbox):
     """After resume, every rank continues exactly like the uninterrupted run"""
     spec = _spec(44, 2)
