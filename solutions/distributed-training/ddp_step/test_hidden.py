@@ -123,6 +123,13 @@ NOT_COMBINED = ("no all-reduce of the gradients ran before the step. Combine eve
                 "forward through ddp_model.module and by a backward inside ddp_model.no_sync().")
 
 
+def _kind(value):
+    """What a value that crossed as itself is, in words ("<Name>" is the probe's word for any other type)."""
+    if isinstance(value, str) and value.startswith("<") and value.endswith(">"):
+        return f"a {value[1:-1][:60]} object"
+    return describe(value)
+
+
 def _run(sandbox, spec):
     report = sandbox.probe("ddp_run", spec, ranks_timeout())
     return rank_values(report, len(spec["shards"]), "ddp_step"), report
@@ -209,7 +216,7 @@ def test_returns_the_global_mean_loss(sandbox):
     for rank, out in enumerate(ranks):
         value = out["loss"]
         check(type(value) is float,
-              f"Rank {rank} returned {describe(value)}; return the global mean loss as a Python float "
+              f"Rank {rank} returned {_kind(value)}; return the global mean loss as a Python float "
               "(for example with .item()).", misconception="loss_type")
         if abs(value - truth.loss) <= 1e-10 * abs(truth.loss) + 1e-12:
             continue

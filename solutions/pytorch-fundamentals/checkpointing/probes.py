@@ -97,10 +97,10 @@ def resume_from(mod, spec, data):
     for _ in range(spec["stop"], spec["epochs"]):
         _train_epoch(model, loader, opt)
         sched.step()
-    is_int = isinstance(returned, int) and not isinstance(returned, bool)
+    # the value crosses as itself (the judge checks `type(returned) is int`); anything else as a description
+    plain = type(returned) in (int, float, bool, type(None))
     return {"resumed": _params(model), "lr_resumed": opt.param_groups[0]["lr"],
-            "returned_type": type(returned).__name__,
-            "returned": returned if is_int else None}
+            "returned": returned if plain else "<" + type(returned).__name__ + ">"}
 
 
 def epoch_loss_run(mod, spec):
