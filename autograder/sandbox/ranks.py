@@ -133,15 +133,15 @@ def _rank_main(
         except BaseException as e:  # noqa: BLE001 - student code may raise anything
             head, payload = {"status": "error", "error": describe_exception(e)}, None
         head["group_alive"] = bool(dist.is_initialized())
-        if group_check is not None and head["status"] == "ok":  # a rank that failed joins no further collective
-            head["group_sum"] = _group_sum(rank, group_check)
         try:
             data = wire.pack(head, payload)
         except BaseException as e:  # noqa: BLE001 - an unencodable value is the student's
-            data = wire.pack({"status": "error", "error": describe_exception(e), "group_alive": head["group_alive"],
-                              "group_sum": head.get("group_sum")})
+            data = wire.pack({"status": "error", "error": describe_exception(e), "group_alive": head["group_alive"]})
         wire.send_frame(sock, data)
-        sock.recv(1)  # released: every rank has reported (or the run is over)
+        released = sock.recv(1)  # released: every rank has reported (or the run is over)
+        if group_check is not None and released == b"R":
+            # every rank reported ok and was released, so every rank takes part: no rank can hang here
+            wire.send_frame(sock, wire.pack({"group_sum": _group_sum(rank, group_check)}))
         if dist.is_initialized():  # the grader destroys the group, whatever the student did
             dist.destroy_process_group()
     except BaseException:  # noqa: BLE001 - the parent sees a rank with no report
@@ -191,7 +191,8 @@ def run_ranks(world_size: int, body: Callable[[int, int], Any], *, timeout: floa
     (the exception as plain data), ``exit`` (how the process ended) and
     ``group_alive`` (whether the group was still initialized after ``body``) and, when the
     judge passed ``group_check``, ``group_sum``: the result of one all_reduce of
-    ``group_check * (rank + 1)`` on the default group after ``body`` (None when it failed).
+    ``group_check * (rank + 1)`` on the default group, run once every rank has reported and been
+    released (None when it failed, or when the ranks were never released).
     """
     if not 1 <= int(world_size) <= 16:
         raise ValueError("world_size must be between 1 and 16")
@@ -210,7 +211,7 @@ def run_ranks(world_size: int, body: Callable[[int, int], Any], *, timeout: floa
                 _rank_main(rank, world_size, store, theirs, body, timeout, group_check)
             theirs.close()
             socks[rank], pids[rank] = ours, pid
-        return _collect(world_size, socks, pids, timeout, store)
+        return _collect(world_size, socks, pids, timeout, store, group_check)
     finally:
         for s in socks.values():
             s.close()
@@ -274,7 +275,7 @@ def _abort_site(store: str, rank: int) -> dict[str, Any] | None:
 
 
 def _collect(world_size: int, socks: dict[int, socket.socket], pids: dict[int, int], timeout: float,
-             store: str = "") -> dict:
+             store: str = "", group_check: float | None = None) -> dict:
     readers, timed_out = _read_reports(socks, timeout)
     out = [_entry(r, readers[r], timed_out) for r in range(world_size)]
     if all(readers[r].complete() for r in range(world_size)) and all(e["status"] == "ok" for e in out):
@@ -284,6 +285,8 @@ def _collect(world_size: int, socks: dict[int, socket.socket], pids: dict[int, i
                 s.send(b"R")
             except OSError:
                 pass
+        if group_check is not None:
+            _read_group_sums(socks, out, time.monotonic() + 5.0)
         end = time.monotonic() + 2.0
         for r, pid in pids.items():
             out[r]["exit"] = _wait_until(pid, end)
@@ -294,6 +297,16 @@ def _collect(world_size: int, socks: dict[int, socket.socket], pids: dict[int, i
             out[r]["abort"] = _abort_site(store, r)
     pids.clear()  # every rank is reaped
     return {"world_size": world_size, "ranks": out, "seconds": timeout}
+
+
+def _read_group_sums(socks: dict[int, socket.socket], out: list[dict[str, Any]], deadline: float) -> None:
+    """Each released rank's second frame: the sum its all_reduce of the judge's value gave (None if none came)."""
+    for r, s in socks.items():
+        try:
+            head, _ = wire.unpack(bytes(wire.recv_frame(s, deadline)))
+            out[r]["group_sum"] = head.get("group_sum")
+        except (OSError, wire.WireError, wire.Timeout, wire.Closed):
+            out[r]["group_sum"] = None
 
 
 def _read_reports(socks: dict[int, socket.socket], timeout: float) -> tuple[dict[int, _Reader], bool]:
