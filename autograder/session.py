@@ -118,6 +118,18 @@ class Session:
             except StudentException as e:
                 err = e.error
                 self.probe_errors[exercise] = f"{err.get('type', 'Error')}: {err.get('message', '')}"
+            except SandboxCrashed as e:
+                if isinstance(e, SandboxOutOfMemory):
+                    self.probe_errors[exercise] = f"the sandbox failed while loading the probes ({e})"
+                    del self.probes[exercise]
+                    return False
+                # No student code has run in this sandbox yet: it died before its first cell, never a grade.
+                self.cannot_start = SandboxCannotStart(
+                    f"the sandbox died before the first cell of {self.submission.name}, while loading the probes of "
+                    f"{exercise!r} ({e}), so nothing is graded: no student code had run. Check that exercise's "
+                    f"probes.py (`torchgrader try ASSIGNMENT {exercise}`) and the sandbox server's log",
+                    step="probes")
+                raise self.cannot_start from None
             except SandboxError as e:
                 self.probe_errors[exercise] = f"the sandbox failed while loading the probes ({e})"
                 del self.probes[exercise]  # never again: the next sandbox starts without them

@@ -118,3 +118,22 @@ def test_the_docs_say_which_steps_stop_grading_and_which_are_reported():
             assert "**stops**" in row
         elif step != "namespaces":  # refused namespaces stop too, unless --allow-unisolated (a reported state then)
             assert "reported" in row and "stops" not in row
+
+
+def test_a_sandbox_that_dies_before_the_first_cell_grades_nothing(tmp_path):
+    """Dying while the probes load (before any student code): never a student's zero, the run stops."""
+    import shutil
+
+    from autograder.assignment import load_assignment
+    from autograder.grade import grade
+    from autograder.sandbox.client import SandboxCannotStart
+
+    course = tmp_path / "course"
+    shutil.copytree(DEMO_COURSE, course)
+    (course / "solutions/demo/counter/probes.py").write_text("import os\nos._exit(3)\n")
+    sub = tmp_path / "alice.py"
+    sub.write_text(REF)
+    got = []
+    with pytest.raises(SandboxCannotStart) as e:
+        grade(load_assignment("demo", course), [sub], on_result=got.append)
+    assert got == [] and "before the first cell of alice" in e.value.message and "'counter'" in e.value.message
