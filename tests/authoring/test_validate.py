@@ -54,9 +54,11 @@ def test_the_demo_suites_are_sound_and_the_table_says_why(server):
     assert re.search(r"\] alternative basics/sums \(determinism repeat 1\) on the hidden suites: 6/6 points",
                      text), text
     assert not re.search(r"\] (reference|stub): 0/0", text), text
-    # a "misconception keys" row and a "public tests cover" row per exercise (issue 26, item 2)
+    # a "misconception keys" row (issue 23), a "public tests cover" row (issue 26, item 2) and a NaN-returning
+    # mutant row (issue 22) per exercise
     assert re.search(r"^  ok +public tests cover +every function students write \(double, row_means\)", out, re.M), out
-    assert "21 checks: 21 ok, 0 failing" in out
+    assert re.search(r"^  ok +misconception keys ", out, re.M), out
+    assert "23 checks: 23 ok, 0 failing" in out
 
 
 def test_a_weakened_copy_fails_naming_each_culprit(tmp_path: Path, server):
@@ -220,7 +222,8 @@ def test_parallel_validate_grades_on_the_batch_workers_and_reports_the_same(monk
     hidden = [p.stem for p, o in seen if o and not o["public"]]
     assert public == ["reference.py", "stub.py"] and all(o and o["public"] for _, o in seen[:2])
     assert "reference" not in hidden and "stub" in hidden
-    assert {h.split("--")[0] for h in hidden} == {"stub", "alternative", "mutant", "repeat1", "repeat2"}, hidden
+    assert {h.split("--")[0] for h in hidden} == {"stub", "alternative", "mutant", "repeat1", "repeat2", "nan",
+                                                  "perturbed"}, hidden  # issue 22: the NaN twin of a mutant
     assert len(hidden) + len(public) == len(seen)  # every job names its suites
 
 
