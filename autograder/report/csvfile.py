@@ -13,10 +13,11 @@ renamed into place, so a reader never sees half of it.
 from __future__ import annotations
 
 import csv
+import io
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from autograder.printable import printable
 from autograder.report.files import atomic_open
@@ -34,10 +35,21 @@ def safe_cell(value: Any) -> str:
     return text
 
 
+def _write(f: TextIO, header: Iterable[Any], rows: Iterable[Iterable[Any]]) -> None:
+    w = csv.writer(f)
+    w.writerow([safe_cell(c) for c in header])
+    for row in rows:
+        w.writerow([safe_cell(c) for c in row])
+
+
 def write_csv(path: Path, header: Iterable[Any], rows: Iterable[Iterable[Any]]) -> None:
     """Write ``header`` and ``rows`` to ``path`` atomically, every cell neutralised."""
     with atomic_open(Path(path), newline="") as f:
-        w = csv.writer(f)
-        w.writerow([safe_cell(c) for c in header])
-        for row in rows:
-            w.writerow([safe_cell(c) for c in row])
+        _write(f, header, rows)
+
+
+def csv_text(header: Iterable[Any], rows: Iterable[Iterable[Any]]) -> str:
+    """The same CSV as :func:`write_csv`, as text (a download served by the course's service)."""
+    buf = io.StringIO(newline="")
+    _write(buf, header, rows)
+    return buf.getvalue()

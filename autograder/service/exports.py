@@ -10,18 +10,15 @@
   (Moodle: Grades > Import > CSV file, "Map from: Email address", "Map to:
   email address", each grade column to its grade item).
 
-Every cell goes through ``report.csvfile.safe_cell`` (no spreadsheet formulas).
+Every file is written by ``report.csvfile.csv_text`` (no spreadsheet formulas).
 """
 
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.report.csvfile import safe_cell
+from autograder.report.csvfile import csv_text
 from autograder.report.gradebook import GRADEBOOK_COLUMNS, TOTAL_COLUMNS
 from autograder.report.text import pts
 from autograder.results import SubmissionResult
@@ -55,15 +52,6 @@ def counting_rows(cfg: ServiceConfig, store: ServiceStore, titles: dict[str, str
     return rows
 
 
-def _csv(header: Iterable[Any], rows: Iterable[Iterable[Any]]) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow([safe_cell(c) for c in header])
-    for r in rows:
-        w.writerow([safe_cell(c) for c in r])
-    return buf.getvalue()
-
-
 def gradebook_csv(rows: list[Row], exercise_ids: dict[str, list[str]]) -> str:
     ids = [i for a in exercise_ids.values() for i in a]
     header = [*GRADEBOOK_COLUMNS, "assignment", *ids, *TOTAL_COLUMNS, "late_days", "penalty_percent", "raw_total"]
@@ -76,7 +64,7 @@ def gradebook_csv(rows: list[Row], exercise_ids: dict[str, list[str]]) -> str:
                     "" if row.score is None else pts(row.score), pts(r.max_total) if r else "",
                     r.status if r else "not submitted", "yes" if r and r.review else "", r.review if r else "",
                     row.late_days, pts(row.penalty), pts(r.total) if r else ""])
-    return _csv(header, out)
+    return csv_text(header, out)
 
 
 def canvas_csv(rows: list[Row], titles: dict[str, str], max_points: dict[str, float]) -> str:
@@ -90,7 +78,7 @@ def canvas_csv(rows: list[Row], titles: dict[str, str], max_points: dict[str, fl
         person = next(iter(mine.values())).person
         lines.append([person.name, pid, "", person.email, "",
                       *("" if mine[a].score is None else pts(mine[a].score) for a in order)])  # type: ignore[arg-type]
-    return _csv(header, lines)
+    return csv_text(header, lines)
 
 
 def moodle_csv(rows: list[Row], titles: dict[str, str]) -> str:
@@ -104,4 +92,4 @@ def moodle_csv(rows: list[Row], titles: dict[str, str]) -> str:
         person = next(iter(mine.values())).person
         lines.append([person.email, pid, person.name,
                       *("" if mine[a].score is None else pts(mine[a].score) for a in order)])  # type: ignore[arg-type]
-    return _csv(header, lines)
+    return csv_text(header, lines)

@@ -58,6 +58,8 @@ def test_the_demo_suites_are_sound_and_the_table_says_why(server):
     # mutant row (issue 22) per exercise
     assert re.search(r"^  ok +public tests cover +every function students write \(double, row_means\)", out, re.M), out
     assert re.search(r"^  ok +misconception keys ", out, re.M), out
+    assert len(re.findall(r"^  ok +NaN-returning mutant +fails every test a wrong finite value fails", out,
+                          re.M)) == 2, out
     assert "23 checks: 23 ok, 0 failing" in out
 
 

@@ -255,7 +255,7 @@ def test_podman_run_arguments_differ_from_dockers_where_podman_does(tmp_path, mo
     assert argv[argv.index("--userns") + 1] == "keep-id" and argv[argv.index("--user") + 1].startswith("1001:")
     assert "unmask=ALL" in argv and "systempaths=unconfined" not in argv
     assert not [a for a in argv if a.startswith("TORCHGRADER_CONTAINER_MEMORY")]  # podman may ignore --memory
-    same = [a for a in docker if a != "systempaths=unconfined" and "TORCHGRADER_CONTAINER" not in a
+    same = [a for a in docker if a != "systempaths=unconfined" and "TORCHGRADER_CONTAINER_MEMORY" not in a
             and not a.startswith("{") and ":" not in a]
     assert [a for a in same if a not in argv] == []
 

@@ -19,13 +19,13 @@ def _where(tmp_path: Path, **kw) -> Where:
 def test_the_cli_offers_exactly_the_registered_backends():
     grade = build_parser()._subparsers._group_actions[0].choices["grade"]
     backend = next(a for a in grade._actions if a.dest == "backend")
-    assert list(backend.choices) == list(REGISTRY) == ["process", "docker", "dask"]
+    assert list(backend.choices) == list(REGISTRY) == ["process", "docker", "podman", "dask"]
 
 
 def test_a_name_gives_its_backend_and_a_wrong_one_names_the_known_ones(tmp_path: Path):
     b = make_backend("process", _where(tmp_path))
     assert isinstance(b, ProcessBackend) and b.workers == 2
-    with pytest.raises(WorkerFatal, match="unknown backend 'slurm' \\(known: process, docker, dask\\)"):
+    with pytest.raises(WorkerFatal, match="unknown backend 'slurm' \\(known: process, docker, podman, dask\\)"):
         make_backend("slurm", _where(tmp_path))
     with pytest.raises(WorkerFatal, match="--backend dask needs --scheduler ADDRESS"):
         make_backend("dask", _where(tmp_path))
