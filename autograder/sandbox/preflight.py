@@ -47,8 +47,9 @@ def advice(step: str, reason: str, engine: str | None = None) -> str:
                 "Ubuntu 24.04: `sysctl kernel.apparmor_restrict_unprivileged_userns=0`), or as root")
     else:
         what = "run the grader where the kernel allows unprivileged user namespaces and mounts in them"
-    return (f"{what}; or, for trusted submissions only, pass --allow-unisolated to grade without isolation "
-            "(student code can then read the hidden tests)")
+    # Only `torchgrader grade` has --allow-unisolated (check, try and validate never grade unisolated).
+    return (f"{what}; or, for trusted submissions only, grade them with `torchgrader grade --allow-unisolated`, "
+            "without isolation (student code can then read the hidden tests)")
 
 
 def message(refused: iso.SetupRefused) -> str:

@@ -52,6 +52,11 @@ def test_the_probe_runs_the_real_set_up_and_names_the_refused_step(monkeypatch):
     assert "/proc" in said and "Operation not permitted" in said and "nothing is graded" in said
     docker = preflight.advice("/proc", found.refused.reason, engine="docker")
     assert "--security-opt systempaths=unconfined" in docker and "--allow-unisolated" in docker
+    # the option is grade's alone: the advice names that command, which check, try and validate readers can run
+    from autograder.cli import build_parser
+
+    assert "`torchgrader grade --allow-unisolated`" in docker
+    assert build_parser().parse_args(["grade", "x", "--assignment", "a", "--out", "o", "--allow-unisolated"])
     assert "--security-opt unmask=ALL" in preflight.advice("/proc", "", engine="podman")
 
 
