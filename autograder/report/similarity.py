@@ -189,14 +189,14 @@ def similar_pairs(codes: Mapping[str, str], *, threshold: float = THRESHOLD, com
     source has many pairs: the candidates are compared most promising first, and the search stops at
     ``limit`` pairs (the report then says there may be more).
     """
+    students = sorted(s for s in codes if codes[s].strip())
+    n = len(students)
+    if n < 2:  # nothing to pair: a lone submission's grade never imports numpy or copydetect
+        return []
     import numpy as np
     from copydetect.utils import get_token_coverage
 
-    students = sorted(s for s in codes if codes[s].strip())
     prints = [fingerprint(codes[s]) for s in students]
-    n = len(students)
-    if n < 2:
-        return []
     held: dict[int, list[int]] = {}
     for i, fp in enumerate(prints):
         for h in fp.hashes:
