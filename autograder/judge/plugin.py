@@ -29,6 +29,7 @@ from autograder.judge import collect
 from autograder.judge.collect import EXERCISE, TRACEBACK, test_name
 from autograder.judge.feedback import Failure, strip_ansi
 from autograder.judge.proxy import (
+    CLOCK_RUNNING,
     Context,
     GraderError,
     JudgeOvertime,
@@ -62,9 +63,13 @@ def _judge_clock(request: pytest.FixtureRequest) -> Any:
     CONTEXT.exercise = ex.id if ex else ""
     CONTEXT.probes_path = ex.probes if ex else None
     CONTEXT.seed = seed
+    CLOCK_RUNNING[0] = True
     CONTEXT.restart_clock()
-    yield
-    CONTEXT.stop_clock()
+    try:
+        yield
+    finally:
+        CLOCK_RUNNING[0] = False
+        CONTEXT.stop_clock()
 
 
 def _ready_sandbox() -> None:

@@ -158,9 +158,15 @@ OVERTIME_GRACE = 2.0
 
 
 _IN_SANDBOX_CALL = [0]  # > 0 while the judge waits on the sandbox: such waits are bounded by their own timeouts
+# True only while a test of a suite runs (the judge plugin's per-test fixture sets it): a SIGPROF at any
+# other moment (a timer re-armed outside a test by a restart, a process that graded in-process and went on
+# with other work) interrupts nothing.
+CLOCK_RUNNING = [False]
 
 
 def _overtime(signum: int, frame: Any) -> None:
+    if not CLOCK_RUNNING[0]:
+        return
     if _IN_SANDBOX_CALL[0]:  # never interrupt the protocol mid-request: look again in a moment
         signal.setitimer(signal.ITIMER_PROF, 0.5)
         return

@@ -350,3 +350,22 @@ def test_the_judges_own_work_counts_against_a_tests_time_and_ends_as_a_timeout(t
     assert endless.status == "timeout" and endless.seconds < 60, endless  # 3 s of the judge's CPU time
     assert r.total == r.max_total - 2  # every other test unaffected
     assert time.monotonic() - started < 60
+
+
+def test_the_judges_watchdog_interrupts_only_a_running_test():
+    """A SIGPROF outside a suite's test (a timer re-armed by a restart between tests, or a process that graded
+    in-process and went on) interrupts nothing; inside one it is the test's overtime."""
+    import signal
+
+    import pytest
+
+    from autograder.judge import proxy
+
+    assert proxy.CLOCK_RUNNING == [False]
+    proxy._overtime(signal.SIGPROF, None)  # nothing raised: no test is running
+    proxy.CLOCK_RUNNING[0] = True
+    try:
+        with pytest.raises(proxy.JudgeOvertime):
+            proxy._overtime(signal.SIGPROF, None)
+    finally:
+        proxy.CLOCK_RUNNING[0] = False
