@@ -111,10 +111,13 @@ def _watch(driver):
 
     def step():
         try:
+            # the page reloads once graded: read the feedback first, then the status it was rendered with, so
+            # that a read that straddles the reload (old page's status, new page's feedback) is not taken as done
+            feedback = driver.find_elements(By.ID, "feedback")
             text = driver.find_element(By.ID, "status").text
             if not seen or seen[-1] != text:
                 seen.append(text)
-            return driver.find_elements(By.ID, "feedback") or "error" in text
+            return (feedback and text == "graded") or "error" in text
         except (NoSuchElementException, StaleElementReferenceException):
             return False
     _until(step)
