@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from autograder.assignment import HIDDEN_TESTS, PUBLIC_TESTS, SUITE_FILE_PATTERNS, Assignment, Exercise
+from autograder.judge.proxy import disarm_watchdog
 
 EXERCISE = pytest.StashKey[Exercise]()  # the exercise whose folder holds the test
 POINTS = pytest.StashKey[float | None]()  # @pytest.mark.points(n); None when the test has no (usable) mark
@@ -109,6 +110,7 @@ def invoke_pytest(files: list[Path], course: Path, plugins: list[object], *,
                                    plugins=plugins)
         finally:
             forget_suite_modules()
+            disarm_watchdog()  # however the run ended, no test's clock outlives it
     return int(code), sink.getvalue()
 
 

@@ -164,12 +164,24 @@ _IN_SANDBOX_CALL = [0]  # > 0 while the judge waits on the sandbox: such waits a
 CLOCK_RUNNING = [False]
 
 
+def disarm_watchdog() -> None:
+    """No test is running: the watchdog neither fires nor stays armed (called after every pytest run)."""
+    CLOCK_RUNNING[0] = False
+    try:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+    except ValueError:  # not the main thread: no timer was armed from here
+        pass
+
+
 def _overtime(signum: int, frame: Any) -> None:
     if not CLOCK_RUNNING[0]:
         return
     if _IN_SANDBOX_CALL[0]:  # never interrupt the protocol mid-request: look again in a moment
         signal.setitimer(signal.ITIMER_PROF, 0.5)
         return
+    # One interrupt per test: a second SIGPROF landing in the test's teardown (the fixture's own finally)
+    # would otherwise abort it before it stops the clock, leaving the watchdog armed for unrelated work.
+    CLOCK_RUNNING[0] = False
     raise JudgeOvertime(
         "This test ran out of time while the grader was checking what your code returned: the values are "
         "far larger (or more numerous) than this exercise needs. Return only what the statement asks for."
@@ -207,6 +219,7 @@ class Context:
             pass
 
     def stop_clock(self) -> None:
+        CLOCK_RUNNING[0] = False
         self.overran = time.monotonic() > self.deadline
         self.deadline = float("inf")
         try:

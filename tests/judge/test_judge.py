@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -350,6 +351,12 @@ def test_the_judges_own_work_counts_against_a_tests_time_and_ends_as_a_timeout(t
     assert endless.status == "timeout" and endless.seconds < 60, endless  # 3 s of the judge's CPU time
     assert r.total == r.max_total - 2  # every other test unaffected
     assert time.monotonic() - started < 60
+    # and the watchdog is left disarmed: a second SIGPROF in the overrun test's teardown once left it armed
+    # (CLOCK_RUNNING stuck True), so unrelated work later in this process was interrupted
+    from autograder.judge import proxy
+
+    assert proxy.CLOCK_RUNNING == [False]
+    assert signal.getitimer(signal.ITIMER_PROF) == (0.0, 0.0)
 
 
 def test_the_judges_watchdog_interrupts_only_a_running_test():
