@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.errors import TorchgraderError
+from autograder.printable import printable
 
 EXIT = {"graded": 0, "accepted": 0, "refused": 3, "unreachable": 4, "error": 5, "unauthorized": 6}
 TOKEN_FILE = Path("~/.config/torchgrader/tokens.json")
@@ -53,11 +54,12 @@ def _request(req: urllib.request.Request, timeout: float = 30.0) -> dict[str, An
             message = ""
         kind = "unauthorized" if e.code == 401 else "refused"
         retry = e.headers.get("Retry-After")
-        raise SubmitError(kind, f"the server refused it ({e.code}): {message or e.reason}",
+        raise SubmitError(kind, f"the server refused it ({e.code}): {printable(message or e.reason)}",
                           int(retry) if retry and retry.isdigit() else None) from None
     except (urllib.error.URLError, OSError, ValueError) as e:
         reason = getattr(e, "reason", e)
-        raise SubmitError("unreachable", f"cannot reach the torchgrader server at {req.full_url} ({reason}): "
+        raise SubmitError("unreachable", f"cannot reach the torchgrader server at {printable(req.full_url)} "
+                                         f"({printable(reason)}): "
                                          "check the address, and that you are online") from None
 
 
@@ -106,32 +108,44 @@ def wait(server: str, token: str, sid: str, on_change: Callable[[dict[str, Any]]
         if s.get("status") in ("graded", "error"):
             return status(server, token, sid, feedback=True)
         time.sleep(1.0)
-    raise SubmitError("unreachable", f"no result after {timeout:.0f} s; see {server}/submissions/{sid}")
+    raise SubmitError("unreachable", f"no result after {timeout:.0f} s; see {printable(server)}/submissions/"
+                                     f"{printable(sid)}")
 
 
 def describe(s: dict[str, Any]) -> str:
+    """One status line; the server's words are shown escaped (a reply cannot drive the terminal)."""
     if s.get("status") == "queued" and s.get("position"):
-        return f"queued (place {s['position']} in the queue)"
-    return str(s.get("status"))
+        return f"queued (place {printable(s['position'])} in the queue)"
+    return printable(s.get("status"))
 
 
 def summary(s: dict[str, Any]) -> str:
-    """The feedback as lines, ending with ``SCORE / MAX points``."""
+    """The feedback as lines, ending with ``SCORE / MAX points``.
+
+    Every string of the reply is shown through :func:`printable`: a message can quote the student's own
+    output, and no reply may clear the screen, move the cursor or overwrite a line (ESC, CSI, CR).
+    """
     lines = []
     for e in s.get("feedback", []):
         if "error" in e:
-            lines.append(str(e["error"]))
+            lines += _lines(e["error"])
             continue
-        lines.append(f"{e['exercise']}: {e['points']:g} / {e['max_points']:g}  {e['title']}")
+        lines.append(f"{printable(e['exercise'])}: {e['points']:g} / {e['max_points']:g}  {printable(e['title'])}")
         for t in e["tests"]:
             if t["status"] != "passed":
-                lines.append(f"  [{t['status']}] {t['name']} ({t['points']:g}/{t['max_points']:g})")
-                lines += [f"      {m}" for m in str(t.get("message", "")).splitlines()[:8]]
+                lines.append(f"  [{printable(t['status'])}] {printable(t['name'])} "
+                             f"({t['points']:g}/{t['max_points']:g})")
+                lines += [f"      {m}" for m in _lines(t.get("message", ""))[:8]]
     if s.get("suites") == "public":
         lines.append("(the public tests; the hidden tests' results are shown after the deadline)")
     if s.get("score") is not None:
         lines.append(f"{s['score']:g} / {s['max_score']:g} points")
     return "\n".join(lines)
+
+
+def _lines(text: Any) -> list[str]:
+    """A multi-line message of the server's, escaped (a bare CR too), as lines."""
+    return printable(str(text), lines=True).split("\n") if str(text) else []
 
 
 # ---------------------------------------------------------------------- the student's token
@@ -235,7 +249,7 @@ def notebook_submit(notebook: str | None = None, *, server: str | None = None, t
         print(f"submit(): your token is kept in {where} (readable by you only)")
     try:
         got = upload(path, server, token, assignment)
-        print(f"submit(): {path.name} accepted; feedback at {got['url']}")
+        print(f"submit(): {printable(path.name)} accepted; feedback at {printable(got['url'])}")
         if not wait_for_grade:
             return got
         final = wait(server, token, got["id"], lambda s: print(f"submit(): {describe(s)}", flush=True))
@@ -259,7 +273,7 @@ def cmd_submit(args: Any) -> int:
         return EXIT["unauthorized"]
     try:
         got = upload(Path(args.file), server, token, args.assignment)
-        print(f"accepted: {got['id']} ({got['url']})", flush=True)
+        print(f"accepted: {printable(got['id'])} ({printable(got['url'])})", flush=True)
         if not args.wait:
             return EXIT["accepted"]
         final = wait(server, token, got["id"], lambda s: print(describe(s), flush=True))

@@ -33,6 +33,7 @@ is an error that names it (a typo must not silently turn a policy off).
     late = "penalty"  # or "refuse"
     late_penalty_per_day = 10  # percent of the score per started day
     hide_hidden_until_deadline = true
+    canvas_id = 4711  # the Canvas assignment's number (its address ends /assignments/4711)
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ class Policy:
     late: str = "refuse"  # "refuse" or "penalty"
     late_penalty_per_day: float = 10.0  # percent of the score, per started day late
     hide_hidden_until_deadline: bool = False  # before it, students see the public tests' results only
+    canvas_id: int = 0  # the Canvas assignment's number (in its address): the Canvas CSV's column names it
 
 
 @dataclass
@@ -145,8 +147,10 @@ def _policy(raw: Any, where: str) -> Policy:
         p.max_attempts = int(raw.get("max_attempts", 0))
         p.cooldown_minutes = float(raw.get("cooldown_minutes", 0))
         p.late_penalty_per_day = float(raw.get("late_penalty_per_day", p.late_penalty_per_day))
+        p.canvas_id = int(raw.get("canvas_id", 0))
     except (TypeError, ValueError):
-        raise ConfigError(f"{where}: max_attempts, cooldown_minutes and late_penalty_per_day are numbers") from None
+        raise ConfigError(f"{where}: max_attempts, cooldown_minutes, late_penalty_per_day and canvas_id are "
+                          "numbers") from None
     p.hide_hidden_until_deadline = bool(raw.get("hide_hidden_until_deadline", False))
     return p
 

@@ -3,9 +3,13 @@
 - ``gradebook.csv``: the batch's columns (``report.gradebook``), one row per
   student and assignment, plus the attempt, its late days and penalty;
 - Canvas's gradebook import: ``Student, ID, SIS User ID, SIS Login ID, Section``
-  then one column per assignment named ``Title (id)``, and a ``Points Possible``
-  row (Canvas: Grades > Import). ``ID`` is the roster id: use the roster that
-  Canvas exported (its ``ID`` column) so the rows match;
+  then one column per assignment, and a ``Points Possible`` row (Canvas: Grades >
+  Import). Canvas reads an assignment column ``Title (NUMBER)`` as its assignment
+  NUMBER, and any other name as a title (an existing assignment of exactly that
+  title, else a new one): the column is ``Title (canvas_id)`` when the config
+  gives the assignment's ``canvas_id``, else the title alone. ``ID`` is the roster
+  id (Canvas matches it as its user id, then ``SIS Login ID``, here the email, then
+  the name): use the roster that Canvas exported so the rows match;
 - Moodle's grade import: ``Email address`` then one column per assignment
   (Moodle: Grades > Import > CSV file, "Map from: Email address", "Map to:
   email address", each grade column to its grade item).
@@ -67,9 +71,17 @@ def gradebook_csv(rows: list[Row], exercise_ids: dict[str, list[str]]) -> str:
     return csv_text(header, out)
 
 
-def canvas_csv(rows: list[Row], titles: dict[str, str], max_points: dict[str, float]) -> str:
+def canvas_column(title: str, canvas_id: int = 0) -> str:
+    """An assignment's column as Canvas's importer reads it: ``Title (NUMBER)`` names its assignment NUMBER."""
+    return f"{title} ({canvas_id})" if canvas_id else title
+
+
+def canvas_csv(rows: list[Row], titles: dict[str, str], max_points: dict[str, float],
+               canvas_ids: dict[str, int] | None = None) -> str:
     order = list(titles)
-    header = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *(f"{titles[a]} ({a})" for a in order)]
+    ids = canvas_ids or {}
+    header = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
+              *(canvas_column(titles[a], ids.get(a, 0)) for a in order)]
     lines: list[list[Any]] = [["Points Possible", "", "", "", "", *(pts(max_points[a]) for a in order)]]
     by_person: dict[str, dict[str, Row]] = {}
     for r in rows:

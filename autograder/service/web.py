@@ -459,7 +459,8 @@ def build_app(svc: Service, *, grade: bool = True) -> Starlette:
     async def canvas(request: Request) -> Response:
         svc.need(request, staff=True)
         maxima = {a: svc.pool.assignments[a].max_total for a in svc.pool.assignments}
-        return _csv(exports.canvas_csv(await run_in_threadpool(_rows), _titles(), maxima), "canvas-import.csv")
+        return _csv(exports.canvas_csv(await run_in_threadpool(_rows), _titles(), maxima,
+                                       {p.id: p.canvas_id for p in svc.cfg.assignments}), "canvas-import.csv")
 
     async def moodle(request: Request) -> Response:
         svc.need(request, staff=True)

@@ -165,8 +165,9 @@ def test_best_or_last_attempt_counts(store):
 def test_config_rejects_unknown_keys_and_reads_deadlines():
     cfg = parse_config({"grading": {"workers": 2},
                         "assignments": [{"id": "x", "deadline": dt.datetime(2026, 5, 1, 12, 0),
-                                         "timezone": "America/New_York", "counts": "last"}]})
+                                         "timezone": "America/New_York", "counts": "last", "canvas_id": 4711}]})
     assert cfg.workers == 2 and cfg.assignments[0].deadline.tzinfo == ZoneInfo("America/New_York")
+    assert cfg.assignments[0].canvas_id == 4711
     for bad, word in [({"grading": {"wrokers": 2}}, "wrokers"), ({"assignments": [{"id": "x", "count": "best"}]},
                       "count"), ({"assignments": [{"id": "x", "timezone": "Mars/Base"}]}, "Mars/Base"),
                       ({"assignments": [{"id": "x", "late": "maybe"}]}, "late")]:
@@ -195,7 +196,7 @@ def test_exports_have_each_lms_columns_and_no_formulas(store):
     cfg = ServiceConfig(assignments=[Policy("a")])
     rows = exports.counting_rows(cfg, store, {"a": "Assignment A"})
     canvas = list(csv.reader(io.StringIO(exports.canvas_csv(rows, {"a": "Assignment A"}, {"a": 10}))))
-    assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Assignment A (a)"]
+    assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Assignment A"]
     assert canvas[1][0] == "Points Possible" and canvas[1][-1] == "10"
     assert ["Alice A", "alice", "", "alice@example.edu", "", "7"] in canvas
     assert all(not c.startswith("=") for row in canvas for c in row)
@@ -204,6 +205,67 @@ def test_exports_have_each_lms_columns_and_no_formulas(store):
     book = list(csv.DictReader(io.StringIO(exports.gradebook_csv(rows, {"a": ["e"]}))))
     alice = next(r for r in book if r["student"] == "alice")
     assert alice["submission"] == sid and alice["e"] == "7" and alice["total"] == "7"
+
+
+def canvas_reads(text: str) -> dict:
+    r"""What Canvas's gradebook importer takes from a CSV: a port of its header and row rules.
+
+    From Canvas LMS's own code (Instructure, AGPL; read from a public copy of canvas-lms):
+    ``app/models/gradebook_importer.rb`` (``row_has_student_headers?``: the first column contains
+    "Student" and the second "ID"; ``update_column_count``: "SIS User ID" then "SIS Login ID" make five
+    student columns, the last of which must contain "Section" (``header?``); ``strip_non_assignment_columns``;
+    ``check_for_non_student_row``: a row whose first cell contains "Points Possible" gives the maxima;
+    ``process_student``: the user by ``ID``, else by SIS User ID, SIS Login ID, then name) and
+    ``app/models/assignment.rb`` (``Assignment.title_and_id``: ``/\A(.*)\s\((\d+)\)\z/``, a column
+    ``Title (NUMBER)`` is assignment NUMBER; any other name is matched as a title or becomes a new one).
+    """
+    import re
+
+    rows = list(csv.reader(io.StringIO(text)))
+    head = rows[0]
+    assert len(head) > 3 and "Student" in head[0] and "ID" in head[1], "Canvas: Invalid header row"
+    cols, login = 3, None
+    if re.search(r"SIS\s+Login\s+ID", head[2]):
+        cols, login = 4, 2
+    elif re.search(r"SIS\s+User\s+ID", head[2]) and re.search(r"SIS\s+Login\s+ID", head[3]):
+        cols, login = 5, 3
+    assert "Section" in head[cols - 1], "Canvas: Invalid header row"
+    skip = re.compile("Current Score|Current Points|Current Grade|Final Score|Final Points|Final Grade|"
+                      "Override Score|Override Grade|Override Status")
+    assignments = []
+    for name in head[cols:]:
+        if skip.search(name):
+            continue
+        m = re.fullmatch(r"(.*)\s\((\d+)\)", name)
+        assignments.append({"column": head.index(name), "title": m[1] if m else name,
+                            "id": int(m[2]) if m else None})
+    points, students = {}, []
+    for row in rows[1:]:
+        if "Points Possible" in row[0]:
+            points = {a["title"]: row[a["column"]] for a in assignments}
+        elif not all(re.fullmatch(r"\s*(Muted|Manual Posting.*)?\s*", c, re.I) for c in row):
+            students.append({"name": row[0], "id": row[1], "login": row[login] if login is not None else None,
+                             "grades": {a["title"]: row[a["column"]] for a in assignments}})
+    return {"assignments": assignments, "points": points, "students": students}
+
+
+def test_the_canvas_export_reads_as_canvas_s_importer_reads_it(store):
+    store.put_person("4711", "Smith, Ann", "ann@x.edu")
+    _submit(store, person="4711")
+    store.finish(store.claim("a", "w").id, RESULT, "v")
+    cfg = ServiceConfig(assignments=[Policy("a", canvas_id=90210), Policy("b")])
+    titles = {"a": "Assignment A (week 1)", "b": "Assignment B"}
+    text = exports.canvas_csv(exports.counting_rows(cfg, store, titles), titles, {"a": 10, "b": 5},
+                              {p.id: p.canvas_id for p in cfg.assignments})
+    got = canvas_reads(text)
+    # with its canvas_id, the column is Canvas's own assignment; without, a title Canvas matches exactly
+    assert [(a["title"], a["id"]) for a in got["assignments"]] == [("Assignment A (week 1)", 90210),
+                                                                    ("Assignment B", None)]
+    assert got["points"] == {"Assignment A (week 1)": "10", "Assignment B": "5"}
+    ann = next(s for s in got["students"] if s["id"] == "4711")
+    assert ann["name"] == "Smith, Ann" and ann["login"] == "ann@x.edu"
+    assert ann["grades"] == {"Assignment A (week 1)": "7", "Assignment B": ""}  # blank: Canvas leaves it as is
+    assert {s["id"] for s in got["students"]} == {"alice", "bob", "4711"}  # students only, no staff row
 
 
 def test_tokens_and_ids_survive_a_csv_file(store, tmp_path):

@@ -1,0 +1,92 @@
+"""`torchgrader submit` against a real HTTP server on loopback whose replies carry terminal controls.
+
+The server is a stand-in for a hostile or broken one (or a message quoting a student's own output):
+whatever it answers, the command prints it escaped (:func:`autograder.printable.printable`), so no
+reply can clear the screen (ESC [2J), start a C1 control sequence (CSI, \\x9b) or overwrite the line a
+person is reading (a bare CR).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from autograder.service.client import EXIT, cmd_submit
+
+NASTY = "\x1b[2J\x1b]8;;http://evil/\x07\x9b31m over\rwritten\x1b[0m"
+
+
+class Handler(BaseHTTPRequestHandler):
+    refuse = False
+
+    def log_message(self, *args):  # quiet
+        pass
+
+    def _json(self, code, body):
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        if self.server.refuse:
+            self._json(400, {"error": f"not a notebook: {NASTY}"})
+        else:
+            self._json(202, {"id": f"s1{NASTY}", "status": "queued", "url": f"http://x/{NASTY}"})
+
+    def do_GET(self):
+        feedback = "feedback=1" in self.path
+        body = {"id": "s1", "status": "graded", "score": 1, "max_score": 2, "position": 0, "suites": "hidden"}
+        if feedback:
+            body["feedback"] = [{"exercise": f"ex{NASTY}", "title": f"T{NASTY}", "points": 1, "max_points": 2,
+                                 "tests": [{"name": f"test{NASTY}", "status": "failed", "points": 0,
+                                            "max_points": 1, "message": f"expected 3\nyou printed {NASTY}"}]},
+                                {"error": f"line one\r\nline two {NASTY}"}]
+        self._json(200, body)
+
+
+@pytest.fixture
+def server():
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.refuse = False
+    t = threading.Thread(target=httpd.serve_forever, daemon=True)
+    t.start()
+    yield httpd
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def _run(server, tmp_path, wait):
+    f = tmp_path / "mine.py"
+    f.write_text("x = 1\n")
+    args = argparse.Namespace(file=str(f), server=f"http://127.0.0.1:{server.server_address[1]}", token="t",
+                              assignment=None, wait=wait)
+    return cmd_submit(args)
+
+
+def _no_controls(text):
+    assert not [c for c in text if (ord(c) < 32 and c not in "\n") or 0x7f <= ord(c) <= 0x9f], repr(text)
+
+
+def test_every_reply_is_printed_escaped(server, tmp_path, capsys):
+    assert _run(server, tmp_path, wait=True) == EXIT["graded"]
+    out = capsys.readouterr()
+    _no_controls(out.out + out.err)
+    assert "\\x1b[2J" in out.out and "\\x9b31m" in out.out and "over\\rwritten" in out.out
+    assert "you printed" in out.out and "line two" in out.out  # the messages are all there, as text
+    assert out.out.rstrip().endswith("1 / 2 points")
+
+
+def test_a_refusal_is_printed_escaped(server, tmp_path, capsys):
+    server.refuse = True
+    assert _run(server, tmp_path, wait=False) == EXIT["refused"]
+    err = capsys.readouterr().err
+    _no_controls(err)
+    assert "not a notebook: \\x1b[2J" in err and "over\\rwritten" in err
