@@ -1,4 +1,4 @@
-"""The class-level review of a batch: blank, duplicate and late submissions, and pairs of near-identical code.
+"""The class-level review of a batch: blank, duplicate, late and ambiguously named submissions, and similar code.
 
 Read from the submission files (as data: nothing runs) once every result is
 in, and rendered by the gradebook, the class report and the feedback pages
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from autograder.assignment import Assignment
-from autograder.batch.inputs import Entry
+from autograder.batch.inputs import AMBIGUOUS, Entry
 from autograder.load import LoadError, load
 from autograder.report.attention import Attention, Submitted, class_attention
 from autograder.report.similarity import SimilarPair, own_code, similar_pairs
@@ -36,13 +36,14 @@ def submission_code(entry: Entry) -> str | None:
 
 
 def review_class(assignment: Assignment, entries: list[Entry], *, similarity: bool = True) -> ClassReview:
-    """Blank, duplicate, late per student; with ``similarity``, the pairs of near-identical code too."""
+    """Blank, duplicate, late, ambiguous name per student; with ``similarity``, the pairs of near-identical code too."""
     stub = stub_code(assignment)
     code: dict[str, str | None] = {}  # per file content: byte-identical files are read once
     for e in entries:
         if e.sha256 not in code:
             code[e.sha256] = submission_code(e)
-    subs = [Submitted(e.student, e.sha256, code[e.sha256], e.late) for e in entries]
+    subs = [Submitted(e.student, e.sha256, code[e.sha256], e.late, e.detail if e.how == AMBIGUOUS else "")
+            for e in entries]
     attention = class_attention(subs, stub)
     blank = {s for s, found in attention.items() if any(a.kind == "blank" for a in found)}
     own: dict[str, str] = {}

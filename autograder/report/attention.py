@@ -1,4 +1,4 @@
-"""What a TA must look at beyond the points: blank submissions, byte-identical ones, late ones.
+"""What a TA must look at beyond the points: blank submissions, byte-identical ones, late ones, ambiguous names.
 
 These are facts about a submission among its class (a duplicate needs the
 other file; a blank one needs the assignment's stub), so they are worked out
@@ -15,8 +15,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-BLANK, DUPLICATE, LATE = "blank", "duplicate", "late"
-KINDS = (BLANK, DUPLICATE, LATE)
+BLANK, DUPLICATE, LATE, AMBIGUOUS_NAME = "blank", "duplicate", "late", "ambiguous name"
+KINDS = (BLANK, DUPLICATE, LATE, AMBIGUOUS_NAME)
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,7 @@ class Submitted:
     sha256: str
     code: str | None  # the submission's code cells, joined (None when the file could not be read)
     late: str = ""  # how the LMS said it was late ("" when on time or not known)
+    ambiguous: str = ""  # how its LMS name parses more than one way ("" when it parses one way)
 
 
 # Lines the notebook adds around the stub (its check cells) and nbgrader's solution markers.
@@ -98,6 +99,12 @@ def class_attention(subs: Sequence[Submitted], stub: str) -> dict[str, list[Atte
                 "will look at both."))
         if s.late:
             out[s.student].append(Attention(LATE, f"late ({s.late})", f"Submitted late ({s.late})."))
+        if s.ambiguous:
+            out[s.student].append(Attention(
+                AMBIGUOUS_NAME, f"ambiguous LMS name: {s.ambiguous}; graded on its own, never merged with another "
+                "student: check in the LMS whose it is",
+                "The name the LMS gave your file can be read as more than one student's: it was graded on its own, "
+                "and a member of staff will check whose it is."))
     return dict(out)
 
 

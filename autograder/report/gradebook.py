@@ -11,7 +11,8 @@ from autograder.report.text import pts as _pts
 from autograder.results import SubmissionResult
 
 GRADEBOOK_COLUMNS = ("submission", "student", "name")  # then one column per exercise id, then TOTAL_COLUMNS
-# flagged: "yes" when staff should review the submission (blank, duplicate, late, tamper evidence, a grader error);
+# flagged: "yes" when staff should review the submission (blank, duplicate, late, an ambiguous LMS name, tamper
+# evidence, a grader error);
 # review: the reasons, each with its cell and line
 TOTAL_COLUMNS = ("total", "max_total", "status", "flagged", "review")
 

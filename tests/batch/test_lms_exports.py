@@ -311,6 +311,37 @@ def test_a_moodle_name_that_parses_two_ways_is_flagged_and_never_merged(tmp_path
     assert sum("FLAGGED" in r["detail"] for r in rows) == 2
 
 
+def test_an_ambiguous_moodle_name_is_flagged_in_the_gradebook_and_the_report(tmp_path):
+    """Issue 22: the gradebook's ``flagged`` column (and the report's flags) mark a name that parses two ways."""
+    from autograder.assignment import load_assignment
+    from autograder.batch.review import review_class
+    from autograder.report.classreport import class_report_html
+    from tests.helpers import DEMO_COURSE
+
+    # Moodle's own names ("Download submissions in folders" off): <full name>_<id>_assignsubmission_file_<file>
+    archive = make_zip(tmp_path / "CS101-Homework 3-12345.zip", [
+        ("Bob Smith_777_assignsubmission_file_hw.py", PY, EARLY),
+        ("Bob Smith_777_assignsubmission_file_999_assignsubmission_file_hw.py", PY + "# mine\n", LATER),
+        ("José Núñez_42_assignsubmission_onlinetext_onlinetext.html", "<p>see file</p>", EARLY),
+        ("José Núñez_42_assignsubmission_file_tarea.py", PY.replace("2 * x", "x + x"), EARLY),
+    ])
+    inputs, by = got(tmp_path, archive)
+    review = review_class(load_assignment("demo", DEMO_COURSE), inputs.entries, similarity=False)
+    results = [SubmissionResult(submission=e.submission, path=e.source, assignment="demo", student=e.student)
+               for e in inputs.entries]
+    write_gradebook(results, tmp_path / "gradebook.csv", ["basics"], attention=review.attention)
+    book = {r["student"]: r for r in csv.DictReader((tmp_path / "gradebook.csv").read_text().splitlines())}
+    odd = [s for s in book if s.startswith("ambiguous-moodle-")]
+    assert len(odd) == 1 and set(book) == {"bob_smith_777", "josé_núñez_42", odd[0]}
+    assert book[odd[0]]["flagged"] == "yes"
+    assert "ambiguous LMS name" in book[odd[0]]["review"] and "participant id 999" in book[odd[0]]["review"]
+    assert book["bob_smith_777"]["flagged"] == "" and book["josé_núñez_42"]["flagged"] == ""
+    told = [a.student for a in review.attention[odd[0]]]
+    assert told and "Bob" not in told[0] and "999" not in told[0]  # the student never reads another's name
+    page = class_report_html(results, title="HW3", exercise_ids=["basics"], attention=review.attention, plots=False)
+    assert "ambiguous name" in page
+
+
 def test_symbolic_links_in_a_folder_are_never_followed_and_each_is_reported(tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
