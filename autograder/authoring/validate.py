@@ -21,7 +21,7 @@ Two phases, and the second only runs when the first finds nothing:
    does not exist) fails the suite, never the student.
    The reference and the stubs are graded on every suite; a mutant or an
    alternative on its own exercise's suite and on every other suite it can
-   reach (:func:`plan`) with ``--quick``; by default on all of them.
+   reach (:func:`autograder.authoring.plan.plan`) with ``--quick``; by default on all of them.
 3. **Diagnosis** (from the same results): each mutant declares the misconception
    key(s) it embodies (``# misconception: key[, key2]``, or ``none``); its
    feedback on its own exercise must carry its own key and no other (the
@@ -58,13 +58,11 @@ from autograder.authoring.lint import (
     declared_misconceptions,
     defined_names,
     hidden_tests_calling,
-    imported_names,
     lint_assignment,
     lint_points,
-    reach,
     read_suite_keys,
-    suite_names,
 )
+from autograder.authoring.plan import imported_names, plan, suite_names
 from autograder.authoring.stamp import write_stamp
 from autograder.grade import default_jobs, grade
 from autograder.options import GradeOptions
@@ -453,29 +451,6 @@ def judge_nan(ex_id: str, nan: SubmissionResult, perturbed: SubmissionResult | N
     return Row(ex_id, NAN_CHECK, True,
                f"fails every test a wrong finite value fails ({len(nan_failed)} test(s)"
                + (f", {pts[0]:g}/{pts[1]:g}" if pts else "") + ")")
-
-
-def plan(assignment: Assignment, cs: list[Case], scope: list[str], full: bool) -> dict[str, tuple[list[str], str]]:
-    """Per case, the suites it is graded on (its own exercise first) and why any other one is included.
-
-    The reference and the stubs are graded on every suite in scope. A swapped-in file is graded on its
-    own exercise and on every other exercise it can reach (:func:`autograder.authoring.reach`): a file
-    that defines no name another suite uses and has no global effect cannot change another exercise's
-    results, so grading it there again would only repeat the reference's run. ``full`` grades every
-    case on every suite in scope.
-    """
-    out: dict[str, tuple[list[str], str]] = {}
-    for c in cs:
-        if c.kind in POISONS:  # judged on its own exercise only
-            out[c.name] = ([c.exercise], "")
-            continue
-        if not c.exercise or full:
-            out[c.name] = (list(scope), "")
-            continue
-        others, why = reach(assignment, c.exercise, c.source)
-        others = [e for e in others if e in scope]
-        out[c.name] = ([c.exercise, *others], why if others else "")
-    return out
 
 
 def repeat_cases(cs: list[Case], repeats: int, tmp: Path) -> dict[str, list[Path]]:
