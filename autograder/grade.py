@@ -46,26 +46,34 @@ def grade(
     options: GradeOptions | None = None,
     on_result: Callable[[SubmissionResult], None] | None = None,
     server: SandboxServer | None = None,
+    stream: bool = False,
 ) -> list[SubmissionResult]:
     """Grade each path in turn; ``on_result`` sees each result as soon as it is known.
 
-    ``paths`` may be a list or a lazy iterable (a generator fed from a queue, as
-    batch workers do): an iterable that is not a list or tuple is consumed one
-    path at a time, and only ``options.protected`` guards folders from sandboxes.
-    Such a streamed call with ``on_result`` keeps no result itself (it returns
-    an empty list): a worker's memory stays flat over any number of jobs.
+    ``stream=True`` (batch workers, whose paths come from a queue one at a
+    time) consumes ``paths`` lazily and keeps no result itself: each goes to
+    ``on_result`` only, and the call returns an empty list, so a worker's
+    memory stays flat over any number of jobs. Otherwise ``paths`` (any
+    iterable) is read up front and every result is returned too.
+
+    Either way each submission's folder is protected from every sandbox: a
+    list's are all known before the first sandbox starts, a stream's are
+    added as each path is taken, so each sandbox is denied its own
+    submission's folder and every earlier one (a folder inside one already
+    protected adds nothing: the sandboxes' spares stay reusable).
     """
     from autograder.sandbox.client import SandboxConfig
 
+    if stream and on_result is None:
+        raise ValueError("grade(stream=True) keeps no result: pass on_result to receive them")
     options = options or GradeOptions()
-    streamed = not isinstance(paths, list | tuple)
-    paths = (Path(p) for p in paths) if streamed else [Path(p) for p in paths]
     results: list[SubmissionResult] = []
-
-    keep = not (streamed and on_result is not None)
+    delivered = 0
 
     def collect(r: SubmissionResult) -> None:
-        if keep:
+        nonlocal delivered
+        delivered += 1
+        if not stream:
             results.append(r)
         if on_result is not None:
             on_result(r)
@@ -74,9 +82,11 @@ def grade(
     if not files:
         return results
     protected = [assignment.course / "solutions", *options.protected]
-    if not streamed:
-        protected += sorted({p.resolve().parent for p in paths})
     config = SandboxConfig(limits=options.limits, protected=[str(p) for p in protected], isolate=options.isolate)
+    listed = None if stream else [Path(p) for p in paths]
+    for path in listed or ():
+        _protect_folder(config.protected, path)
+    submissions = listed if listed is not None else _protecting(paths, config.protected)
     own_server = server is None
     # Started before anything here imports torch: the server imports torch (and torch._dynamo, when the
     # selected exercises need it) in its own process while this one imports the judge.
@@ -88,7 +98,7 @@ def grade(
         from autograder.judge.plugin import GradingPlugin
 
         plugin = GradingPlugin(
-            assignment, paths, server, config, options.budget, collect, require_points=not options.public
+            assignment, submissions, server, config, options.budget, collect, require_points=not options.public
         )
         import_judge_dynamo(files)
         with one_judge_thread():
@@ -99,12 +109,27 @@ def grade(
         if plugin.problems:
             raise SuiteProblems("the assignment's suites have problems:\n" + "\n".join(plugin.problems))
         if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and (
-                streamed or (isinstance(paths, list) and len(results) < len(paths))):
+                listed is None or delivered < len(listed)):
             raise AssignmentError(f"pytest could not run the suites (exit {code}):\n{output[-3000:]}")
     finally:
         if own_server:
             server.close()
     return results
+
+
+def _protect_folder(protected: list[str], submission: Path) -> None:
+    """Add the folder holding ``submission`` to ``protected``, unless a protected path already holds it."""
+    folder = str(submission.resolve().parent)
+    if not any(folder == p or folder.startswith(p.rstrip("/") + "/") for p in map(os.path.realpath, protected)):
+        protected.append(folder)
+
+
+def _protecting(paths: Iterable[Path], protected: list[str]) -> Iterator[Path]:
+    """``paths`` one at a time, each one's folder protected before its sandbox starts."""
+    for p in paths:
+        path = Path(p)
+        _protect_folder(protected, path)
+        yield path
 
 
 @contextlib.contextmanager

@@ -266,10 +266,41 @@ def test_a_streamed_grade_keeps_no_result_once_delivered(server, demo, tmp_path)
         totals.append(r.total)
         refs.append(weakref.ref(r))
 
-    returned = grade(demo, iter(paths), options=GradeOptions(protected=[tmp_path]), on_result=deliver, server=server)
+    returned = grade(demo, iter(paths), on_result=deliver, server=server, stream=True)
     gc.collect()
     assert totals == [6, 6, 6] and returned == []
     assert [r() for r in refs] == [None, None, None]
+
+
+def test_the_protected_paths_with_a_generator_are_a_lists(server, demo, tmp_path, monkeypatch):
+    """Issue 21: a generator of paths once dropped the submissions' folders from the protected paths (only
+    ``options.protected`` guarded anything). Each sandbox is now denied its own submission's folder and
+    every earlier one, streamed or not; the last submission's sandbox sees exactly what a list gives."""
+    from autograder.judge import plugin as plugin_mod
+
+    paths = []
+    for name in ("alice", "bob"):
+        (tmp_path / name).mkdir()
+        paths.append(tmp_path / name / "sub.py")
+        paths[-1].write_text(REF)
+    seen: list[list[str]] = []  # what each submission's sandboxes are denied, as its session starts
+    real = plugin_mod.Session
+
+    def spy(server_, sub, config, *a, **kw):
+        seen.append(list(config.protected))
+        return real(server_, sub, config, *a, **kw)
+
+    monkeypatch.setattr(plugin_mod, "Session", spy)
+    totals: list[float] = []
+    grade(demo, (p for p in paths), on_result=lambda r: totals.append(r.total), server=server, stream=True)
+    streamed, seen = seen, []
+    grade(demo, paths, server=server)
+    listed = seen
+    assert totals == [6, 6]
+    folders = [str(p.parent.resolve()) for p in paths]
+    assert folders[0] in streamed[0] and set(folders) <= set(streamed[1])
+    assert set(streamed[1]) == set(listed[0]) == set(listed[1])
+    assert str(demo.course / "solutions") in streamed[0]
 
 
 def test_a_sandbox_server_that_never_started_stops_grading_with_its_reason(demo, tmp_path):
