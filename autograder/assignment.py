@@ -160,6 +160,9 @@ EXERCISE_KEYS: dict[str, Key] = {
     "points": Key((int, float), True, positive=True, doc="must equal the sum of the hidden tests' points"),
     "timeout": Key((int, float), True, positive=True, doc="seconds per test (wall clock)"),
     "gpu": Key(bool, False, default=False, doc="graded on CUDA when available, CPU fallback otherwise"),
+    "warm_dynamo": Key(bool, False, default=False,
+                       doc="its suites or probes compile or build an optimizer: torch._dynamo is imported ahead "
+                           "(autograder.warmup; only a speed hint)"),
 }
 
 
@@ -189,6 +192,7 @@ class Exercise(ExerciseLayout):
     points: float = 0.0
     timeout: float = 10.0
     gpu: bool = False
+    warm_dynamo: bool = False
 
 
 @dataclass
@@ -316,7 +320,8 @@ def load_assignment(
             raise AssignmentError(f"{layout.toml}: " + "; ".join(m for _, m in problems))
         ex = Exercise(public_dir=layout.public_dir, hidden_dir=layout.hidden_dir, id=ex_id, title=em["title"],
                       points=float(em["points"]), timeout=float(em["timeout"]),
-                      gpu=em.get("gpu", EXERCISE_KEYS["gpu"].default))
+                      gpu=em.get("gpu", EXERCISE_KEYS["gpu"].default),
+                      warm_dynamo=em.get("warm_dynamo", EXERCISE_KEYS["warm_dynamo"].default))
         if need_hidden and not ex.hidden_tests.exists():
             raise AssignmentError(f"{ex.hidden_tests}: missing (every exercise needs its hidden suite)")
         a.exercises.append(ex)

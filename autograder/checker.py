@@ -348,11 +348,11 @@ def history_notebook(history: list[str], dest: Path, assignment_id: str) -> Path
 def later_imports(a: Assignment, exercise: str | None, history: list[str] | None, target: Path | None) -> list[str]:
     """What a kernel's later checks would otherwise import in every sandbox: torch._dynamo when the checked
     exercise trains or compiles, scikit-learn when the notebook's code uses it (every check runs every cell).
-    Only a hint for the server, as needs_compiler; never what a grade depends on."""
-    from autograder.grade import needs_compiler
+    Only a hint for the server (:mod:`autograder.warmup`); never what a grade depends on."""
+    from autograder.warmup import warm_dynamo
 
     wanted = []
-    if needs_compiler(a, GradeOptions(public=True, exercises=[exercise] if exercise else None)):
+    if warm_dynamo(a, [exercise] if exercise else None):
         wanted.append("torch._dynamo")
     code = "\n".join(history) if history is not None else ""
     if history is None and target is not None:
@@ -400,9 +400,9 @@ def check_in_notebook(exercise: str | None = None, *, assignment: str | None = N
                 sources = []
         print("\n".join([why, *still_to_write(a, sources)]))
         return None
-    from autograder.grade import needs_compiler
+    from autograder.warmup import warm_dynamo
 
-    server = _server(needs_compiler(a, GradeOptions(public=True, exercises=[exercise] if exercise else None)))
+    server = _server(warm_dynamo(a, [exercise] if exercise else None))
     what = f"exercise {exercise!r}" if exercise else f"all of {assignment_id}"
     print(f"Checking {what} against its public tests in the grading sandbox...", flush=True)
     with tempfile.TemporaryDirectory(prefix="torchgrader-check-") as tmp:

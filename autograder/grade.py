@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from autograder.assignment import Assignment, AssignmentError, SuiteProblems
 from autograder.options import GradeOptions
 from autograder.results import SubmissionResult
+from autograder.warmup import import_judge_dynamo, start_server
 
 if TYPE_CHECKING:
     from autograder.sandbox.client import SandboxServer
@@ -100,7 +101,7 @@ def grade(
         plugin = GradingPlugin(
             assignment, submissions, server, config, options.budget, collect, require_points=not options.public
         )
-        import_judge_dynamo(files)
+        import_judge_dynamo(assignment, options)
         with one_judge_thread():
             code, output = invoke_pytest(files, assignment.course, [plugin, "autograder.judge.plugin"],
                                          keyword=options.keyword)
@@ -150,75 +151,6 @@ def one_judge_thread() -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
-
-
-COMPILER_MARKS = ("torch.compile", "torch._dynamo", "torch.export")
-TRAINING_MARKS = ("torch.optim",)  # torch.optim imports torch._dynamo at an optimizer's first step
-
-
-def start_server(assignment: Assignment, options: GradeOptions) -> SandboxServer:
-    """A sandbox server for these exercises, started now: it imports torch while the caller imports the judge."""
-    from autograder.sandbox.client import SandboxServer
-
-    return SandboxServer(warm_compiler=needs_compiler(assignment, options))
-
-
-def needs_compiler(assignment: Assignment, options: GradeOptions) -> bool:
-    """Whether a selected exercise's sandboxes use torch._dynamo: its suite or probes compile, or its probes train.
-
-    Only an optimisation hint for the sandbox server (import dynamo before the
-    first sandbox, warm it up once for later ones, so every sandbox's first
-    compile or optimizer step is cheap); when it is wrong, a sandbox imports it
-    itself and grading is slower, never different.
-    """
-    chosen = [assignment.exercise(e) for e in options.exercises] if options.exercises else assignment.exercises
-    for ex in chosen:
-        for f, marks in (
-            (ex.public_tests if options.public else ex.hidden_tests, COMPILER_MARKS),
-            (ex.probes, COMPILER_MARKS + TRAINING_MARKS),
-        ):
-            if f is not None and _mentions([f], marks):
-                return True
-    return False
-
-
-# torch.optim imports torch._dynamo at an optimizer's first use (a second of imports): a suite that builds one
-# or compiles makes the judge import it.
-JUDGE_DYNAMO_MARKS = (*TRAINING_MARKS, *COMPILER_MARKS)
-
-
-def judge_needs_dynamo(files: Iterable[Path]) -> bool:
-    """Whether a suite's own code (in this process) builds an optimizer or compiles; a hint, as needs_compiler."""
-    return _mentions(files, JUDGE_DYNAMO_MARKS)
-
-
-def _mentions(files: Iterable[Path], marks: tuple[str, ...]) -> bool:
-    """Whether a readable file's text contains one of ``marks`` (a missing or unreadable file does not)."""
-    for f in files:
-        try:
-            text = f.read_text() if f.is_file() else ""
-        except OSError:
-            continue
-        if any(m in text for m in marks):
-            return True
-    return False
-
-
-def import_judge_dynamo(files: Iterable[Path]) -> None:
-    """Import torch._dynamo now, before collection, when a suite's own code builds an optimizer or compiles.
-
-    torch.optim imports it at an optimizer's first use: a second in the middle
-    of grading, during which the sandbox waits. A thread that imported it
-    meanwhile held the judge's interpreter lock through the first exercises,
-    and the module locks their checks needed (``torch.autograd.grad`` imports
-    part of it): slower than importing it here, while the sandbox server,
-    which imports it too for the same suites, is not ready yet anyway.
-    """
-    if judge_needs_dynamo(files):
-        try:
-            import torch._dynamo  # noqa: F401
-        except Exception:  # noqa: BLE001 - only an optimisation: the test that needs it imports it itself
-            pass
 
 
 def default_jobs(cap: int | None = None) -> int:

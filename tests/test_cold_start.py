@@ -8,7 +8,7 @@
   sandboxes use (torch._dynamo for optimizers, scikit-learn, a compiler
   warm-up) only when the judge asks, as a second submission arrives: one
   submission never waits for it, every later sandbox inherits it;
-- whether to ask is read from the selected exercises' suites and probes.
+- whether to ask is what the selected exercises declare (``warm_dynamo`` in exercise.toml).
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ import subprocess
 import sys
 
 from autograder.assignment import load_assignment
-from autograder.grade import GradeOptions, grade, needs_compiler
+from autograder.grade import grade
 from autograder.sandbox.client import Sandbox, SandboxConfig, SandboxServer
+from autograder.warmup import warm_dynamo
 from tests.helpers import DEMO_COURSE, ROOT
 
 REF = (
@@ -155,14 +156,29 @@ def test_grade_asks_its_server_to_warm_up_after_the_first_of_several_submissions
                 sb.kill()
 
 
-def test_the_compiler_is_wanted_only_for_exercises_whose_checks_compile():
+def test_the_compiler_is_wanted_only_for_exercises_that_declare_it():
     a = load_assignment("pytorch-fundamentals", ROOT)
-    assert needs_compiler(a, GradeOptions())  # the whole assignment has `compile`
-    assert needs_compiler(a, GradeOptions(exercises=["compile"]))
-    assert needs_compiler(a, GradeOptions(exercises=["compile"], public=True))
-    assert needs_compiler(a, GradeOptions(exercises=["checkpointing"]))  # its probes train: torch.optim
-    assert not needs_compiler(a, GradeOptions(exercises=["views", "softmax_grad"]))
-    assert not needs_compiler(load_assignment("demo", DEMO_COURSE), GradeOptions())
+    declared = sorted(e.id for e in a.exercises if e.warm_dynamo)
+    assert declared == ["amp_loop", "checkpointing", "compile"]  # they compile, or their probes train (torch.optim)
+    assert warm_dynamo(a)  # the whole assignment has `compile`
+    assert warm_dynamo(a, ["compile"]) and warm_dynamo(a, ["checkpointing"])
+    assert not warm_dynamo(a, ["views", "softmax_grad"])
+    assert not warm_dynamo(load_assignment("demo", DEMO_COURSE))
+
+
+def test_the_declared_key_drives_the_warm_up_not_the_suites_text(tmp_path):
+    """A suite that says torch.compile without declaring `warm_dynamo` warms nothing; a declaration warms."""
+    import shutil
+
+    course = tmp_path / "course"
+    shutil.copytree(DEMO_COURSE, course, ignore=shutil.ignore_patterns("__pycache__"))
+    suite = course / "solutions/demo/basics/test_hidden.py"
+    suite.write_text(suite.read_text() + "\n# torch.compile torch._dynamo torch.optim\n")
+    assert not warm_dynamo(load_assignment("demo", course), ["basics"])
+    toml = course / "assignments/demo/counter/exercise.toml"
+    toml.write_text(toml.read_text() + "warm_dynamo = true\n")
+    a = load_assignment("demo", course)
+    assert (warm_dynamo(a, ["basics"]), warm_dynamo(a, ["counter"]), warm_dynamo(a)) == (False, True, True)
 
 
 def test_grade_starts_its_sandbox_server_before_it_imports_torch(tmp_path):
@@ -184,22 +200,16 @@ def test_grade_starts_its_sandbox_server_before_it_imports_torch(tmp_path):
     assert run.stdout.split() == ["[False]", "6.0", "6.0"], run.stdout + run.stderr[-3000:]
 
 
-def test_the_judge_imports_torch_dynamo_ahead_only_for_suites_that_train_or_compile():
+def test_the_judge_imports_torch_dynamo_ahead_only_for_exercises_that_declare_it():
     """torch.optim imports torch._dynamo at an optimizer's first use: the judge imports it before collection instead."""
-    from autograder.grade import judge_needs_dynamo, suite_files
-
-    a = load_assignment("pytorch-fundamentals", ROOT)
-    assert judge_needs_dynamo(suite_files(a, GradeOptions(exercises=["checkpointing"])))
-    assert judge_needs_dynamo(suite_files(a, GradeOptions(exercises=["compile"])))
-    assert not judge_needs_dynamo(suite_files(a, GradeOptions(exercises=["views", "softmax_grad"])))
     code = (
         "import sys\nfrom pathlib import Path\n"
         "from autograder.assignment import load_assignment\n"
-        "from autograder.grade import import_judge_dynamo, suite_files, GradeOptions\n"
+        "from autograder.grade import GradeOptions\nfrom autograder.warmup import import_judge_dynamo\n"
         f"a = load_assignment('pytorch-fundamentals', Path({str(ROOT)!r}))\n"
         "seen = ['torch._dynamo' in sys.modules]\n"
         "for ex in ('softmax_grad', 'checkpointing'):\n"
-        "    import_judge_dynamo(suite_files(a, GradeOptions(exercises=[ex])))\n"
+        "    import_judge_dynamo(a, GradeOptions(exercises=[ex]))\n"
         "    seen.append('torch._dynamo' in sys.modules)\n"
         "print(seen)\n"
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -47,3 +48,11 @@ def test_the_loaded_exercise_is_its_layout_and_its_declared_values(course: Path)
     assert (ex.stub, ex.hidden_tests, ex.probes, ex.toml) == (lay.stub, lay.hidden_tests, lay.probes, lay.toml)
     assert ex.hidden_tests.parents[2].name == "solutions" and ex.stub.parents[2].name == "assignments"
     assert (ex.points, ex.timeout, ex.gpu) == (4.0, 3.0, EXERCISE_KEYS["gpu"].default)
+
+
+def test_every_exercise_toml_key_is_documented_in_the_authoring_guide():
+    from tests.helpers import ROOT
+
+    text = (ROOT / "docs" / "authoring.md").read_text()
+    missing = [k for k in EXERCISE_KEYS if k != "id" and not re.search(rf"^{k} = ", text, re.M)]
+    assert not missing, f"docs/authoring.md's exercise.toml example lacks {missing}"

@@ -25,6 +25,7 @@ LAYERS: list[list[str]] = [
     ["autograder.caps"],  # judge-side caps on student-derived strings in results (session and judge use it)
     ["autograder.sandbox"],
     ["autograder.options"],  # the grading settings, light enough for the CLI process (no torch)
+    ["autograder.warmup"],  # what to import ahead of grading, as each exercise declares it
     ["autograder.session"],
     ["autograder.judge"],
     ["autograder.grade"],

@@ -178,7 +178,7 @@ class Worker:
 
     def serve(self) -> int:
         # Until the first submission this process only imports: torch, pytest, the judge, the suites,
-        # torch._dynamo (grade.import_judge_dynamo). The judge resumes collecting before it grades.
+        # torch._dynamo (warmup.import_judge_dynamo). The judge resumes collecting before it grades.
         gcpause.pause()
         why = self.isolation_problem()
         if why:
