@@ -14,8 +14,9 @@ is an error that names it (a typo must not silently turn a policy off).
 
     [grading]
     course = "."  # the folder holding assignments/ and solutions/
-    backend = "process"  # or "docker"
-    workers = 1  # warm workers per assignment
+    backend = "process"  # or "docker", "podman", "dask"
+    scheduler = ""  # dask: the scheduler's address (tcp://host:8786)
+    workers = 1  # warm workers per assignment (dask: submissions in flight on the cluster)
     queue_limit = 100
 
     [limits]
@@ -79,6 +80,7 @@ class ServiceConfig:
     public_url: str = ""  # "": http://host:port
     trusted_proxies: list[str] = field(default_factory=list)
     backend: str = "process"
+    scheduler: str = ""  # dask only: the scheduler's address
     workers: int = 1
     queue_limit: int = 100
     docker_image: str = "torchgrader:cpu"
@@ -101,8 +103,8 @@ class ServiceConfig:
 
 _SECTIONS = {
     "server": ("host", "port", "public_url", "trusted_proxies"),
-    "grading": ("course", "backend", "workers", "queue_limit", "docker_image", "allow_unisolated", "memory_gb",
-                "cell_timeout", "submission_timeout"),
+    "grading": ("course", "backend", "scheduler", "workers", "queue_limit", "docker_image", "allow_unisolated",
+                "memory_gb", "cell_timeout", "submission_timeout"),
     "limits": ("upload_kb", "submissions_per_minute", "requests_per_minute", "link_days", "session_hours"),
 }
 _POLICY_KEYS = {f.name for f in fields(Policy)}
@@ -186,6 +188,9 @@ def parse_config(data: dict[str, Any], where: str = "the service config") -> Ser
         ids = [p.id for p in cfg.assignments]
         if len(set(ids)) != len(ids):
             raise ConfigError(f"{where}: an assignment is listed twice in [[assignments]]")
+    if cfg.backend == "dask" and not cfg.scheduler:
+        raise ConfigError(f"{where}: [grading] backend = \"dask\" needs scheduler = \"tcp://HOST:8786\" "
+                          "(the Dask scheduler's address)")
     if cfg.workers < 1 or cfg.queue_limit < 1:
         raise ConfigError(f"{where}: [grading] workers and queue_limit must be at least 1")
     return cfg

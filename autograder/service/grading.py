@@ -10,7 +10,14 @@ when the service is killed, so are its workers, and their jobs are picked up
 again at the next start (``ServiceStore.requeue_interrupted``).
 
 Before each job the slot checks the assignment's suite version: after staff
-fix a suite, a regrade is graded by a worker started on the new material.
+fix a suite, a regrade is graded by a worker started on the new material
+(with a fresh backend: a container's material is staged when it is made).
+
+The backends are the batch's: ``process`` (the default), ``docker`` and
+``podman`` (one container per slot, ``--network none``; the image is checked
+before the first one starts) and ``dask`` (each slot sends one submission at a
+time to the cluster, whose workers keep their judges warm:
+``DaskBackend.start``).
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from autograder.service.config import ServiceConfig
 from autograder.service.store import JobRow, ServiceStore
 
 RESTART_PAUSE = 5.0  # seconds between attempts to start a worker that would not start
+SERVICE_BACKENDS = ("process", "docker", "podman", "dask")  # those that keep a worker warm per slot
 
 
 @dataclass
@@ -80,7 +88,8 @@ class GradingPool:
 
     def backend(self, assignment: str) -> Backend:
         return make_backend(self.cfg.backend, Where(self.worker_config(assignment), self.cfg.workers,
-                                                    self.log_dir, docker_image=self.cfg.docker_image))
+                                                    self.log_dir, docker_image=self.cfg.docker_image,
+                                                    scheduler=self.cfg.scheduler or None))
 
     def start(self) -> None:
         if not self.assignments:
@@ -89,10 +98,10 @@ class GradingPool:
         if requeued:
             print(f"torchgrader serve: {requeued} submission(s) cut off by the last stop are queued again",
                   flush=True)
+        if self.cfg.backend not in SERVICE_BACKENDS:
+            raise WorkerFatal(f"backend {self.cfg.backend!r} cannot keep warm workers for the service: "
+                              f"use one of {', '.join(SERVICE_BACKENDS)}")
         for aid in self.assignments:
-            if not hasattr(self.backend(aid), "start"):
-                raise WorkerFatal(f"backend {self.cfg.backend!r} cannot keep warm workers for the service: "
-                                  "use process or docker")
             for i in range(self.cfg.workers):
                 st = SlotState(label=f"{aid} worker {i}", assignment=aid)
                 self.slots.append(st)
@@ -133,10 +142,14 @@ class GradingPool:
 
     # ------------------------------------------------------------------ one slot
     def _slot(self, st: SlotState, index: int) -> None:
-        backend = self.backend(st.assignment)
+        backend: Any = None
         pipe: WorkerPipe | None = None
         try:
             while not self.stop_event.is_set():
+                if backend is None:
+                    backend = self._open_backend(st)
+                    if backend is None:
+                        continue
                 if pipe is None:
                     pipe = self._start_worker(backend, st, index)
                     if pipe is None:
@@ -146,14 +159,28 @@ class GradingPool:
                     with self._wake:
                         self._wake.wait(0.5)
                     continue
-                pipe = self._grade(pipe, backend, st, index, job)
+                backend, pipe = self._grade(pipe, backend, st, index, job)
         finally:
             if pipe is not None:
                 pipe.close()
+            _close(backend)
+
+    def _open_backend(self, st: SlotState) -> Any:
+        """This slot's backend (a Dask client, a staged copy of the material for containers), or None."""
+        st.state = "starting"
+        try:
+            return self.backend(st.assignment)
+        except WorkerFatal as e:
+            st.state, st.detail = "down", str(e.message)[-600:]
+            self.stop_event.wait(RESTART_PAUSE)
+            return None
 
     def _start_worker(self, backend: Any, st: SlotState, index: int) -> WorkerPipe | None:
         st.state = "starting"
         try:
+            ensure_image = getattr(backend, "ensure_image", None)  # containers: the image of this grader's code
+            if ensure_image is not None:
+                ensure_image()
             pipe: WorkerPipe = backend.start(index)
         except (WorkerDied, WorkerFatal) as e:
             st.state, st.detail = "down", str(e.message)[-600:]
@@ -162,8 +189,9 @@ class GradingPool:
         st.state, st.detail = "ready", ""
         return pipe
 
-    def _grade(self, pipe: WorkerPipe, backend: Any, st: SlotState, index: int, job: JobRow) -> WorkerPipe | None:
-        """Grade one claimed job; returns the worker to keep (None when it is gone)."""
+    def _grade(self, pipe: WorkerPipe, backend: Any, st: SlotState, index: int,
+               job: JobRow) -> tuple[Any, WorkerPipe | None]:
+        """Grade one claimed job; returns the backend and the worker to keep (None when gone)."""
         sub = self.store.submission(job.submission)
         assert sub is not None
         try:
@@ -173,13 +201,15 @@ class GradingPool:
             self.store.release(job.id)
             st.state, st.detail = "down", f"the assignment's material cannot be loaded: {e.message}"
             self.stop_event.wait(RESTART_PAUSE)
-            return pipe
+            return backend, pipe
         if pipe.info.get("suite_version") != version:  # staff changed the suites: a worker on the new material
             pipe.close()
-            fresh = self._start_worker(backend, st, index)
+            _close(backend)
+            backend = self._open_backend(st)
+            fresh = self._start_worker(backend, st, index) if backend is not None else None
             if fresh is None:
                 self.store.release(job.id)
-                return None
+                return backend, None
             pipe = fresh
         options = {"public": True} if job.suites == "public" else None
         payload = Job(id=str(job.id), name=f"submission.{sub.kind}", path=self.blobs.path(sub.sha256),
@@ -195,16 +225,27 @@ class GradingPool:
                               student=sub.person, sha256=sub.sha256, order=())
                 failed = grader_failure(assignment, entry, e.message)
                 self.store.finish(job.id, failed.to_dict(), version, needs_ta=True, error=e.message[-2000:])
-            return None
+            return backend, None
         except WorkerFatal as e:
             self.store.release(job.id)
             st.state, st.detail = "down", e.message[-600:]
             self.stop_event.wait(RESTART_PAUSE)
-            return None
+            return backend, None
         r = SubmissionResult.from_dict(result)
         r.student, r.sha256, r.path = sub.person, sub.sha256, sub.filename
         self.store.finish(job.id, r.to_dict(), version)
         st.graded += 1
         st.seconds = [*st.seconds[-19:], time.monotonic() - started]
         st.state = "ready"
-        return pipe
+        return backend, pipe
+
+
+def _close(backend: Any) -> None:
+    """Let a backend go: its staged material, its Dask client and the judges it left idle on the cluster."""
+    close = getattr(backend, "close", None)
+    if close is None:
+        return
+    try:
+        close()
+    except Exception:  # noqa: BLE001 - best effort: a scheduler that is gone, a folder already removed
+        pass

@@ -252,6 +252,34 @@ class Service:
                                                       **ctx)
         return HTMLResponse(html, status_code=status)
 
+    def class_report(self, aid: str, rows: list[exports.Row]) -> dict[str, Any]:
+        """``class_report_html``'s arguments, as the batch gives them: the counting attempts, each linked to
+        its feedback page, with names, the flags (blank, duplicate, late) and pairs of near-identical code."""
+        from autograder.batch.inputs import Entry
+        from autograder.batch.review import ClassReview, review_class
+
+        a = self.pool.assignments[aid]
+        results, entries, pages, problems = [], [], {}, []
+        for r in rows:
+            sub = self.store.submission(r.submission) if r.assignment == aid and r.result is not None else None
+            if sub is None or r.result is None:
+                continue
+            r.result.student = r.person.id
+            results.append(r.result)
+            pages[r.person.id] = f"/submissions/{sub.id}"
+            entries.append(Entry(path=self.blobs.path(sub.sha256), source=sub.filename, submission=sub.id,
+                                 student=r.person.id, sha256=sub.sha256, order=(),
+                                 late=f"{r.late_days} day(s) late" if r.late_days else ""))
+        try:
+            review = review_class(a, entries)
+        except Exception as e:  # noqa: BLE001 - a failed review costs its flags and pairs, never the report
+            review = ClassReview()
+            problems.append(f"the review of the class (blank, duplicate, late, similar code) failed: "
+                            f"{printable(type(e).__name__)}: {printable(str(e))[:300]}")
+        return {"results": results, "title": a.title, "exercise_ids": a.ids, "problems": problems,
+                "names": {r.person.id: r.person.name for r in rows}, "attention": review.attention,
+                "pairs": review.pairs, "link": lambda res: pages.get(res.student, "/staff")}
+
     def home_context(self, c: Caller) -> dict[str, Any]:
         out = []
         for p in self.cfg.assignments:
@@ -498,20 +526,14 @@ def build_app(svc: Service, *, grade: bool = True) -> Starlette:
         aid = request.path_params["aid"]
         if aid not in svc.pool.assignments:
             raise Refused(404, "no such assignment")
-        from autograder.report.classreport import class_report_html
+        from autograder.report.classreport import SCRIPT_CSP, class_report_html
 
         def html() -> str:
-            results = []
-            for r in _rows():
-                if r.assignment == aid and r.result is not None:
-                    r.result.student = r.person.id
-                    results.append(r.result)
-            a = svc.pool.assignments[aid]
-            return class_report_html(results, title=a.title, exercise_ids=a.ids)
-        # the report is one self-contained file with its own inline <style> (and no script)
-        return HTMLResponse(await run_in_threadpool(html),
-                            headers={"Content-Security-Policy": CSP.replace("style-src 'self'",
-                                                                            "style-src 'unsafe-inline'")})
+            return class_report_html(**svc.class_report(aid, _rows()))
+        # the report is one self-contained file with its own inline <style> and its one (hashed) sorting script
+        csp = CSP.replace("style-src 'self'", "style-src 'unsafe-inline'").replace(
+            "script-src 'self'", f"script-src 'self' {SCRIPT_CSP}")
+        return HTMLResponse(await run_in_threadpool(html), headers={"Content-Security-Policy": csp})
 
     async def stylesheet(request: Request) -> Response:
         return Response(CSS + SERVICE_CSS, media_type="text/css")

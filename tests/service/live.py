@@ -29,14 +29,14 @@ def free_port() -> int:
 
 
 class LiveServer:
-    def __init__(self, root: Path, config: str = "") -> None:
+    def __init__(self, root: Path, config: str = "", *, course: Path = ROOT, grading: str = "") -> None:
         self.root = root
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.data = root / "data"
         (root / "roster.csv").write_text(ROSTER)
         (root / "service.toml").write_text(
-            f'[server]\nport = {self.port}\n[grading]\ncourse = "{ROOT}"\nworkers = 1\n'
+            f'[server]\nport = {self.port}\n[grading]\ncourse = "{course}"\nworkers = 1\n{grading}'
             f'[limits]\nsubmissions_per_minute = 100\n{config}')
         self.proc: subprocess.Popen | None = None
         self.tokens: dict[str, str] = {}

@@ -20,6 +20,7 @@ from tests.helpers import ROOT
 from tests.service.live import LiveServer, free_port, multipart
 
 ALICE = ROOT / "samples" / "alice.ipynb"
+SMALL = "def shares_storage(a, b):\n    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()\n"
 HOSTILE = '''# %%
 from autograder import submit
 submit()
@@ -64,6 +65,7 @@ def browser(tmp_path_factory):
     for a in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
               "--no-proxy-server", "--window-size=1200,900"):
         opts.add_argument(a)
+    opts.set_capability("goog:loggingPrefs", {"performance": "ALL"})  # the requests each page makes
     opts.add_experimental_option("prefs", {"download.default_directory": str(downloads),
                                            "download.prompt_for_download": False})
     driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=opts)
@@ -184,6 +186,42 @@ def test_staff_see_the_dashboard_regrade_and_download_the_canvas_csv(live, brows
     assert ["Ann Student", "ann", "", "ann@x.edu", "", "110"] in rows
     browser.get(f"{live.url}/staff/report/pytorch-fundamentals")
     assert "class report" in browser.title
+    total = next(th for th in browser.find_elements(By.CSS_SELECTOR, "table.students th") if th.text == "total")
+    total.click()
+    assert total.get_attribute("aria-sort") == "ascending"  # the report's own script runs under the page's CSP
+    browser.find_element(By.LINK_TEXT, "ann").click()  # the student list links each to their feedback
+    _until(lambda: browser.current_url.endswith(f"/submissions/{sid}"), timeout=30)
+    assert "Score: 110 / 110" in browser.find_element(By.ID, "feedback").text
+    assert "libtorch" not in Path(f"/proc/{live.proc.pid}/maps").read_text()  # the report's review neither
+
+
+def _requests(driver) -> list[str]:
+    """The URLs the browser requested since the last call (Chrome's performance log)."""
+    import json
+
+    out = []
+    for entry in driver.get_log("performance"):
+        msg = json.loads(entry["message"])["message"]
+        if msg.get("method") == "Network.requestWillBeSent":
+            out.append(msg["params"]["request"]["url"])
+    return out
+
+
+def test_with_poll_1_the_page_updates_to_graded_without_the_live_channel(live, browser):
+    from selenium.webdriver.common.by import By
+
+    _sign_in(browser, live, "ben")
+    body, headers = multipart("mine.py", SMALL.encode())  # one function: a short grading
+    code, got = live.api("/api/submissions", "ben", body, headers)
+    assert code == 202
+    _requests(browser)  # forget what came before
+    browser.get(f"{live.url}/submissions/{got['id']}?poll=1")
+    seen = _watch(browser)
+    assert seen[0].startswith(("queued", "running")) and seen[-1] == "graded", seen
+    assert "Score: " in browser.find_element(By.ID, "feedback").text
+    asked = _requests(browser)
+    assert f"{live.url}/api/submissions/{got['id']}" in asked  # it polled the status
+    assert not [u for u in asked if "/events" in u], asked  # and never opened the event stream
 
 
 def test_a_hostile_submission_runs_no_script_in_the_browser(live, browser, tmp_path):
@@ -208,8 +246,7 @@ def test_a_hostile_submission_runs_no_script_in_the_browser(live, browser, tmp_p
 def test_torchgrader_submit_exit_codes(live, tmp_path):
     cli = [sys.executable, "-c", "from autograder.cli import run; run()", "submit"]
     stub = tmp_path / "mine.py"
-    stub.write_text("def shares_storage(a, b):\n    return a.untyped_storage().data_ptr() == "
-                    "b.untyped_storage().data_ptr()\n")
+    stub.write_text(SMALL)
     ok = subprocess.run([*cli, str(stub), "--server", live.url, "--token", live.tokens["ben"], "--wait"],
                         capture_output=True, text=True, timeout=300)
     assert ok.returncode == 0, ok.stderr

@@ -306,3 +306,28 @@ def test_staff_grant_extensions_revoke_and_issue_links_from_the_dashboard(client
     assert svc.store.person_for_token(token).id == "alice"
     assert client.post("/staff/revoke", data={"person": "bob"}).status_code == 403  # no CSRF token: refused
     assert svc.store.person_for_token(svc.store.issue_token("bob", 1)) is not None
+
+
+def test_the_class_report_links_each_student_and_flags_what_the_batch_flags(client, svc):
+    from autograder.report.classreport import SCRIPT_CSP
+
+    code = b"import torch\n\ndef double(x):\n    return x + x\n\ndef row_means(x):\n    return x.sum(1) / x.shape[1]\n"
+    ids = {pid: upload(client, bearer(svc, pid), code, "mine.py").json()["id"] for pid in ("alice", "bob")}
+    for _ in ids:
+        job = svc.store.claim("demo", "w")
+        svc.store.finish(job.id, {"submission": "s", "path": "p", "assignment": "demo", "status": "graded",
+                                  "exercises": [{"id": "basics", "title": "Basics", "max_points": 4, "tests": [
+                                      {"nodeid": "t", "name": "t", "exercise": "basics", "max_points": 4,
+                                       "points": 4, "status": "passed", "message": ""}]}]}, "v")
+    staff = bearer(svc, "ta")
+    r = client.get("/staff/report/demo", headers=staff)
+    assert r.status_code == 200
+    csp = r.headers["content-security-policy"]
+    scripts = csp.split("script-src")[1].split(";")[0]
+    assert scripts == f" 'self' {SCRIPT_CSP}" and "'unsafe-inline'" not in scripts
+    links = {who: href for href, who in re.findall(r'<td><a href="(/submissions/[^"]+)">(\w+)</a></td>', r.text)}
+    assert links == {pid: f"/submissions/{sid}" for pid, sid in ids.items()}  # each to the attempt that counts
+    assert r.text.count('class="flag duplicate"') == 2  # byte-identical files, as the batch flags them
+    assert "<td>Alice</td>" in r.text  # the roster's names
+    page = client.get(links["bob"], headers=staff)
+    assert page.status_code == 200 and "Basics" in page.text

@@ -8,6 +8,10 @@ kept alive between tasks. Tasks take and return JSON text only: the result
 is ``SubmissionResult.to_dict()`` as JSON, never a pickle of anything a
 sandbox produced. Run Dask workers with one thread each (``--nthreads 1``)
 and as many worker processes as cores: each thread drives one judge.
+
+The service (``torchgrader serve``) grades one submission at a time per slot:
+``DaskBackend.start`` gives it a :class:`TaskPipe`, the same interface as a
+local worker's pipe, whose jobs run as tasks on the cluster.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import sys
 import tarfile
 import tempfile
 import threading
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +105,11 @@ class DaskBackend:
                 f.cancel()
             self.workers = self.live_workers()
 
+    def start(self, slot: int) -> TaskPipe:
+        """A pipe for the service's slot ``slot``: it starts a judge on the cluster first (WorkerFatal when none
+        can start), and reports the suite version that judge grades with."""
+        return TaskPipe(self, f"dask slot {slot}")
+
     def close(self) -> None:
         """Close the judges this batch left idle on every worker (each holds torch twice), then disconnect."""
         try:
@@ -107,6 +117,55 @@ class DaskBackend:
         except Exception:  # noqa: BLE001 - workers that are gone have no judges left
             pass
         self.client.close()
+
+
+class TaskPipe:
+    """One submission at a time as a Dask task, through :class:`WorkerPipe`'s interface (``info``, ``grade``,
+    ``close``): what the service's slots drive. The material is packed when the pipe is made, so a pipe made
+    after staff change a suite ships the new one (and its judges are new: the key is the content)."""
+
+    def __init__(self, backend: DaskBackend, label: str) -> None:
+        self.label = label
+        self.client = backend.client
+        self.cfg = backend.config.elsewhere(backend.config.course).to_dict()
+        self.bundle = self.client.scatter(pack_course(backend.config), broadcast=True, hash=True)
+        reply = self._call(warm_task, READY_SECONDS, "while starting a judge", self.bundle, self.cfg)
+        if reply.get("fatal"):
+            raise WorkerFatal(reply["fatal"])
+        if "error" in reply:
+            raise WorkerDied(f"{label}: {reply['error']}")
+        self.info: dict[str, Any] = {"ready": True, "suite_version": reply.get("suite_version", ""),
+                                     "worker": reply.get("worker", "dask")}
+        self.alive = True
+
+    def _call(self, fn: Any, timeout: float, what: str, *args: Any) -> dict[str, Any]:
+        future = self.client.submit(fn, *args, pure=False, key=f"torchgrader-{uuid.uuid4().hex}")
+        try:
+            return json.loads(future.result(timeout=timeout))
+        except Exception as e:  # noqa: BLE001 - a lost worker, a timeout, a failed task: this job's problem
+            future.cancel()
+            raise WorkerDied(f"{self.label}: the Dask task failed {what}: {type(e).__name__}: {e}") from None
+
+    def grade(self, job: Any, timeout: float) -> dict[str, Any]:
+        """The result dict of one job; raises WorkerDied (tried again by the caller) or WorkerFatal."""
+        reply = self._call(grade_task, timeout, f"while grading {job.name}", self.bundle, self.cfg, job.payload())
+        if reply.get("fatal"):
+            raise WorkerFatal(reply["fatal"])
+        if "error" in reply:
+            raise WorkerDied(f"{self.label}: {reply['error']}")
+        return reply["result"]
+
+    def close(self) -> None:
+        self.alive = False
+
+    def kill(self) -> None:
+        self.alive = False
+
+    def finish(self) -> None:
+        self.alive = False
+
+
+READY_SECONDS = 240.0  # a judge's start on a Dask worker: importing torch twice, on a loaded machine
 
 
 # ---------------------------------------------------------------------- worker side
@@ -235,6 +294,20 @@ def live_judges() -> int:
 def _give_back(cfg: WorkerConfig, pipe: WorkerPipe) -> None:
     with _lock:
         _idle.setdefault(cfg.to_json(), []).append(pipe)
+
+
+def warm_task(bundle: bytes, cfg_dict: dict[str, Any]) -> str:
+    """Runs on a Dask worker: start (or find) a warm judge for this material; its suite version as JSON."""
+    cfg = WorkerConfig.from_dict(cfg_dict).elsewhere(str(_course(bundle)))
+    label = f"dask {os.uname().nodename}:{os.getpid()}"
+    try:
+        pipe = _take(cfg)
+    except WorkerFatal as e:
+        return json.dumps({"fatal": str(e)})
+    except WorkerDied as e:
+        return json.dumps({"error": str(e), "worker": label})
+    _give_back(cfg, pipe)
+    return json.dumps({"ready": True, "suite_version": pipe.info.get("suite_version", ""), "worker": label})
 
 
 def grade_task(bundle: bytes, cfg_dict: dict[str, Any], job_payload: dict[str, Any]) -> str:

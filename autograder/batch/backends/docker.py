@@ -126,10 +126,15 @@ class DockerBackend(ProcessBackend):
                               f"changed since it was built, and its containers would grade with the old code. "
                               f"{image_digest.rebuild_hint(self.image)}")
 
-    def grade_jobs(self, jobs: list[Job], deliver: Deliver) -> None:
-        if not self._checked and jobs:
+    def ensure_image(self) -> None:
+        """Check the image once, before the first container (the service calls it before each start)."""
+        if not self._checked:
             self.check_image()
             self._checked = True
+
+    def grade_jobs(self, jobs: list[Job], deliver: Deliver) -> None:
+        if jobs:
+            self.ensure_image()
         super().grade_jobs(jobs, deliver)
 
     def container_config(self) -> WorkerConfig:
