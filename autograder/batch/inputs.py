@@ -64,7 +64,7 @@ class _Budget:
 class Entry:
     """One submission file, ready to read."""
 
-    path: Path  # a readable local file (inside the extraction folder for archive entries)
+    path: Path  # the bytes hashed, staged in the private work folder: what is graded (never re-read from the input)
     source: str  # where it came from, as the TA knows it: "subs/alice.ipynb", "canvas.zip:smith_1_2_hw.ipynb"
     submission: str  # the gradebook's `submission` column: the path under its root, without the suffix
     student: str  # stable student id
@@ -77,6 +77,7 @@ class Entry:
     detail: str = ""  # what the LMS's name said (user id, attempt, late), for inputs.csv
     late: str = ""  # how the LMS marked the file late ("" when it did not): flagged for the TA
     claims: list[str] = field(default_factory=list)  # inner names that claimed another student (ignored)
+    origin: Path | None = None  # where the file was found, when it was staged from outside the work folder
 
 
 @dataclass
@@ -578,11 +579,21 @@ class Expander:
         found = self._only_this_assignment(found)
         grouping = _grouping_depth(found)
         entries = []
-        for f in found:
+        work = self.workdir.resolve()
+        for k, f in enumerate(found):
+            origin = None
             try:
-                digest = _sha256(f.path)
+                if f.path.resolve().is_relative_to(work):  # extracted from an archive: already a private copy
+                    digest = _sha256(f.path)
+                else:  # a file of the TA's (or a shared) folder: graded exactly as hashed, never read again
+                    origin, staged = f.path, self.workdir / "staged" / str(k) / f.path.name
+                    digest = _stage(f.path, staged, self.limits.max_file_bytes)
+                    f.path = staged
             except OSError as e:
                 self.out.problems.append(f"{f.source}: could not be read ({e.strerror})")
+                continue
+            except ValueError as e:
+                self.out.problems.append(f"{f.source}: {e}")
                 continue
             who = identify(f.parts, f.nbgrader, grouping.get(id(f), 0))
             info = who.info
@@ -596,7 +607,7 @@ class Expander:
             entries.append(Entry(path=f.path, source=f.source, submission=sub, student=info.student, sha256=digest,
                                  order=order, how=info.how, nbgrader_assignment=f.nbgrader_assignment,
                                  timestamp=ts, name=info.name, detail=info.detail, late=info.late,
-                                 claims=who.claims))
+                                 claims=who.claims, origin=origin))
             for c in who.claims:
                 self.out.notes.append(f"{f.source}: {c}")
             if info.how == AMBIGUOUS:
@@ -680,6 +691,26 @@ def _sha256(path: Path) -> str:
     with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as f:  # a file swapped for a link: refused
         while chunk := f.read(1 << 20):
             h.update(chunk)
+    return h.hexdigest()
+
+
+def _stage(path: Path, dest: Path, limit: int) -> str:
+    """Copy ``path`` to ``dest`` (in the private work folder), hashing the very bytes copied.
+
+    Stage once, read once: the file a TA's folder holds may change between the
+    hash and the job (a sync client, a student's share), so the worker grades
+    this copy and the store's key is the hash of exactly what it grades.
+    """
+    h = hashlib.sha256()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as src, open(dest, "xb") as out:
+        copied = 0
+        while chunk := src.read(1 << 20):
+            copied += len(chunk)
+            if copied > limit:
+                raise ValueError(f"grew past the size limit ({_size(limit)}) while it was read: skipped")
+            h.update(chunk)
+            out.write(chunk)
     return h.hexdigest()
 
 

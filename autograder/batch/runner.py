@@ -362,7 +362,7 @@ def write_outputs(assignment: Assignment, inputs: Inputs, all_results: Sequence[
         notebook = opts.nbgrader_notebook or _common(Path(e.source).stem for e in inputs.entries
                                                      if e.how == "nbgrader layout") or assignment.id
         times = {e.student: e.timestamp for e in inputs.entries}
-        layout = {e.student: e.path for e in inputs.entries if e.how == "nbgrader layout"}
+        layout = {e.student: e.origin or e.path for e in inputs.entries if e.how == "nbgrader layout"}
         write_scores(opts.nbgrader_db, assignment, [(r, times.get(r.student, 0.0)) for r in ordered],
                      nb_assignment=nb_assignment, notebook=notebook, submitted=layout)
     if failed:

@@ -313,3 +313,30 @@ def test_a_job_that_kills_its_worker_is_retried_once_then_reported(tmp_path):
     result, error = got["crash.py"]
     assert result is None and "exited with code 3 while grading crash.py" in error
     assert seen.read_text().split().count("crash.py") == 2  # retried once on a fresh worker, then reported
+
+
+def test_the_bytes_graded_are_the_bytes_hashed_even_when_the_file_changes_in_between(tmp_path, monkeypatch):
+    """Issue 22 (TOCTOU): a file rewritten after it was hashed is graded as hashed, and stored under that hash."""
+    import io
+
+    from autograder.assignment import load_assignment
+    from autograder.batch import runner
+
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "alice.py").write_text(REF)
+    plan = runner._plan
+
+    def swap_then_plan(*args, **kwargs):  # after the inputs were hashed, before any job reads them
+        (subs / "alice.py").write_text(SQUARES)
+        return plan(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "_plan", swap_then_plan)
+    worker = WorkerConfig(course=str(DEMO_COURSE), assignment="demo", options=GradeOptions(exercises=["basics"]))
+    opts = runner.BatchOptions(out=tmp_path / "out", worker=worker, jobs=1, progress="plain", report=False)
+    summary = runner.grade_batch(load_assignment("demo", DEMO_COURSE, only=["basics"]), [subs], opts,
+                                 stream=io.StringIO(), err=io.StringIO())
+    [r] = summary.results
+    assert r.sha256 == hashlib.sha256(REF.encode()).hexdigest()
+    assert r.total == 4  # REF's score on basics: the bytes hashed, not the SQUARES written after (3)
+    assert (subs / "alice.py").read_text() == SQUARES  # the input is never modified
