@@ -13,16 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.errors import StaffError
-
-
-class AssignmentError(StaffError):
-    """Authoring mistake in an assignment's files; the message names the file."""
-
-
-class SuiteProblems(AssignmentError):
-    """The assignment's suites cannot be collected or are incomplete: no submission can be graded."""
-
+from autograder.errors import AssignmentError
+from autograder.errors import SuiteProblems as SuiteProblems
 
 # ---------------------------------------------------------------------- the exercise layout
 # The one place that says which file of an exercise is which. Everything else

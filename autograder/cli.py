@@ -16,7 +16,7 @@ from pathlib import Path
 from autograder import gcpause
 from autograder.assignment import AssignmentError, load_assignment
 from autograder.batch.backends import REGISTRY
-from autograder.errors import TorchgraderError
+from autograder.errors import TorchgraderError, meaning
 from autograder.options import Budget, GradeOptions
 from autograder.printable import printable
 from autograder.sandbox.isolation import Limits
@@ -234,18 +234,19 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser(_command_of(argv)).parse_args(argv)
     try:
         return int(args.func(args) or 0)
+    # Each error's exit code is errors.TABLE's (docs/errors.md); its message is said as a sentence, never a traceback.
     except TorchgraderError as e:  # every deliberate error carries its own person-facing message
         print(f"torchgrader: {printable(e.message, lines=True)}", file=sys.stderr)
-        return 2
+        return meaning(e).exit
     except KeyboardInterrupt as e:
         if not getattr(e, "said", False):  # a batch (BatchInterrupted) has said what it kept and how to finish
             print("\ninterrupted: results written so far are kept", file=sys.stderr)
-        return 130
+        return meaning(e).exit
     except OSError as e:  # the user's own files: a path that cannot be read or written, said as a sentence
         where = f" {e.filename}" if e.filename else ""
         print(f"torchgrader: cannot use{where}: {e.strerror or e}. Check the path and its permissions.",
               file=sys.stderr)
-        return 2
+        return meaning(e).exit
 
 
 def run() -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder.errors import StudentFacingError
+from autograder.errors import LoadError
 
 SUBMISSION_SUFFIXES = (".ipynb", ".py")
 # Cell magics whose body is ordinary Python: keep the body, drop the magic line.
@@ -24,10 +24,6 @@ _TRANSPARENT_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug"}
 _LINE_MAGIC = re.compile(r"^(\s*)([%!].*)$")
 _ASSIGNED_MAGIC = re.compile(r"^(\s*[\w.\[\], ]+=\s*)([%!].*)$")
 _HELP = re.compile(r"^(\s*)(\?{1,2}[\w.]+|[\w.]+\?{1,2})\s*$")
-
-
-class LoadError(StudentFacingError):
-    """The file cannot be read as a submission; the message is for the student."""
 
 
 @dataclass

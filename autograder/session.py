@@ -22,9 +22,9 @@ from autograder.sandbox.client import (
     SandboxConfig,
     SandboxCrashed,
     SandboxError,
+    SandboxNoReply,
     SandboxOutOfMemory,
     SandboxServer,
-    SandboxTimeout,
     StudentException,
 )
 from autograder.sandbox.seccomp import blocked_hint
@@ -87,7 +87,7 @@ class Session:
             if self.restarts > self.budget.max_restarts:
                 raise SandboxCrashed("the sandbox was restarted too many times for this submission")
         if self.time_left() <= 0:
-            raise SandboxTimeout(self.budget.submission_seconds)
+            raise SandboxNoReply(self.budget.submission_seconds)
         while True:
             try:
                 sb = Sandbox(self.server, self.config)
@@ -153,8 +153,8 @@ class Session:
                 self.skip.add(cell.index)
                 status, why = self._stopped(e, timeout)
                 self._record(CellResult(cell.index, status, why, time.monotonic() - started, cell.label), force=True)
-                if isinstance(e, SandboxTimeout) and self.time_left() <= 0:
-                    raise SandboxTimeout(self.budget.submission_seconds) from None
+                if isinstance(e, SandboxNoReply) and self.time_left() <= 0:
+                    raise SandboxNoReply(self.budget.submission_seconds) from None
                 return False
             self._record(result, force=first_time)
         return True
@@ -169,7 +169,7 @@ class Session:
 
     def _stopped(self, e: SandboxError, timeout: float) -> tuple[CellStatus, str]:
         """(status, message) of a cell that hung, ran out of memory or stopped the Python process."""
-        if isinstance(e, SandboxTimeout):
+        if isinstance(e, SandboxNoReply):
             return "timeout", (
                 f"did not finish within {timeout:.0f} s, so it was skipped: "
                 "move long computations out of top-level code"

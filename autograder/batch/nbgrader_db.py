@@ -29,12 +29,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from autograder.assignment import Assignment
-from autograder.errors import StaffError
+from autograder.errors import NbgraderError
 from autograder.results import SubmissionResult
-
-
-class NbgraderError(StaffError):
-    """nbgrader's gradebook cannot take the scores (the message says which record and why)."""
 
 
 @dataclass

@@ -38,22 +38,12 @@ from autograder.batch.backends.config import WorkerConfig
 from autograder.batch.inputs import Entry, Inputs, Workspace, expand
 from autograder.batch.progress import make_progress
 from autograder.batch.store import DB_NAME, Store, grading_key, suite_version
-from autograder.errors import StaffError
+from autograder.errors import BatchError, BatchInterrupted
 from autograder.printable import printable
 from autograder.report.files import writable_folder
 from autograder.report.gradebook import write_gradebook
 from autograder.report.submission import write_submission
 from autograder.results import ExerciseResult, SubmissionResult
-
-
-class BatchError(StaffError):
-    """The batch cannot go on (no worker can grade: suites broken, engine missing, scheduler unreachable)."""
-
-
-class BatchInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a batch, after the partial outputs were written and the way to finish was said."""
-
-    said = True  # the CLI adds nothing
 
 
 @dataclass

@@ -18,6 +18,7 @@ from autograder.judge.proxy import (
     StudentError,
     StudentNameMissing,
     StudentNotImplemented,
+    StudentOverTime,
     StudentProblem,
     StudentTimeout,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "StudentError",
     "StudentNameMissing",
     "StudentNotImplemented",
+    "StudentOverTime",
     "StudentProblem",
     "StudentTimeout",
     "assert_close",

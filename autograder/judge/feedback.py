@@ -15,18 +15,8 @@ from typing import Any
 import numpy as np
 import torch
 
-
-class Failure(AssertionError):
-    """A failed check; its message is shown to the student as is.
-
-    ``misconception`` is the key of the misconception the evidence fits (or
-    ""): ``validate`` compares it with the key each mutant declares, so a
-    message that blames the wrong cause fails the suite, not the student.
-    """
-
-    def __init__(self, message: str, misconception: str = "") -> None:
-        super().__init__(message)
-        self.misconception = misconception
+# Staff suites import Failure from here; it is defined with every other error in autograder/errors.py.
+from autograder.errors import Failure as Failure
 
 
 def fail(message: str, misconception: str = "") -> None:

@@ -16,18 +16,18 @@ import traceback
 import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
 from _pytest.runner import runtestprotocol
 
-from autograder import gcpause
+from autograder import errors, gcpause
 from autograder.assignment import Assignment
 from autograder.caps import cap_result
 from autograder.judge import collect
 from autograder.judge.collect import EXERCISE, TRACEBACK, test_name
-from autograder.judge.feedback import Failure, strip_ansi
+from autograder.judge.feedback import strip_ansi
 from autograder.judge.proxy import (
     CLOCK_RUNNING,
     Context,
@@ -131,25 +131,26 @@ def as_grader_error(exc: BaseException | None) -> BaseException | None:
 def outcome(exc: BaseException | None, name: str, exercise: str) -> tuple[TestStatus, str, str]:
     """(status, the message a student reads, misconception key) of a test that raised ``exc``.
 
-    One place for it: grading and staff running a suite under plain pytest
-    (:mod:`autograder.authoring.pytest_plugin`) show the same words.
+    The status is ``errors.TABLE``'s for the exception's class (one table for the judge and the CLI);
+    the words depend on who wrote them. One place for it: grading and staff running a suite under
+    plain pytest (:mod:`autograder.authoring.pytest_plugin`) show the same words.
     """
     exc = as_grader_error(exc)
-    if isinstance(exc, GraderError):
+    found = errors.meaning(exc) if exc is not None else errors.TABLE[BaseException]
+    if found.status in ("grader_error", "stop"):  # "stop": grade_one re-raises it; under plain pytest it reads so
         return "grader_error", GRADER_FAILED, ""
-    if isinstance(exc, StudentProblem):
-        return exc.status, strip_ansi(exc.message), ""
-    if isinstance(exc, Failure):
-        return "failed", strip_ansi(str(exc)), exc.misconception
+    status = cast(TestStatus, found.status)  # neither "grader_error" nor "stop" here: a student's status
+    if isinstance(exc, errors.StudentFacingError):  # written for the student (a check's message, a problem's)
+        return status, strip_ansi(exc.message), getattr(exc, "misconception", "")
     if isinstance(exc, AssertionError):
-        return "failed", strip_ansi(str(exc)) or f"Your code did not pass this check: {name}.", ""
+        return status, strip_ansi(str(exc)) or f"Your code did not pass this check: {name}.", ""
     if isinstance(exc, MemoryError):
-        return "error", (
+        return status, (
             "The grader ran out of its own memory while checking what your code returned "
             f"for `{exercise}`: the value is far larger than this exercise needs. Return only what the "
             "statement asks for."
         ), ""
-    return "error", strip_ansi(
+    return status, strip_ansi(
         f"The grader could not use what your code returned ({type(exc).__name__}: "
         f"{str(exc)[:300]}). Compare the types and shapes you return with the exercise statement."
     ), ""
@@ -304,6 +305,8 @@ class GradingPlugin:
         reports = runtestprotocol(item, nextitem=None, log=False)
         tr.seconds = time.monotonic() - t0
         exc = self._excinfo.pop(item.nodeid, None)
+        if exc is not None and errors.meaning(exc).status == "stop":  # no grade at all: the run stops (grade() raises)
+            raise exc
         if all(r.passed for r in reports):
             tr.status, tr.points = "passed", tr.max_points
         elif any(r.skipped for r in reports) and not any(r.failed for r in reports):
@@ -320,9 +323,9 @@ class GradingPlugin:
                 tr.message = (f"This test ran past its time limit ({CONTEXT.timeout:g} s), counting the grader's "
                               "own checks of what your code returned; it is reported as a timeout. "
                               + tr.message)
-            if isinstance(exc, GraderError):
+            if tr.status == "grader_error":
                 tr.withheld, tr.max_points, tr.points = tr.max_points, 0.0, 0.0
-                tr.detail = f"grader error: {exc.detail}\n"
+                tr.detail = f"grader error: {getattr(exc, 'detail', exc)}\n"
         tr.message = strip_ansi(tr.message)  # torch colours some of its messages
         if tr.status != "passed":
             tr.detail += item.stash.get(TRACEBACK, "")

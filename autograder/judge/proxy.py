@@ -13,40 +13,33 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autograder.errors import StudentFacingError, TorchgraderError
+from autograder.errors import (
+    GraderError,
+    JudgeOvertime,
+    StudentCrash,
+    StudentError,
+    StudentNameMissing,
+    StudentNotImplemented,
+    StudentOverTime,
+    StudentProblem,
+    SuiteError,
+)
 from autograder.judge.torch_errors import clean_message, meaning
-from autograder.results import TestStatus
 from autograder.sandbox import wire
 from autograder.sandbox.client import (
     ProtocolError,
     ReplyTooLarge,
     SandboxCrashed,
+    SandboxNoReply,
     SandboxOutOfMemory,
-    SandboxTimeout,
     StudentException,
 )
 
+# The problems a test meets are defined in autograder/errors.py (the one tree); staff suites may use the old name.
+StudentTimeout = StudentOverTime
+
 if TYPE_CHECKING:
     from autograder.session import Session
-
-
-class StudentProblem(StudentFacingError):
-    """A problem on the student's side; ``status`` is the test status it causes."""
-
-    status: TestStatus = "error"
-
-
-class GraderError(TorchgraderError):
-    """The grader's own code (a probe, the runtime, a missing probe) failed: never the student's mistake.
-
-    The plugin reports it as status ``grader_error``: the test's points are
-    withheld from the maximum, the submission is listed for staff, and the
-    student is told it costs them nothing.
-    """
-
-    def __init__(self, detail: str) -> None:
-        super().__init__(detail)
-        self.detail = detail
 
 
 def strip_source(source: str) -> str:
@@ -69,16 +62,6 @@ def strip_source(source: str) -> str:
         ):
             node.body = body[1:] or [ast.Pass()]
     return ast.unparse(tree) + "\n"
-
-
-class SuiteError(GraderError):
-    """A hidden test asks for something the grader cannot do: the staff's mistake, named for the staff.
-
-    An argument that cannot cross to the sandbox (a judge-side lambda, a model
-    built in the judge) or a probe name that does not exist. Like every
-    :class:`GraderError` it never costs the student; ``validate`` fails on it,
-    naming the test.
-    """
 
 
 def _unsendable(value: Any, where: str) -> tuple[str, str] | None:
@@ -120,26 +103,6 @@ def unsendable_message(label: str, args: tuple, kwargs: dict, error: str) -> str
             "calls the student's code.")
 
 
-class StudentNameMissing(StudentProblem):
-    pass
-
-
-class StudentNotImplemented(StudentProblem):
-    pass
-
-
-class StudentError(StudentProblem):
-    pass
-
-
-class StudentTimeout(StudentProblem):
-    status = "timeout"
-
-
-class StudentCrash(StudentProblem):
-    pass
-
-
 @dataclass
 class Call:
     """A call's result with the arguments as they were after the call (one message)."""
@@ -147,10 +110,6 @@ class Call:
     value: Any
     args: list
     kwargs: dict
-
-
-class JudgeOvertime(StudentTimeout):
-    """The test's own time ran out while the judge itself was working (the watchdog's alarm)."""
 
 
 # seconds past a test's deadline before the watchdog interrupts the judge's own (Python) work
@@ -231,7 +190,7 @@ class Context:
     def _timeout(self, label: str) -> float:
         left = self.deadline - time.monotonic()
         if left <= 0:
-            raise StudentTimeout(
+            raise StudentOverTime(
                 f"This test ran out of time ({self.timeout:g} s) before `{label}` was called: "
                 "your earlier calls in this test were too slow."
             )
@@ -254,8 +213,8 @@ class Context:
                     f"`{label}`: {e.error.get('type', 'Exception')}: {e.error.get('message', '')}"
                 ) from None
             raise self._problem(e.error, label) from None
-        except SandboxTimeout:
-            raise StudentTimeout(
+        except SandboxNoReply:
+            raise StudentOverTime(
                 f"`{label}` did not finish within {self.timeout:g} s, the time limit of this test. "
                 "Look for an infinite loop, or work that grows much faster than the input "
                 "(a Python loop over every element, a huge intermediate tensor)."
@@ -444,8 +403,8 @@ class Context:
         except StudentException as e:
             raise GraderError(f"`{label}`: {e.error.get('type', 'Exception')}: {e.error.get('message', '')}") \
                 from None
-        except SandboxTimeout:
-            raise StudentTimeout(
+        except SandboxNoReply:
+            raise StudentOverTime(
                 f"`{label}` did not finish within {self.timeout:g} s, the time limit of this test."
             ) from None
         except SandboxOutOfMemory:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from autograder.judge.proxy import StudentCrash, StudentError, StudentProblem, StudentTimeout
+from autograder.judge.proxy import StudentCrash, StudentError, StudentOverTime, StudentProblem
 
 # Messages gloo gives a rank whose peer failed first: the peer is the one to blame.
 _PEER_FAILURE = ("connection closed by peer", "read error", "connection reset", "timed out", "broken pipe")
@@ -106,13 +106,13 @@ def rank_values(report: Any, world_size: int, label: str) -> list[Any]:
     seconds = report.get("seconds") if isinstance(report, dict) else None
     limit = f" within {float(seconds):.0f} s" if isinstance(seconds, (int, float)) else ""
     if done:
-        raise StudentTimeout(
+        raise StudentOverTime(
             f"In {where}, {_names(stuck)} never returned{limit} while {_names(done)} had returned: "
             "a collective (barrier, all_reduce, broadcast...) that only some ranks call, or that ranks call "
             "in a different order, waits forever (or code that only some ranks run never ends). Every rank must "
             "make the same collective calls, in the same order (move them out of `if rank == 0:` blocks)."
         )
-    raise StudentTimeout(
+    raise StudentOverTime(
         f"In {where}, no rank returned{limit}: look for collectives the ranks call in different orders or with "
         "different shapes, or a loop that never ends."
     )

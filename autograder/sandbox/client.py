@@ -19,7 +19,18 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from autograder.errors import StaffError
+from autograder.errors import (
+    ProtocolError,
+    ReplyTooLarge,
+    SandboxCannotStart,
+    SandboxCrashed,
+    SandboxError,
+    SandboxNoReply,
+    SandboxOutOfMemory,
+    ServerFailed,
+    SetupRefused,
+    StudentException,
+)
 from autograder.sandbox.isolation import TEST_REFUSE, Limits
 
 if TYPE_CHECKING:
@@ -36,71 +47,17 @@ WARM_TIMEOUT = 600.0
 CLOSE_TIMEOUT = 30.0
 
 
-class SandboxError(Exception):
-    """Base class: something went wrong on the sandbox side of a request."""
+# The errors of a request are defined in autograder/errors.py (the one tree); their old names stay here.
+SandboxTimeout = SandboxNoReply  # its name before issue 21, for code outside this repository
 
 
-class StudentException(SandboxError):
-    """Student code raised; ``error`` is the sandbox's plain-data description."""
+def cannot_start_from_setup(error: dict[str, Any]) -> SandboxCannotStart:
+    """The sandbox's own report of a refused set-up step, as the error that stops grading."""
+    from autograder.sandbox.preflight import message
 
-    def __init__(self, error: dict[str, Any]) -> None:
-        self.error = error if isinstance(error, dict) else {"message": str(error)}
-        super().__init__(self.error.get("message", ""))
-
-    @property
-    def kind(self) -> str:
-        return str(self.error.get("kind", "exception"))
-
-
-class SandboxTimeout(SandboxError):
-    """No reply before the deadline; the sandbox has been killed."""
-
-    def __init__(self, seconds: float) -> None:
-        super().__init__(f"no reply within {seconds:.1f} s")
-        self.seconds = seconds
-
-
-class SandboxCrashed(SandboxError):
-    """The sandbox process went away (exit, crash, kill) mid-request."""
-
-
-class SandboxOutOfMemory(SandboxCrashed):
-    """The sandbox's cgroup hit its memory limit and the kernel killed a process in it."""
-
-
-class ProtocolError(SandboxError):
-    """The sandbox replied with something that is not a valid reply."""
-
-
-class ServerFailed(StaffError, RuntimeError):
-    """The sandbox server could not start, or has exited: nothing can be graded with it."""
-
-
-class SandboxCannotStart(ServerFailed):
-    """A sandbox never reported ready: its set-up was refused, or it died before any student code ran.
-
-    Never a student's fault and never a grade: grading stops before the result is stored
-    (the plugin re-raises it; ``grade``, ``check`` and ``try`` exit non-zero, a batch worker
-    ends as fatal). ``step`` is the refused set-up step, ``reason`` the kernel's words,
-    ``traceback`` the sandbox's own (for the worker log).
-    """
-
-    def __init__(self, message: str, *, step: str = "", reason: str = "", traceback: str = "") -> None:
-        super().__init__(message)
-        self.step, self.reason, self.traceback = step, reason, traceback
-
-    @classmethod
-    def from_setup(cls, error: dict[str, Any]) -> SandboxCannotStart:
-        from autograder.sandbox.isolation import SetupRefused
-        from autograder.sandbox.preflight import message
-
-        step, reason = str(error.get("step", "set-up"))[:200], str(error.get("message", ""))[:1000]
-        return cls(message(SetupRefused(step, reason)), step=step, reason=reason,
-                   traceback=str(error.get("traceback", ""))[-4000:])
-
-
-class ReplyTooLarge(ProtocolError):
-    """Decoding the sandbox's reply went over the judge's own memory limit."""
+    step, reason = str(error.get("step", "set-up"))[:200], str(error.get("message", ""))[:1000]
+    return SandboxCannotStart(message(SetupRefused(step, reason)), step=step, reason=reason,
+                              traceback=str(error.get("traceback", ""))[-4000:])
 
 
 def _clean_env() -> dict[str, str]:
@@ -299,7 +256,7 @@ class Sandbox:
             head, _ = self._receive("ready", time.monotonic() + start_timeout, start_timeout)
         except StudentException as e:  # no student code has run: the sandbox's own set-up failed
             self.kill()
-            raise SandboxCannotStart.from_setup(e.error) from None
+            raise cannot_start_from_setup(e.error) from None
         except SandboxError as e:
             self.kill()
             raise SandboxCannotStart(
@@ -358,7 +315,7 @@ class Sandbox:
             wire.send_frame(self.sock, data)
         except TimeoutError:
             self.kill()
-            raise SandboxTimeout(timeout) from None
+            raise SandboxNoReply(timeout) from None
         except OSError:
             self.kill()
             raise SandboxCrashed("the sandbox process is gone") from None
@@ -371,11 +328,11 @@ class Sandbox:
         try:
             frame = wire.recv_frame(self.sock, deadline, self._stop_if_out_of_memory if self._oom_file else None)
             head, payload = wire.unpack(frame, resolve_handle=_handle_node)
-        except wire.Timeout:
+        except wire.RecvDeadlinePassed:
             self.kill()
             self._raise_if_out_of_memory()
-            raise SandboxTimeout(timeout) from None
-        except (wire.Closed, OSError):
+            raise SandboxNoReply(timeout) from None
+        except (wire.PeerClosed, OSError):
             self.kill()
             self._raise_if_out_of_memory()
             raise SandboxCrashed("the sandbox process died") from None

@@ -25,6 +25,8 @@ import signal
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from autograder.errors import IsolationError, SetupRefused
+
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
 _libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
@@ -48,22 +50,6 @@ _SYSCALLS = {  # (pivot_root, capset)
     "x86_64": (155, 126),
     "aarch64": (41, 91),
 }
-
-
-class IsolationError(OSError):
-    """A namespace or mount step the kernel refused."""
-
-
-class SetupRefused(Exception):
-    """A set-up step of a sandbox that the kernel refused: ``step`` names it, ``reason`` is the kernel's words.
-
-    Plain strings only: it crosses from the sandbox to the judge (server.py) and from the probe to
-    the worker, and is turned into the message that says what to do (:func:`advice`).
-    """
-
-    def __init__(self, step: str, reason: str, err: int = 0) -> None:
-        super().__init__(f"{step}: {reason}")
-        self.step, self.reason, self.errno = step, reason, err
 
 
 # Which steps stop a sandbox for good (it never runs a cell) and which are reported in its header.

@@ -41,11 +41,11 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from autograder.sandbox import wire
-
 # Imported now, not where they are used: once the runtime hides the grader from graded code,
 # a rank (forked after that) can no longer import anything of autograder.
-from autograder.sandbox.exceptions import MissingName, _cell_of, describe_exception
+from autograder.errors import MissingName
+from autograder.sandbox import wire
+from autograder.sandbox.describe import _cell_of, describe_exception
 from autograder.sandbox.isolation import die_with_parent
 
 GRACE_SECONDS = 0.5  # after a rank fails, how long the others get to report before all are killed
@@ -305,7 +305,7 @@ def _read_group_sums(socks: dict[int, socket.socket], out: list[dict[str, Any]],
         try:
             head, _ = wire.unpack(bytes(wire.recv_frame(s, deadline)))
             out[r]["group_sum"] = head.get("group_sum")
-        except (OSError, wire.WireError, wire.Timeout, wire.Closed):
+        except (OSError, wire.WireError, wire.RecvDeadlinePassed, wire.PeerClosed):
             out[r]["group_sum"] = None
 
 

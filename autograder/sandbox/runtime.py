@@ -32,15 +32,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from autograder.errors import MissingName
 from autograder.sandbox import ranks as _ranks
 from autograder.sandbox import seeding as _seeding
 from autograder.sandbox import wire
-from autograder.sandbox.exceptions import (
-    CELL_PREFIX,
-    MissingName,
-    describe_exception,
-    grader_fault,
-)
+from autograder.sandbox.describe import CELL_PREFIX, describe_exception, grader_fault
 
 # Grader modules that probes may import while they load (before the first student cell).
 # Everything else of the grader is hidden from the sandbox; these are lent to probe
@@ -312,7 +308,7 @@ class Runtime:
         while True:
             try:
                 frame = recv(sock)
-            except (wire.Closed, OSError):
+            except (wire.PeerClosed, OSError):
                 return
             try:
                 req, payload = unpack(frame, resolve_handle=resolve)

@@ -33,6 +33,8 @@ import errno
 import platform
 import struct
 
+from autograder.errors import FilterError
+
 CLONE_NS_FLAGS = {
     "CLONE_NEWNS": 0x00020000,
     "CLONE_NEWCGROUP": 0x02000000,
@@ -124,10 +126,6 @@ def _load_libseccomp() -> ctypes.CDLL | None:
 
 
 _LIBSECCOMP = _load_libseccomp()
-
-
-class FilterError(OSError):
-    """The kernel (or libseccomp) refused the filter."""
 
 
 def errno_action(err: int) -> int:

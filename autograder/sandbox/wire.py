@@ -33,6 +33,8 @@ from typing import Any, TypeGuard, cast
 import numpy as np
 import torch
 
+from autograder.errors import PeerClosed, RecvDeadlinePassed, Unencodable, WireError
+
 # What a graded value can need: the largest value an exercise returns (a checkpoint's
 # bytes, a data set's tensors) is a few MiB. 256 MiB of raw tensor bytes is a float32
 # tensor of 64 million elements; 16 MiB of JSON is a Python list of about a million
@@ -65,14 +67,6 @@ TENSOR_DTYPES: dict[str, torch.dtype] = {
 }
 NUMPY_KINDS = set("biufc")
 ALLOWED_TENSOR_TYPES: tuple[type, ...] = (torch.Tensor, torch.nn.Parameter)
-
-
-class WireError(Exception):
-    """A message that is malformed, too large, or holds something that may not cross."""
-
-
-class Unencodable(WireError):
-    """A value that may not cross the boundary, with a message for the student."""
 
 
 @dataclass(frozen=True)
@@ -478,14 +472,6 @@ def send_frame(sock: socket.socket, data: bytes) -> None:
     sock.sendall(data)
 
 
-class Timeout(Exception):
-    """No complete message arrived before the deadline."""
-
-
-class Closed(Exception):
-    """The other side closed the connection (in the sandbox's case: it died)."""
-
-
 def recv_frame(
     sock: socket.socket, deadline: float | None = None, on_idle: Callable[[], None] | None = None
 ) -> bytearray:
@@ -513,7 +499,7 @@ def _recv_into(
     while len(buf) < n:
         left = None if deadline is None else deadline - time.monotonic()
         if left is not None and left <= 0:
-            raise Timeout()
+            raise RecvDeadlinePassed()
         if on_idle is not None:
             left = IDLE_TICK if left is None else min(left, IDLE_TICK)
         sock.settimeout(left)
@@ -523,9 +509,9 @@ def _recv_into(
             if on_idle is not None:
                 on_idle()
                 continue
-            raise Timeout() from None
+            raise RecvDeadlinePassed() from None
         except (ConnectionResetError, BrokenPipeError):
-            raise Closed() from None
+            raise PeerClosed() from None
         if not chunk:
-            raise Closed()
+            raise PeerClosed()
         buf += chunk

@@ -27,20 +27,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from autograder.errors import TorchgraderError
+from autograder.errors import Exit, ServiceUnreachable, SubmitError, SubmitRefused, SubmitUnauthorized, meaning
 from autograder.printable import printable
 
-EXIT = {"graded": 0, "accepted": 0, "refused": 3, "unreachable": 4, "error": 5, "unauthorized": 6}
+# The exit codes are errors.Exit's (one table for every command; docs/errors.md).
+EXIT = {"graded": Exit.OK, "accepted": Exit.OK, "refused": Exit.REFUSED, "unreachable": Exit.UNREACHABLE,
+        "error": Exit.GRADER_FAILED, "unauthorized": Exit.UNAUTHORIZED}
 TOKEN_FILE = Path("~/.config/torchgrader/tokens.json")
-
-
-class SubmitError(TorchgraderError):
-    """Submitting did not work; ``kind`` is one of :data:`EXIT`'s keys."""
-
-    def __init__(self, kind: str, message: str, retry_after: int | None = None) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.retry_after = retry_after
 
 
 def _request(req: urllib.request.Request, timeout: float = 30.0) -> dict[str, Any]:
@@ -52,15 +45,14 @@ def _request(req: urllib.request.Request, timeout: float = 30.0) -> dict[str, An
             message = json.loads(e.read().decode("utf-8")).get("error", "")
         except (ValueError, AttributeError):
             message = ""
-        kind = "unauthorized" if e.code == 401 else "refused"
+        refused = SubmitUnauthorized if e.code == 401 else SubmitRefused
         retry = e.headers.get("Retry-After")
-        raise SubmitError(kind, f"the server refused it ({e.code}): {printable(message or e.reason)}",
-                          int(retry) if retry and retry.isdigit() else None) from None
+        raise refused(f"the server refused it ({e.code}): {printable(message or e.reason)}",
+                      int(retry) if retry and retry.isdigit() else None) from None
     except (urllib.error.URLError, OSError, ValueError) as e:
         reason = getattr(e, "reason", e)
-        raise SubmitError("unreachable", f"cannot reach the torchgrader server at {printable(req.full_url)} "
-                                         f"({printable(reason)}): "
-                                         "check the address, and that you are online") from None
+        raise ServiceUnreachable(f"cannot reach the torchgrader server at {printable(req.full_url)} "
+                                 f"({printable(reason)}): check the address, and that you are online") from None
 
 
 def _auth(token: str) -> dict[str, str]:
@@ -73,7 +65,7 @@ def upload(path: Path, server: str, token: str, assignment: str | None = None) -
     try:
         data = path.read_bytes()
     except OSError as e:
-        raise SubmitError("refused", f"cannot read {path}: {e.strerror}") from None
+        raise SubmitRefused(f"cannot read {path}: {e.strerror}") from None
     boundary = "tg" + secrets.token_hex(12)
     parts = []
     if assignment:
@@ -108,8 +100,8 @@ def wait(server: str, token: str, sid: str, on_change: Callable[[dict[str, Any]]
         if s.get("status") in ("graded", "error"):
             return status(server, token, sid, feedback=True)
         time.sleep(1.0)
-    raise SubmitError("unreachable", f"no result after {timeout:.0f} s; see {printable(server)}/submissions/"
-                                     f"{printable(sid)}")
+    raise ServiceUnreachable(f"no result after {timeout:.0f} s; see {printable(server)}/submissions/"
+                             f"{printable(sid)}")
 
 
 def describe(s: dict[str, Any]) -> str:
@@ -280,7 +272,7 @@ def cmd_submit(args: Any) -> int:
     except SubmitError as e:
         print(f"torchgrader submit: {e.message}" + (f" (retry in {e.retry_after} s)" if e.retry_after else ""),
               file=sys.stderr)
-        return EXIT[e.kind]
+        return meaning(e).exit
     print(summary(final))
     return EXIT["error"] if final.get("status") == "error" else EXIT["graded"]
 

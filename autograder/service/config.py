@@ -46,13 +46,9 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from autograder.errors import StaffError
+from autograder.errors import ConfigError
 
 DEFAULT_ASSIGNMENT = "pytorch-fundamentals"
-
-
-class ConfigError(StaffError):
-    """The service's config file is wrong; the message names the file and the key."""
 
 
 @dataclass

@@ -13,7 +13,7 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.errors import StaffError
+from autograder.errors import RosterError
 from autograder.printable import printable
 from autograder.report.csvfile import write_csv
 from autograder.service.store import ServiceStore
@@ -25,10 +25,6 @@ DEMO_ROSTER = [("demo-student", "Demo Student", "student@example.edu", "student"
 _ID = ("id", "ID", "username", "Username", "ID number", "SIS User ID", "student_id")
 _NAME = ("name", "Name", "Student", "Full name", "full_name")
 _EMAIL = ("email", "Email", "Email address", "E-mail", "SIS Login ID")
-
-
-class RosterError(StaffError):
-    """The roster file cannot be read; the message names the file and the row."""
 
 
 @dataclass

@@ -38,6 +38,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from autograder.errors import RequestRefused as Refused
 from autograder.printable import printable
 from autograder.report.feedback_page import feedback_body
 from autograder.report.html import CSS
@@ -61,14 +62,6 @@ nav form { margin-left: auto; } .status { font-weight: 600; } .notice { backgrou
 label { display: block; margin: .4rem 0 .2rem; } input, select, button { font-size: 1rem; }
 button:focus, a:focus, input:focus, select:focus { outline: 3px solid #0969da; outline-offset: 2px; }
 """
-
-
-class Refused(Exception):
-    """A request answered with a message instead of what it asked for (4xx/503)."""
-
-    def __init__(self, status: int, message: str, retry_after: int | None = None) -> None:
-        super().__init__(message)
-        self.status, self.message, self.retry_after = status, message, retry_after
 
 
 @dataclass

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder.errors import SandboxCannotStart, WorkerFatal, meaning
 from autograder.sandbox import isolation, preflight
 from tests.helpers import DEMO_COURSE, ROOT
 
@@ -81,7 +82,7 @@ def test_check_and_try_stop_with_the_step_and_exit_non_zero(tmp_path):
     for args in (["check", str(sub), "--assignment", "demo", "--course", str(DEMO_COURSE)],
                  ["try", "demo", "basics", "--course", str(DEMO_COURSE)]):
         p = _cli(*args, step="/proc")
-        assert p.returncode == 2, (args, p.stdout, p.stderr)
+        assert p.returncode == meaning(SandboxCannotStart).exit == 2, (args, p.stdout, p.stderr)  # docs/errors.md
         assert "the kernel refused its /proc" in p.stderr and "Traceback" not in p.stderr
         assert "passed" not in p.stdout and "/6" not in p.stdout  # no score of any kind was printed
 
@@ -105,8 +106,9 @@ def test_grade_in_process_raises_and_stores_nothing(monkeypatch, tmp_path):
 
 def test_validate_stops_where_it_grades_isolated(tmp_path):
     p = _cli("validate", "demo", "--course", str(DEMO_COURSE), "--quick", step="/proc")
-    assert p.returncode != 0
-    assert "the kernel refused its /proc" in p.stderr + p.stdout
+    assert p.returncode == meaning(SandboxCannotStart).exit == meaning(WorkerFatal).exit == 2, (p.stdout, p.stderr)
+    assert "the kernel refused its /proc" in p.stderr and "To fix it:" in p.stderr
+    assert "Traceback" not in p.stderr + p.stdout
 
 
 def test_the_docs_say_which_steps_stop_grading_and_which_are_reported():

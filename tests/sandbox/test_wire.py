@@ -213,7 +213,7 @@ def test_a_frame_prefix_declaring_a_huge_body_allocates_only_what_arrives():
         a.sendall(struct.pack("!4sIQ", b"TGW1", len(head), wire.MAX_BODY) + head + b"\x00" * 4096)
         a.close()
         tracemalloc.start()
-        with pytest.raises(wire.Closed):
+        with pytest.raises(wire.PeerClosed):
             wire.recv_frame(b)
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from autograder.errors import StaffError, TorchgraderError
+from autograder.errors import WorkerDied as WorkerDied
+from autograder.errors import WorkerFatal
 
 if TYPE_CHECKING:
     from autograder.batch.backends.config import WorkerConfig
@@ -51,14 +52,6 @@ class Job:
 
 # deliver(job, result dict or None, error message when None, worker label); called on the caller's thread
 Deliver = Callable[[Job, "dict[str, Any] | None", str, str], None]
-
-
-class WorkerDied(TorchgraderError):
-    """A worker stopped (or could not start) while grading a job; the job may be retried once."""
-
-
-class WorkerFatal(StaffError):
-    """No worker can grade anything (the assignment's suites cannot run, the engine is missing)."""
 
 
 class Backend(Protocol):

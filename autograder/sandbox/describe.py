@@ -9,16 +9,11 @@ from __future__ import annotations
 import linecache
 from typing import Any
 
+from autograder.errors import MissingName
 from autograder.sandbox import wire
 
 MAX_MESSAGE = 2000
 CELL_PREFIX = "<cell "
-
-
-class MissingName(AttributeError):
-    def __init__(self, name: str) -> None:
-        super().__init__(name)
-        self.name = name
 
 
 def _truncate(s: str, n: int) -> str:
