@@ -61,7 +61,14 @@ def _suites(config: pytest.Config) -> list[tuple[Path, str, str]]:
     for arg in config.args:
         p = Path(str(arg).split("::", 1)[0])
         if p.is_dir():
-            found += [s for f in sorted(p.rglob("*.py")) if (s := course_suite(f))]
+            # A folder counts only when every test file in it is a course suite: the project's own
+            # `pytest` (testpaths = tests/, which holds a test course) must not turn into a judge run.
+            files = [f for f in sorted(p.rglob("*.py")) if f.name.startswith("test_") or f.name.endswith("_test.py")
+                     or f.name in SUITE_NAMES]
+            suites = [course_suite(f) for f in files]
+            if not files or None in suites:
+                return []
+            found += [s for s in suites if s is not None]
         elif (s := course_suite(p)) is not None:
             found.append(s)
         else:

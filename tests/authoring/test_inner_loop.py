@@ -162,3 +162,18 @@ def test_the_scaffold_passes_validate_as_generated(course: Path, server):
     # --show-feedback: what a student with the mutant's mistake reads
     assert "| standardize(x) on a random float64 batch [failed, 0/6]: " in out
     assert "The variance was divided by n - 1 (torch.var's default" in out
+
+
+def test_the_plugin_stays_inert_in_the_projects_own_test_run(request: pytest.FixtureRequest):
+    """`pytest` with testpaths = tests/ (which holds a test course's suites beside the project's own tests)
+    is not an inner-loop run: the judge's fixtures must not wrap the project's tests (they once armed the
+    judge's watchdog around every test of the suite). A folder of course suites alone still is one."""
+    from types import SimpleNamespace
+
+    from autograder.authoring.pytest_plugin import _suites
+
+    assert not request.config.pluginmanager.has_plugin("torchgrader-local")
+    assert _suites(SimpleNamespace(args=[str(ROOT / "tests")])) == []  # type: ignore[arg-type]
+    assert _suites(SimpleNamespace(args=[str(ROOT)])) == []  # type: ignore[arg-type]
+    folder = DEMO_COURSE / "solutions/demo/basics"
+    assert [e for _, _, e in _suites(SimpleNamespace(args=[str(folder)]))] == ["basics"]  # type: ignore[arg-type]
