@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from autograder.assignment import Assignment, AssignmentError, find_course, load_assignment
+from autograder.assignment import PUBLIC_SIDE, Assignment, AssignmentError, CourseDir, find_course, load_assignment
 from autograder.grade import GradeOptions, grade
 from autograder.printable import printable
 from autograder.results import SubmissionResult
@@ -100,9 +100,9 @@ def student_course(course: str | Path | None, *, near: Path | None = None, in_ju
     """
     if course:
         path = Path(course).expanduser().resolve()
-        if (path / "assignments").is_dir():
+        if CourseDir(path).exists():
             return path
-        tried = f"{path} has no assignments/ folder"
+        tried = f"{path} has no {PUBLIC_SIDE}/ folder"
     else:
         import os
 
@@ -110,9 +110,9 @@ def student_course(course: str | Path | None, *, near: Path | None = None, in_ju
             return find_course()
         for start in [p.resolve() for p in (near, Path.cwd()) if p is not None]:
             for d in (start, *start.parents):
-                if (d / "assignments").is_dir():
+                if CourseDir(d).exists():
                     return d
-        tried = f"no assignments/ folder in {Path.cwd()} or the folders above it"
+        tried = f"no {PUBLIC_SIDE}/ folder in {Path.cwd()} or the folders above it"
     how = ('pass course="path/to/that/folder" to check()' if in_jupyter
            else "pass --course path/to/that/folder")
     raise AssignmentError(
@@ -136,27 +136,25 @@ def assignment_for(exercise: str | None, course: Path, given: str | None = None)
     """The assignment to check against: given, or the only one that has ``exercise``."""
     if given:
         return given
-    import tomllib
-
+    cd = CourseDir(course)
     listed = []
     every: list[str] = []
-    for meta in sorted((course / "assignments").glob("*/assignment.toml")):
-        try:
-            ids = tomllib.loads(meta.read_text()).get("exercises", [])
-        except (OSError, tomllib.TOMLDecodeError):
+    for assignment_id in cd.assignment_ids():
+        ids = cd.listed_exercises(assignment_id)
+        if ids is None:
             continue
-        every += [str(i) for i in ids]
+        every += ids
         if exercise is None or exercise in ids:
-            listed.append(meta.parent.name)
+            listed.append(assignment_id)
     if len(listed) == 1:
         return listed[0]
     if not listed and exercise:
         from autograder.assignment import closest
 
-        raise AssignmentError(f"no assignment in {course / 'assignments'} has an exercise {exercise!r}."
+        raise AssignmentError(f"no assignment in {cd.public()} has an exercise {exercise!r}."
                               f"{closest(exercise, every)} The exercises are: {', '.join(every) or 'none'}.")
     if not listed:
-        raise AssignmentError(f"no assignment in {course / 'assignments'}")
+        raise AssignmentError(f"no assignment in {cd.public()}")
     raise AssignmentError(f"several assignments could be meant ({', '.join(listed)}): pass assignment=\"...\"")
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autograder.assignment import Assignment, AssignmentError, SuiteProblems
+from autograder.assignment import Assignment, AssignmentError, CourseDir, SuiteProblems
 from autograder.options import GradeOptions
 from autograder.results import SubmissionResult
 from autograder.warmup import import_judge_dynamo, start_server
@@ -82,7 +82,7 @@ def grade(
     files = suite_files(assignment, options)
     if not files:
         return results
-    protected = [assignment.course / "solutions", *options.protected]
+    protected = [CourseDir(assignment.course).hidden(), *options.protected]
     config = SandboxConfig(limits=options.limits, protected=[str(p) for p in protected], isolate=options.isolate)
     listed = None if stream else [Path(p) for p in paths]
     for path in listed or ():

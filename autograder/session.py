@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from autograder.assignment import PROBES
 from autograder.caps import cap_error
 from autograder.load import Cell, Submission
 from autograder.options import Budget
@@ -127,7 +128,7 @@ class Session:
                 self.cannot_start = SandboxCannotStart(
                     f"the sandbox died before the first cell of {self.submission.name}, while loading the probes of "
                     f"{exercise!r} ({e}), so nothing is graded: no student code had run. Check that exercise's "
-                    f"probes.py (`torchgrader try ASSIGNMENT {exercise}`) and the sandbox server's log",
+                    f"{PROBES} (`torchgrader try ASSIGNMENT {exercise}`) and the sandbox server's log",
                     step="probes")
                 raise self.cannot_start from None
             except SandboxError as e:

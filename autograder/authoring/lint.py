@@ -1,6 +1,7 @@
 """Static checks of an assignment's material: authoring mistakes, found before anything runs.
 
-Everything here reads files and parses them (``tomllib``, ``ast``); nothing is
+Everything here reads files and parses them (``ast``; the TOML files through
+:mod:`autograder.assignment`, the one loader of the course's files); nothing is
 imported or executed except in :func:`collect_suites`, which lets pytest
 collect the suites (importing the test modules, never student code) to count
 points exactly as grading will. Each problem names the file and, where there
@@ -13,25 +14,25 @@ import ast
 import contextlib
 import difflib
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from autograder.assignment import (
-    ASSIGNMENT_TOML,
-    EXERCISE_TOML,
     STUB,
     Assignment,
+    CourseDir,
     ExerciseLayout,
-    exercise_toml_problems,
+    FileProblem,
+    read_assignment_toml,
+    read_exercise_toml,
+    toml_line,
 )
 from autograder.authoring.cases import is_whole_file
 from autograder.judge import collect
 
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
-ASSIGNMENT_KEYS = {"id": str, "title": str, "exercises": list}
 MISCONCEPTION_HEADER = re.compile(r"^#\s*misconception:(.*)$")
 KEY_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+$")
 
@@ -176,26 +177,9 @@ def top_level_defs(tree: ast.Module) -> dict[str, str]:
             if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
 
 
-def _toml_line(path: Path, key: str) -> int | None:
-    try:
-        for i, ln in enumerate(path.read_text().splitlines(), start=1):
-            if re.match(rf"^\s*{re.escape(key)}\s*=", ln):
-                return i
-    except OSError:
-        return None
-    return None
-
-
-def read_toml(path: Path, problems: list[Problem], exercise: str = "") -> dict | None:
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except FileNotFoundError:
-        problems.append(Problem(path, None, "missing", exercise))
-    except tomllib.TOMLDecodeError as e:
-        m = re.search(r"at line (\d+)", str(e))
-        problems.append(Problem(path, int(m.group(1)) if m else None, f"not valid TOML: {e}", exercise))
-    return None
+def file_problems(found: list[FileProblem], exercise: str = "") -> list[Problem]:
+    """The loader's findings in a course file (:mod:`autograder.assignment`), as problems of this report."""
+    return [Problem(f.path, f.line, f.message, exercise) for f in found]
 
 
 # ---------------------------------------------------------------------- mutant headers
@@ -336,41 +320,32 @@ class ExerciseFacts:
 def lint_assignment(course: Path, assignment_id: str, only: list[str] | None = None) -> dict[str, ExerciseFacts]:
     """Every static check of one assignment; the ``""`` key holds assignment-level problems."""
     course = Path(course)
-    public = course / "assignments" / assignment_id
-    hidden = course / "solutions" / assignment_id
+    cd = CourseDir(course)
+    public, hidden = cd.public(assignment_id), cd.hidden(assignment_id)
     facts: dict[str, ExerciseFacts] = {"": ExerciseFacts("")}
     top = facts[""].problems
-    meta_path = public / ASSIGNMENT_TOML
-    meta = read_toml(meta_path, top)
+    meta_path = cd.assignment_toml(assignment_id)
+    meta, found = read_assignment_toml(course, assignment_id)
+    top += file_problems(found)
     if meta is None:
         return facts
-    for key, value in meta.items():
-        if key not in ASSIGNMENT_KEYS:
-            top.append(Problem(meta_path, _toml_line(meta_path, key),
-                               f"unknown key {key!r} (known: {', '.join(ASSIGNMENT_KEYS)})"))
-        elif not isinstance(value, ASSIGNMENT_KEYS[key]):
-            top.append(Problem(meta_path, _toml_line(meta_path, key), f"`{key}` has the wrong type "
-                                                                      f"({type(value).__name__})"))
-    if meta.get("id", assignment_id) != assignment_id:
-        top.append(Problem(meta_path, _toml_line(meta_path, "id"),
-                           f"id {meta.get('id')!r} does not match its folder {assignment_id!r}"))
     if str(meta.get("title", "")).startswith("TODO"):
-        top.append(Problem(meta_path, _toml_line(meta_path, "title"),
+        top.append(Problem(meta_path, toml_line(meta_path, "title"),
                            "the title is still the scaffold's TODO (it is the notebook's heading)"))
     ids = meta.get("exercises")
     if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
-        top.append(Problem(meta_path, _toml_line(meta_path, "exercises"), "`exercises` must be a list of exercise ids"))
         return facts
     top.extend(collisions(course, assignment_id, ids))
     seen = set()
     for i in ids:
         if i in seen:
-            top.append(Problem(meta_path, _toml_line(meta_path, "exercises"), f"lists {i!r} twice"))
+            top.append(Problem(meta_path, toml_line(meta_path, "exercises"), f"lists {i!r} twice"))
         seen.add(i)
     if only is None:
         for d in sorted(p for p in public.iterdir() if p.is_dir()):
-            if (d / EXERCISE_TOML).exists() and d.name not in seen:
-                top.append(Problem(d / EXERCISE_TOML, None,
+            lay = cd.exercise(assignment_id, d.name)
+            if lay.toml.exists() and d.name not in seen:
+                top.append(Problem(lay.toml, None,
                                    f"exercise {d.name!r} is not listed in {meta_path.name}: it would never be graded"))
         if hidden.is_dir():
             for d in sorted(p for p in hidden.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
@@ -484,13 +459,10 @@ def lint_exercise(pub: Path, hid: Path, ex_id: str) -> ExerciseFacts:
 
 def _check_toml(lay: ExerciseLayout, f: ExerciseFacts) -> None:
     """exercise.toml against the one schema (:data:`autograder.assignment.EXERCISE_KEYS`)."""
-    meta = read_toml(lay.toml, f.problems, f.id)
-    if meta is None:
-        return
-    for key, message in exercise_toml_problems(meta, f.id):
-        f.problem(lay.toml, _toml_line(lay.toml, key) if key else None, message)
-    if str(meta.get("title", "")).startswith("TODO"):
-        f.problem(lay.toml, _toml_line(lay.toml, "title"), "the title is still the scaffold's TODO")
+    meta, found = read_exercise_toml(lay, f.id)
+    f.problems += file_problems(found, f.id)
+    if meta is not None and str(meta.get("title", "")).startswith("TODO"):
+        f.problem(lay.toml, toml_line(lay.toml, "title"), "the title is still the scaffold's TODO")
 
 
 def _check_files(lay: ExerciseLayout, f: ExerciseFacts) -> dict[Path, ast.Module | None]:
@@ -501,7 +473,7 @@ def _check_files(lay: ExerciseLayout, f: ExerciseFacts) -> dict[Path, ast.Module
     if lay.statement.is_file() and not lay.statement.read_text(errors="replace").strip():
         f.problem(lay.statement, None, "is empty")
     elif lay.statement.is_file() and lay.statement.read_text(errors="replace").lstrip().startswith("#"):
-        f.problem(lay.statement, 1, "starts with a heading: the title lives in exercise.toml only, and the notebook "
+        f.problem(lay.statement, 1, f"starts with a heading: the title lives in {lay.toml.name} only, and the notebook "
                                     "writes the heading from it (`## N. Title (`id`)`); drop this line")
     alternatives, mutants = lay.alternatives(), lay.mutants()
     f.alternatives, f.mutants = len(alternatives), len(mutants)
@@ -798,7 +770,7 @@ def lint_points(assignment: Assignment) -> tuple[dict[str, list[CollectedTest]],
         total = sum(t.points or 0.0 for t in mine)
         if mine and abs(total - ex.points) > 1e-9:
             toml = ex.toml
-            problems.append(Problem(toml, _toml_line(toml, "points"),
+            problems.append(Problem(toml, toml_line(toml, "points"),
                                     f"declares {ex.points:g} points but the hidden tests add up to {total:g} "
                                     f"({len(mine)} tests)", ex.id))
     return by_ex, problems

@@ -28,32 +28,19 @@ from typing import Any
 
 import pytest
 
-SUITE_NAMES = ("test_hidden.py", "public_test.py")
+from autograder.assignment import HIDDEN_TESTS, PUBLIC_TESTS, SUITE_NAMES, CourseDir, suite_owner
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    from autograder.authoring.trial import CASES
+
     group = parser.getgroup("torchgrader", "torchgrader: run an exercise's suite against one case")
     group.addoption(
         "--against",
         default=None,
         metavar="CASE",
-        help="grade the suite against reference | stub | alternatives/NAME.py | mutants/NAME.py | PATH "
-        "(default for a course suite: reference)",
+        help=f"grade the suite against {CASES} (default for a course suite: reference)",
     )
-
-
-def course_suite(path: Path) -> tuple[Path, str, str] | None:
-    """(course, assignment id, exercise id) of a hidden or public suite file, else None."""
-    path = Path(path).resolve()
-    if path.name not in SUITE_NAMES or len(path.parents) < 4:
-        return None
-    side = path.parents[2]
-    if side.name not in ("solutions", "assignments"):
-        return None
-    course = side.parent
-    if not (course / "assignments" / path.parents[1].name / "assignment.toml").is_file():
-        return None
-    return course, path.parents[1].name, path.parent.name
 
 
 def _suites(config: pytest.Config) -> list[tuple[Path, str, str]]:
@@ -65,11 +52,11 @@ def _suites(config: pytest.Config) -> list[tuple[Path, str, str]]:
             # `pytest` (testpaths = tests/, which holds a test course) must not turn into a judge run.
             files = [f for f in sorted(p.rglob("*.py")) if f.name.startswith("test_") or f.name.endswith("_test.py")
                      or f.name in SUITE_NAMES]
-            suites = [course_suite(f) for f in files]
+            suites = [suite_owner(f) for f in files]
             if not files or None in suites:
                 return []
             found += [s for s in suites if s is not None]
-        elif (s := course_suite(p)) is not None:
+        elif (s := suite_owner(p)) is not None:
             found.append(s)
         else:
             return []  # something that is not a course suite: leave the run alone
@@ -83,8 +70,8 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     if not suites:
         raise pytest.UsageError(
-            "--against needs the path of an exercise's test_hidden.py or public_test.py "
-            "(solutions/<assignment>/<exercise>/test_hidden.py)"
+            f"--against needs the path of an exercise's {HIDDEN_TESTS} or {PUBLIC_TESTS} "
+            f"({CourseDir(Path('')).hidden('<assignment>') / '<exercise>' / HIDDEN_TESTS})"
         )
     courses = {(c, a) for c, a, _ in suites}
     exercises = sorted({e for _, _, e in suites})
@@ -162,7 +149,7 @@ class AgainstCase:
         for ex in self.assignment.exercises:
             if ex.id in self.exercises and ex.probes.is_file():
                 probes[ex.id] = strip_source(ex.probes.read_text())
-        config = SandboxConfig(protected=[str(self.assignment.course / "solutions"), self._tmp.name])
+        config = SandboxConfig(protected=[str(CourseDir(self.assignment.course).hidden()), self._tmp.name])
         self.server = SandboxServer()
         self.session = Session(self.server, load(dest), config, probes=probes)
         CONTEXT.session = self.session

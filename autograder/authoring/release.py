@@ -31,11 +31,13 @@ import nbformat
 from autograder.assignment import (
     ASSIGNMENT_TOML,
     DATA_DIR,
+    HIDDEN_SIDE,
     PUBLIC_FILES,
     STAFF_DIRS,
     STAFF_FILES,
     Assignment,
     AssignmentError,
+    CourseDir,
     find_course,
     load_assignment,
 )
@@ -119,7 +121,7 @@ def release(assignment: Assignment, out: Path, *, force: bool = False, server: s
     nbformat.validate(nb)
     nbformat.write(nb, str(out / nb_name))
     written.append(out / nb_name)
-    dest = out / "assignments" / assignment.id
+    dest = CourseDir(out).public(assignment.id)
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(assignment.public_dir / ASSIGNMENT_TOML, dest / ASSIGNMENT_TOML)
     written.append(dest / ASSIGNMENT_TOML)
@@ -249,7 +251,7 @@ def find_leaks(out: Path, assignment: Assignment) -> list[str]:
     leaks = []
     for p in sorted(out.rglob("*")):
         rel = p.relative_to(out)
-        if p.name in STAFF_FILES or any(part in (*STAFF_DIRS, "solutions") for part in rel.parts):
+        if p.name in STAFF_FILES or any(part in (*STAFF_DIRS, HIDDEN_SIDE) for part in rel.parts):
             leaks.append(f"{rel}: a staff-only file name")
     texts = _bundle_texts(out)
     for fp in fingerprints(assignment):

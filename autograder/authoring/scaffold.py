@@ -23,7 +23,17 @@ import re
 import sys
 from pathlib import Path
 
-from autograder.assignment import ASSIGNMENT_TOML, AssignmentError, ExerciseLayout, find_course
+from autograder.assignment import (
+    ALTERNATIVES_DIR,
+    ASSIGNMENT_TOML,
+    MUTANTS_DIR,
+    REFERENCE,
+    STUB,
+    AssignmentError,
+    CourseDir,
+    ExerciseLayout,
+    find_course,
+)
 from autograder.authoring.lint import ID_PATTERN
 
 # A small, complete example that passes `validate` as generated: staff edit it rather than replace it.
@@ -182,8 +192,9 @@ def _taken_names(course: Path, assignment: str) -> set[str]:
     import ast
 
     names: set[str] = set()
-    for pattern, root in (("*/stub.py", "assignments"), ("*/reference.py", "solutions")):
-        for path in (course / root / assignment).glob(pattern):
+    cd = CourseDir(course)
+    for pattern, root in ((f"*/{STUB}", cd.public(assignment)), (f"*/{REFERENCE}", cd.hidden(assignment))):
+        for path in root.glob(pattern):
             try:
                 tree = ast.parse(path.read_text())
             except (SyntaxError, UnicodeDecodeError):
@@ -226,7 +237,7 @@ def scaffold(course: Path, assignment: str, exercise: str, *, points: float = 10
         raise AssignmentError(f"{function!r} cannot be the example function: "
                               + ("another exercise of the assignment defines it" if function in taken
                                  else "not a Python name"))
-    meta = course / "assignments" / assignment / ASSIGNMENT_TOML
+    meta = CourseDir(course).assignment_toml(assignment)
     if not meta.exists():
         meta.parent.mkdir(parents=True, exist_ok=True)
         meta.write_text(ASSIGNMENT_META.format(a=assignment))
@@ -258,23 +269,23 @@ def new_assignment(course: Path, assignment: str, *, copy_of: str | None = None)
 
     if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", assignment):
         raise AssignmentError(f"{assignment!r} is not a usable assignment id (letters, digits, '.', '_', '-')")
-    for side in ("assignments", "solutions"):
-        if (course / side / assignment).exists():
-            raise AssignmentError(f"{course / side / assignment} already exists: `new` never overwrites an "
-                                  "assignment")
+    cd = CourseDir(course)
+    for folder in (cd.public(assignment), cd.hidden(assignment)):
+        if folder.exists():
+            raise AssignmentError(f"{folder} already exists: `new` never overwrites an assignment")
     created: list[Path] = []
     if copy_of is not None:
-        source_meta = course / "assignments" / copy_of / ASSIGNMENT_TOML
+        source_meta = cd.assignment_toml(copy_of)
         if not source_meta.is_file():
-            known = sorted(p.parent.name for p in (course / "assignments").glob(f"*/{ASSIGNMENT_TOML}"))
-            raise AssignmentError(f"no assignment {copy_of!r} to copy in {course / 'assignments'}"
+            known = cd.assignment_ids()
+            raise AssignmentError(f"no assignment {copy_of!r} to copy in {cd.public()}"
                                   + (f"; known: {', '.join(known)}" if known else ""))
         for path, side, rel in material_files(course, copy_of):
             dest = course / side / assignment / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(path.read_bytes())
             created.append(dest)
-        meta = course / "assignments" / assignment / ASSIGNMENT_TOML
+        meta = cd.assignment_toml(assignment)
         text = meta.read_text()
         text = re.sub(r'^id\s*=.*$', f'id = "{assignment}"', text, count=1, flags=re.M)
         if not re.search(r"^id\s*=", text, re.M):
@@ -283,11 +294,11 @@ def new_assignment(course: Path, assignment: str, *, copy_of: str | None = None)
                       count=1, flags=re.M)
         meta.write_text(text)
     else:
-        meta = course / "assignments" / assignment / ASSIGNMENT_TOML
+        meta = cd.assignment_toml(assignment)
         meta.parent.mkdir(parents=True)
         meta.write_text(ASSIGNMENT_META.format(a=assignment))
         created.append(meta)
-    (course / "solutions" / assignment).mkdir(parents=True, exist_ok=True)
+    cd.hidden(assignment).mkdir(parents=True, exist_ok=True)
     return created
 
 
@@ -295,14 +306,15 @@ def cmd_new(args: argparse.Namespace) -> int:
     from autograder.authoring.lint import collisions
 
     course = Path(args.course) if args.course else find_course()
+    cd = CourseDir(course)
     if args.exercise is None:
         made = new_assignment(course, args.assignment, copy_of=args.copy_of)
         what = f"a copy of {args.copy_of} ({len(made)} files; its validation record is not copied)" \
             if args.copy_of else "an empty assignment"
         print(f"created assignment {args.assignment!r}: {what}\n"
-              f"  {(course / 'assignments' / args.assignment).relative_to(course)}/   what students get\n"
-              f"  {(course / 'solutions' / args.assignment).relative_to(course)}/   staff-only\n"
-              f"\nNext: set its title in assignments/{args.assignment}/{ASSIGNMENT_TOML}, then\n"
+              f"  {cd.public(args.assignment).relative_to(course)}/   what students get\n"
+              f"  {cd.hidden(args.assignment).relative_to(course)}/   staff-only\n"
+              f"\nNext: set its title in {cd.assignment_toml(args.assignment).relative_to(course)}, then\n"
               f"  torchgrader new {args.assignment} EXERCISE     # one exercise, every file in place\n"
               f"  torchgrader validate {args.assignment}")
         return 0
@@ -311,19 +323,17 @@ def cmd_new(args: argparse.Namespace) -> int:
                               f"(`torchgrader new {args.assignment} --from {args.copy_of}`)")
     created = scaffold(course, args.assignment, args.exercise, points=args.points, title=args.title,
                        function=args.function)
-    print(f"created exercise {args.exercise!r} in {args.assignment} (listed in assignment.toml): a small complete "
+    print(f"created exercise {args.exercise!r} in {args.assignment} (listed in {ASSIGNMENT_TOML}): a small complete "
           "example (one function, a public test, two hidden tests, an alternative, a mutant) that passes validate")
     for p in created:
         print(f"  {p.relative_to(course)}")
-    listed = re.search(r"^exercises\s*=\s*\[(.*?)\]",
-                       (course / "assignments" / args.assignment / ASSIGNMENT_TOML).read_text(), re.S | re.M)
-    ids = re.findall(r'"([^"]+)"', listed.group(1)) if listed else []
+    ids = cd.listed_exercises(args.assignment) or []
     clashes = collisions(course, args.assignment, ids)
     for c in clashes:
         print(f"warning: {c.format(course)}", file=sys.stderr)
     print("\nNext: edit each file into your exercise, trying each case as you go:\n"
           f"  torchgrader try {args.assignment} {args.exercise} --against reference      # or stub, "
-          "alternatives/explicit_sums.py, mutants/unbiased_variance.py\n"
+          f"{ALTERNATIVES_DIR}/explicit_sums.py, {MUTANTS_DIR}/unbiased_variance.py\n"
           f"  torchgrader new-mutant {args.assignment} {args.exercise} NAME            # one more misconception\n"
           f"  torchgrader validate {args.assignment} --exercise {args.exercise}")
     return 0
@@ -409,7 +419,8 @@ def cmd_new_mutant(args: argparse.Namespace) -> int:
     path = new_mutant(course, args.assignment, args.exercise, args.name, functions=args.function,
                       misconception=args.misconception)
     print(f"created {path.relative_to(course)}: write its docstring, change the copied code, then\n"
-          f"  torchgrader try {args.assignment} {args.exercise} --against mutants/{path.name} --show-feedback")
+          f"  torchgrader try {args.assignment} {args.exercise} --against {path.parent.name}/{path.name} "
+          "--show-feedback")
     return 0
 
 

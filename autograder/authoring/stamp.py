@@ -25,14 +25,14 @@ import time
 from functools import cache
 from pathlib import Path
 
-from autograder.assignment import ASSIGNMENT_TOML, material_files
+from autograder.assignment import ASSIGNMENT_TOML, CourseDir, material_files
 from autograder.report.files import write_atomic
 
 STAMP = ".torchgrader-validated.json"
 
 
 def stamp_path(course: Path, assignment_id: str) -> Path:
-    return Path(course) / "solutions" / assignment_id / STAMP
+    return CourseDir(Path(course)).hidden(assignment_id) / STAMP
 
 
 def _digest(files: list[tuple[Path, str, Path]]) -> str:
@@ -86,13 +86,7 @@ def torch_version() -> str:
 
 
 def _ids(course: Path, assignment_id: str) -> list[str]:
-    import tomllib
-
-    try:
-        ids = tomllib.loads((Path(course) / "assignments" / assignment_id / ASSIGNMENT_TOML).read_text())["exercises"]
-    except (OSError, KeyError, tomllib.TOMLDecodeError):
-        return []
-    return [str(i) for i in ids] if isinstance(ids, list) else []
+    return CourseDir(Path(course)).listed_exercises(assignment_id) or []
 
 
 def _read(path: Path) -> dict:

@@ -22,12 +22,20 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from autograder.assignment import Assignment, AssignmentError, Exercise, find_course, load_assignment
+from autograder.assignment import (
+    ALTERNATIVES_DIR,
+    MUTANTS_DIR,
+    Assignment,
+    AssignmentError,
+    Exercise,
+    find_course,
+    load_assignment,
+)
 from autograder.authoring.cases import compose
 from autograder.grade import GradeOptions, grade
 from autograder.results import SubmissionResult
 
-CASES = "reference | stub | alternatives/NAME.py | mutants/NAME.py | PATH"
+CASES = f"reference | stub | {ALTERNATIVES_DIR}/NAME.py | {MUTANTS_DIR}/NAME.py | PATH"
 
 
 def case_file(ex: Exercise, against: str) -> Path | None:

@@ -48,7 +48,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.assignment import Assignment, AssignmentError, Exercise, find_course, load_assignment
+from autograder.assignment import (
+    HIDDEN_TESTS,
+    REFERENCE,
+    STUB,
+    Assignment,
+    AssignmentError,
+    CourseDir,
+    find_course,
+    load_assignment,
+    load_partial_assignment,
+)
 from autograder.authoring.cases import POISONS, SEP, Case, cases, compose
 from autograder.authoring.lint import (
     ExerciseFacts,
@@ -88,29 +98,6 @@ class Row:
 
 
 # ---------------------------------------------------------------------- phase 1
-def _partial_assignment(course: Path, assignment_id: str) -> Assignment | None:
-    """The exercises whose points and hidden suite can be read, when the assignment does not load as a whole."""
-    import tomllib
-
-    from autograder.assignment import ExerciseLayout
-
-    try:
-        ids = tomllib.loads((course / "assignments" / assignment_id / "assignment.toml").read_text())["exercises"]
-    except (OSError, KeyError, tomllib.TOMLDecodeError):
-        return None
-    a = Assignment(id=assignment_id, title=assignment_id, course=Path(course).resolve())
-    for ex_id in ids if isinstance(ids, list) else []:
-        lay = ExerciseLayout.of(a.course, assignment_id, str(ex_id))
-        try:
-            points = tomllib.loads(lay.toml.read_text()).get("points")
-        except (OSError, tomllib.TOMLDecodeError):
-            continue
-        if isinstance(points, int | float) and not isinstance(points, bool) and lay.hidden_tests.is_file():
-            a.exercises.append(Exercise(public_dir=lay.public_dir, hidden_dir=lay.hidden_dir, id=str(ex_id),
-                                        title=str(ex_id), points=float(points)))
-    return a
-
-
 def static_phase(course: Path, assignment_id: str, only: list[str] | None = None
                  ) -> tuple[Assignment | None, dict[str, ExerciseFacts], list[Problem]]:
     """All authoring checks, every problem in one pass; the assignment is returned only when there is none.
@@ -125,8 +112,8 @@ def static_phase(course: Path, assignment_id: str, only: list[str] | None = None
         assignment = load_assignment(assignment_id, course)
     except AssignmentError as e:
         if not problems:
-            problems.append(Problem(course / "assignments" / assignment_id, None, str(e)))
-        assignment = _partial_assignment(course, assignment_id)  # count the points of whatever loads
+            problems.append(Problem(CourseDir(course).public(assignment_id), None, str(e)))
+        assignment = load_partial_assignment(course, assignment_id)  # count the points of whatever loads
         if assignment is None:
             return None, facts, problems
         complete = False
@@ -137,7 +124,7 @@ def static_phase(course: Path, assignment_id: str, only: list[str] | None = None
             try:
                 assignment.exercise(ex_id)
             except AssignmentError as e:
-                problems.append(Problem(course / "assignments" / assignment_id / "assignment.toml", None, str(e)))
+                problems.append(Problem(CourseDir(course).assignment_toml(assignment_id), None, str(e)))
                 complete = False
     by_ex, point_problems = lint_points(assignment)
     seen = {(p.path.resolve(), p.line, p.message) for p in problems}
@@ -351,7 +338,7 @@ def judge_keys(ex: str, keys: SuiteKeys, mutants: list[SubmissionResult]) -> Row
     problems = []
     if unexercised:
         problems.append(f"misconception key(s) the suite can name but no mutant's feedback receives: "
-                        f"{', '.join(f'`{k}` (test_hidden.py:{keys.named[k]})' for k in unexercised)}; add a "
+                        f"{', '.join(f'`{k}` ({HIDDEN_TESTS}:{keys.named[k]})' for k in unexercised)}; add a "
                         "mutant that makes each mistake (`torchgrader new-mutant ... --misconception KEY`), or "
                         "drop the key")
     if unregistered:
@@ -403,7 +390,7 @@ def _judge_mutant_points(case: Case, r: SubmissionResult, scope: list[str], assi
         changed = ", ".join(f"`{n}`" for n in names)
         if suspects:
             where = "tests that should have caught it, and passed: " + ", ".join(
-                f"{n} (test_hidden.py:{line})" for n, line in suspects)
+                f"{n} ({ex.hidden_tests.name}:{line})" for n, line in suspects)
         else:
             where = f"no hidden test exercises {changed or 'what it changes'}"
         return Row(ex_id, label, False,
@@ -480,8 +467,8 @@ def _grade_cases(assignment: Assignment, exercises: list[str] | None, tmp: Path,
     again = repeat_cases(cs, repeats, tmp)
     public_dir = tmp / "public"
     public_dir.mkdir()
-    public_paths = [compose(assignment, {}, public_dir / "reference.py"),
-                    compose(assignment, {}, public_dir / "stub.py", all_stubs=True)]
+    public_paths = [compose(assignment, {}, public_dir / REFERENCE),
+                    compose(assignment, {}, public_dir / STUB, all_stubs=True)]
     tasks = [Task(public_paths, exercises, public=True)]
     groups: dict[tuple[str, ...], list[Path]] = {}
     for c in cs:
@@ -670,7 +657,8 @@ def shadowing(assignment: Assignment, broken: str) -> str:
         except SyntaxError:
             continue
         imported = imported_names(tree)
-        found += [f"{ex.id}'s reference defines `{n}` (reference.py:{line})" for n, line in defined_names(tree).items()
+        found += [f"{ex.id}'s reference defines `{n}` ({ex.reference.name}:{line})"
+                  for n, line in defined_names(tree).items()
                   if n in uses and n not in imported]
     return f"{'; '.join(found[:3])}, which the suite of {broken} uses; " if found else ""
 

@@ -16,6 +16,7 @@ import os
 import sys
 from pathlib import Path
 
+from autograder.assignment import CourseDir
 from autograder.batch import material
 
 RECORD = "/opt/torchgrader/material.json"  # where the images keep it (docker/*/Dockerfile)
@@ -49,8 +50,9 @@ def assignment_digest(course: Path, assignment: str) -> str:
 
 
 def describe(course: Path, package: Path) -> dict:
-    assignments = sorted(p.name for p in (Path(course) / "assignments").iterdir() if p.is_dir()
-                         and not p.name.startswith(".")) if (Path(course) / "assignments").is_dir() else []
+    public = CourseDir(Path(course)).public()
+    assignments = sorted(p.name for p in public.iterdir() if p.is_dir()
+                         and not p.name.startswith(".")) if public.is_dir() else []
     return {"code": code_digest(package),
             "assignments": {a: assignment_digest(course, a) for a in assignments}}
 
@@ -87,7 +89,7 @@ def stale_image_problem(assignment: str, image: str | None = None) -> str | None
     checkout = Path(CHECKOUT)
     if recorded is None or not checkout.exists():
         return None
-    if not os.access(checkout, os.R_OK | os.X_OK) or not (checkout / "assignments").is_dir():
+    if not os.access(checkout, os.R_OK | os.X_OK) or not CourseDir(checkout).exists():
         return (f"the course's checkout mounted at {CHECKOUT} cannot be read by the image's judge user (uid "
                 f"{os.getuid()}), or has no assignments/: mount the checkout the image was built from, readable "
                 "by all (`chmod a+rX` on it and its parents), so that the image can tell whether it is current")

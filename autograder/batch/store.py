@@ -172,7 +172,7 @@ class Store:
             return ("its stored result comes from an earlier torchgrader whose results do not record the grading "
                     "settings (limits, exercises, isolation, image, versions)")
         if old.split(KEY_SEPARATOR)[0] != key.split(KEY_SEPARATOR)[0]:
-            return "the hidden material changed (suites, exercise.toml or assignment.toml)"
+            return f"the hidden material changed (suites, {EXERCISE_TOML} or {ASSIGNMENT_TOML})"
         was, now = self._settings(old), self._settings(key)
         if was is None or now is None:
             return "the grading settings changed"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.assignment import HIDDEN_TESTS, PUBLIC_TESTS, SUITE_FILE_PATTERNS, Assignment, Exercise
+from autograder.assignment import SUITE_FILE_PATTERNS, Assignment, Exercise, is_suite_module
 from autograder.judge.proxy import disarm_watchdog
 
 EXERCISE = pytest.StashKey[Exercise]()  # the exercise whose folder holds the test
@@ -121,8 +121,6 @@ def forget_suite_modules() -> None:
     course (``solutions.demo.basics.test_hidden``); a cached one from another
     course or an earlier version of the file would otherwise be reused.
     """
-    stems = (Path(HIDDEN_TESTS).stem, Path(PUBLIC_TESTS).stem)
     for name in list(sys.modules):
-        head = name.split(".", 1)[0]
-        if head in ("solutions", "assignments") or name.rsplit(".", 1)[-1] in stems:
+        if is_suite_module(name):
             del sys.modules[name]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from autograder.assignment import PROBES
 from autograder.errors import (
     GraderError,
     JudgeOvertime,
@@ -99,7 +100,7 @@ def unsendable_message(label: str, args: tuple, kwargs: dict, error: str) -> str
     return (f"the test passes {what} of `{label}` that cannot be sent to the sandbox: {why}. Only plain "
             "values cross (tensors, arrays, numbers, strings, lists, dicts). Build the object inside the "
             "sandbox instead: `sandbox.ref(\"module.name\")` for an importable function or class (e.g. "
-            "`sandbox.ref(\"torch.nn.functional.relu\")`), or a probe in probes.py that constructs it and "
+            f"`sandbox.ref(\"torch.nn.functional.relu\")`), or a probe in {PROBES} that constructs it and "
             "calls the student's code.")
 
 
@@ -362,12 +363,12 @@ class Context:
         key = self.exercise
         known = probe_names(self.probes_path)
         if name not in known:
-            where = str(self.probes_path) if self.probes_path else f"{key}'s probes.py"
+            where = str(self.probes_path) if self.probes_path else f"{key}'s {PROBES}"
             have = ", ".join(sorted(known)) if known else "none"
             raise SuiteError(f"the test asks for the probe {name!r}, which {where} does not define; "
                              f"the probes that exist: {have}")
         if key not in self.session.probes_loaded:
-            why = self.session.probe_errors.get(key) or f"exercise {key!r} has no probes.py"
+            why = self.session.probe_errors.get(key) or f"exercise {key!r} has no {PROBES}"
             raise GraderError(f"probe {name!r} of {key}: {why}")
         payload = self._args(args, kwargs)
         self._sendable(payload, args, kwargs, f"probe {name}")
