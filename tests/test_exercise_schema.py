@@ -101,12 +101,14 @@ def course_file_spellings(source: str) -> list[tuple[int, str]]:
     """(line, what) of each place a module parses TOML or spells a course file's or folder's name itself.
 
     A name counts in any string but a docstring (messages too: they follow a rename), a folder as a path
-    part: an operand of ``/``, a value compared with, or ``mutants/...`` inside a string. Prose about the
-    course folder ("the folder holding assignments/ and solutions/") is left alone.
+    part: an operand of ``/``, a value compared with, ``mutants/`` inside a string, or ``solutions/`` that
+    a path goes on from (``f"course/solutions/{id}"``). Prose about the course folder ("the folder holding
+    assignments/ and solutions/") is left alone.
     """
     files, folders = _course_names()
     name = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, files)) + r")(?!\w)")
     case_dir = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, folders[2:4])) + r")/")
+    side_path = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, folders[:2])) + r")/(?=[\w{<]|$)")
     tree = ast.parse(source)
     docs = {id(n.body[0].value) for n in ast.walk(tree)
             if isinstance(n, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.body
@@ -118,7 +120,7 @@ def course_file_spellings(source: str) -> list[tuple[int, str]]:
             if any(m.split(".")[0] in ("tomllib", "tomli") for m in mods):
                 out.append((n.lineno, "parses TOML"))
         elif isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs and (
-                m := name.search(n.value) or case_dir.search(n.value)):
+                m := name.search(n.value) or case_dir.search(n.value) or side_path.search(n.value)):
             out.append((n.lineno, f"spells {m.group(0)!r}"))
         parts: list[ast.expr] = []
         if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div):
@@ -157,4 +159,5 @@ def f(course: Path, side: str) -> list:
 '''
     assert set(course_file_spellings(source)) == {
         (2, "parses TOML"), (7, "spells the folder 'solutions'"), (7, "spells the folder 'assignments'"),
-        (9, "spells the folder 'solutions'"), (9, "spells 'test_hidden.py'"), (9, "spells 'mutants/'")}
+        (9, "spells the folder 'solutions'"), (9, "spells 'test_hidden.py'"), (9, "spells 'mutants/'"),
+        (10, "spells 'assignments/'")}

@@ -37,6 +37,7 @@ from autograder.assignment import (
     ASSIGNMENT_TOML,
     Assignment,
     AssignmentError,
+    CourseDir,
     find_course,
     is_material,
     load_assignment,
@@ -144,11 +145,12 @@ def export(assignment: Assignment, out: Path) -> Path:
                 executable=True,
             )
             z.write(wheel, wheel.name)
-            pub = f"course/assignments/{assignment.id}"
+            inside = CourseDir(Path("course"))  # the course folder inside the zip
+            pub = inside.public(assignment.id).as_posix()
             z.write(assignment.public_dir / ASSIGNMENT_TOML, f"{pub}/{ASSIGNMENT_TOML}")
             for ex in assignment.exercises:
                 _add_tree(z, ex.public_dir, f"{pub}/{ex.id}")
-                _add_tree(z, ex.hidden_dir, f"course/solutions/{assignment.id}/{ex.id}", staff=False)
+                _add_tree(z, ex.hidden_dir, (inside.hidden(assignment.id) / ex.id).as_posix(), staff=False)
     return out
 
 
