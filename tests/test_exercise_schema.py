@@ -102,13 +102,14 @@ def course_file_spellings(source: str) -> list[tuple[int, str]]:
 
     A name counts in any string but a docstring (messages too: they follow a rename), a folder as a path
     part: an operand of ``/``, a value compared with, ``mutants/`` inside a string, or ``solutions/`` that
-    a path goes on from (``f"course/solutions/{id}"``). Prose about the course folder ("the folder holding
+    a path goes on from or into (``f"course/solutions/{id}"``). Prose about the course folder ("the folder holding
     assignments/ and solutions/") is left alone.
     """
     files, folders = _course_names()
     name = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, files)) + r")(?!\w)")
     case_dir = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, folders[2:4])) + r")/")
-    side_path = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, folders[:2])) + r")/(?=[\w{<]|$)")
+    sides = "|".join(map(re.escape, folders[:2]))
+    side_path = re.compile(rf"(?<=/)({sides})/|(?<![\w.])({sides})/(?=[\w{{<])")
     tree = ast.parse(source)
     docs = {id(n.body[0].value) for n in ast.walk(tree)
             if isinstance(n, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.body
@@ -155,7 +156,7 @@ def f(course: Path, side: str) -> list:
     if side in ("solutions", "assignments"):
         pass
     return [course / "solutions" / "x", f"see {course}/test_hidden.py", "--against mutants/x.py",
-            "the folder holding assignments/ and solutions/"]
+            "the folder holding assignments/ and solutions/", f"zip/assignments/{side}"]
 '''
     assert set(course_file_spellings(source)) == {
         (2, "parses TOML"), (7, "spells the folder 'solutions'"), (7, "spells the folder 'assignments'"),
