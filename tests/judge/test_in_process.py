@@ -69,3 +69,27 @@ def test_every_in_process_test_is_a_hidden_test_with_points():
     for ex, tests in in_process_tests().items():
         assert all(p > 0 for p in tests.values()), (ex, tests)
     assert all(isinstance(p, Path) for p in SUITES)
+
+
+# What a suite's probes measure about the student's process (not values the judge recomputes): a test that reads
+# one of these awards points on a fact only the sandbox asserts, so it must be in_process (issue 22).
+SANDBOX_FACTS = {
+    "compile": {"graphs", "ops", "runs", "traces", "recompiled_at"},  # counted by the probe's backend / comptime
+    "amp_loop": {"log"},  # the probe's hooks: .grad None before accumulation, autocast on in forward/backward
+}
+
+
+def _reads(fn: ast.FunctionDef) -> set[str]:
+    return {n.slice.value for n in ast.walk(fn) if isinstance(n, ast.Subscript)
+            and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str)}
+
+
+def test_every_test_reading_a_sandbox_measured_fact_is_in_process():
+    marked = in_process_tests()
+    for ex, facts in SANDBOX_FACTS.items():
+        [suite] = [s for s in SUITES if s.parent.name == ex]
+        tests = [fn for fn in ast.parse(suite.read_text()).body
+                 if isinstance(fn, ast.FunctionDef) and fn.name.startswith("test_")]
+        reading = {fn.name for fn in tests if _reads(fn) & facts}
+        assert reading, (ex, "no test reads the facts listed: update SANDBOX_FACTS")
+        assert reading <= set(marked.get(ex, {})), (ex, sorted(reading - set(marked.get(ex, {}))))

@@ -17,7 +17,9 @@ mistake (all of which change the updates by a large factor).
 Sandbox-measured facts (everything else is decided in the judge): the hooks
 in probes.py record, for each backward call, whether `.grad` was None before
 the gradient was accumulated and whether autocast was enabled, and, for each
-forward call, whether autocast was enabled with which dtype.
+forward call, whether autocast was enabled with which dtype. Student code can
+rewrite those hooks, so the two tests that read them are `in_process` and
+worth 1 point together (issue 22).
 """
 import pytest
 import torch
@@ -314,7 +316,8 @@ def test_overflow_skips_step_and_scheduler(sandbox):
                   "not leak into the next window.")
 
 
-@pytest.mark.points(1)
+@pytest.mark.points(0.5)
+@pytest.mark.in_process
 @pytest.mark.timeout(60)
 def test_grads_set_to_none(sandbox):
     """Gradients are released (set to None) between windows, kept within a window"""
@@ -342,7 +345,7 @@ def test_grads_set_to_none(sandbox):
                  misconception="zero_inside_window")
 
 
-@pytest.mark.points(1)
+@pytest.mark.points(1.5)
 @pytest.mark.timeout(60)
 def test_returned_mean_loss_per_sample(sandbox):
     """Returns the mean loss per sample, as a Python float"""
@@ -444,6 +447,7 @@ def test_adamw_lambda_schedule(sandbox):
 
 
 @pytest.mark.points(0.5)
+@pytest.mark.in_process
 @pytest.mark.timeout(60)
 def test_autocast_forward_only(sandbox):
     """Autocast wraps the forward pass, not the backward pass"""

@@ -2,22 +2,21 @@
 
 What is decided in the judge: every output value (compared with ChattyMLP's
 function computed here, in float64, from the same weights), and all counts.
+Those value tests carry 9 of the 10 points: CompileFriendlyMLP's eager outputs
+(fixed and generated sizes) and compile_dynamic's outputs for every batch size.
 
-What rests on facts measured in the sandbox (see probes.py), kept to three:
+What rests on facts measured in the sandbox (see probes.py):
 1. whether torch.compile(..., fullgraph=True) raised for CompileFriendlyMLP,
    and how many graphs the probe's own counting backend received / executed;
 2. whether the compile_dynamic callable raised a recompilation error under
    torch.compiler.set_stance("fail_on_recompile");
 3. how many times dynamo traced the probe's model (comptime counter).
-These are robust against a notebook that rebinds torch.compile / dynamo entry
-points with its own functions (detected: they must be defined inside the
-installed torch package) or that loosens dynamo's graph-break settings (reset
-to the defaults for the capture). They are NOT robust against deliberate,
-in-depth tampering with torch internals from the notebook (e.g. forging code
-objects or editing dynamo's C-level state): student code shares the sandbox
-process with the probes. The value checks stay sound in every case: a faked
-compile still has to return exactly ChattyMLP's outputs through a graph that
-the probe's backend received and ran.
+Student code shares the sandbox process with the probes and can rewrite any
+of this (forged code objects, dynamo's state), so these four tests are
+`in_process` and worth 1 point together (issue 22): a forger gains at most
+that. The probes still fail closed: the hook points are captured before the
+first cell and must be torch's own code at each experiment, and dynamo's
+graph-break settings are reset to the defaults for the capture.
 """
 import pytest
 import torch
@@ -25,7 +24,7 @@ import torch.nn.functional as F
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from autograder.judge import check, fail
+from autograder.judge import check, describe, fail
 
 GENERATED = settings(derandomize=True, max_examples=8, deadline=None, database=None,
                      phases=[Phase.explicit, Phase.generate], print_blob=False)
@@ -131,7 +130,7 @@ def _check_status(res, what):
              misconception="renamed_layers" if renamed else "extra_state")
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(4.5)
 def test_same_function_as_chatty(sandbox):
     """CompileFriendlyMLP computes the same function as ChattyMLP"""
     sd, xs = _weights(), _inputs()
@@ -140,7 +139,8 @@ def test_same_function_as_chatty(sandbox):
     _compare(res["outs"], xs, sd, "CompileFriendlyMLP (eager, ChattyMLP's weights loaded)")
 
 
-@pytest.mark.points(2.5)
+@pytest.mark.points(0.25)
+@pytest.mark.in_process
 @pytest.mark.timeout(120)
 def test_fullgraph_capture(sandbox):
     """CompileFriendlyMLP compiles with fullgraph=True (no graph break)"""
@@ -176,7 +176,8 @@ def test_fullgraph_capture(sandbox):
           "traced by torch.compile, not hidden from it.")
 
 
-@pytest.mark.points(1)
+@pytest.mark.points(0.25)
+@pytest.mark.in_process
 @pytest.mark.timeout(120)
 def test_compiled_output(sandbox):
     """The fully captured graph runs and gives ChattyMLP's outputs"""
@@ -191,7 +192,8 @@ def test_compiled_output(sandbox):
     _compare(res["outs"], _inputs(), _weights(), "Compiled CompileFriendlyMLP")
 
 
-@pytest.mark.points(2.5)
+@pytest.mark.points(0.25)
+@pytest.mark.in_process
 @pytest.mark.timeout(180)
 def test_dynamic_no_recompile(sandbox):
     """compile_dynamic compiles once and survives batch sizes 8, 16, 32, 64"""
@@ -208,18 +210,27 @@ def test_dynamic_no_recompile(sandbox):
           f"input's shapes; ask for a dynamic batch dimension.", misconception="recompiles")
 
 
-@pytest.mark.points(1.5)
+@pytest.mark.points(0.25)
+@pytest.mark.in_process
 @pytest.mark.timeout(180)
-def test_dynamic_single_trace_and_values(sandbox):
-    """compile_dynamic traces the model once and returns the model's outputs"""
+def test_dynamic_single_trace(sandbox):
+    """compile_dynamic traces the model once for batch sizes 8, 16, 32, 64"""
     res = _dynamic(sandbox)
     _check_status(res, "compile_dynamic")
     check(res["traces"] == 1,
           f"Dynamo traced the model {res['traces']} time(s) for batch sizes 8, 16, 32 and "
           f"64; a dynamic-shape compile traces it exactly once.")
+
+
+@pytest.mark.points(2)
+@pytest.mark.timeout(180)
+def test_dynamic_values(sandbox):
+    """compile_dynamic's callable returns the model's outputs for every batch size"""
+    res = _dynamic(sandbox)
+    _check_status(res, "compile_dynamic")
     xs = _dynamic_inputs()
-    check(len(res["outs"]) == len(xs),
-          f"Expected outputs for {len(xs)} batch sizes, got {len(res['outs'])}.")
+    check(isinstance(res["outs"], list) and len(res["outs"]) == len(xs),
+          f"Expected outputs for {len(xs)} batch sizes, got {describe(res['outs'])}.")
     sd = _weights(4242)
     sd64 = {k: v.double() for k, v in sd.items()}
     for out, x in zip(res["outs"], xs):
@@ -234,7 +245,7 @@ def test_dynamic_single_trace_and_values(sandbox):
               f"{(out.double() - expected).abs().max().item():.3g}).")
 
 
-@pytest.mark.points(0.5)
+@pytest.mark.points(2.5)
 @pytest.mark.timeout(60)
 def test_same_function_generated(sandbox):
     """CompileFriendlyMLP equals ChattyMLP on generated sizes, weights and inputs"""
