@@ -10,12 +10,17 @@ after the sandbox server has started.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from autograder import gcpause
 from autograder.assignment import AssignmentError, load_assignment
 from autograder.batch.backends import REGISTRY
+from autograder.defaults import Owner, add_option
 from autograder.errors import TorchgraderError, meaning
 from autograder.options import Budget, GradeOptions
 from autograder.printable import printable
@@ -123,102 +128,132 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if failing or not results else 0
 
 
+def _gib(n_bytes: int) -> float:
+    return n_bytes / 2**30
+
+
 def _add_limits(g: argparse.ArgumentParser) -> None:
     g.add_argument("--course", help="folder holding assignments/ and solutions/ (default: found from cwd)")
     g.add_argument("--exercise", action="append", help="only this exercise (repeatable)")
-    g.add_argument("--memory-gb", type=float, default=6.0, help="address-space limit per sandbox")
-    g.add_argument("--cell-timeout", type=float, default=60.0, help="seconds per notebook cell")
-    g.add_argument("--submission-timeout", type=float, default=600.0, help="seconds per submission in all")
+    add_option(g, "--memory-gb", type=float, owner=Owner(Limits, "memory_bytes", _gib),
+               help="address-space limit per sandbox, in GiB")
+    add_option(g, "--cell-timeout", type=float, owner=Owner(Budget, "cell_seconds"), help="seconds per notebook cell")
+    add_option(g, "--submission-timeout", type=float, owner=Owner(Budget, "submission_seconds"),
+               help="seconds per submission in all")
     g.add_argument("--no-isolation", action="store_true",
                    help="skip namespaces (rlimits only); for debugging the grader, never for grading")
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser; with ``command`` (``grade``, ``check``, ...), only that staff command's module is imported."""
-    p = argparse.ArgumentParser(prog="torchgrader", description="Grade PyTorch exercises safely.")
-    sub = p.add_subparsers(dest="command", required=True)
-    g = sub.add_parser("grade", help="grade notebooks or .py files with the hidden suites")
+def add_grade_arguments(g: argparse.ArgumentParser) -> None:
+    from autograder.batch.progress import PROGRESS_MODES
+    from autograder.batch.runner import BatchOptions
+
     g.add_argument("paths", nargs="+", help="submissions: .ipynb or .py files, folders of them, LMS zip downloads, "
                    "nbgrader's submitted/ folder")
     g.add_argument("--assignment", required=True, help="assignment id, e.g. pytorch-fundamentals")
     g.add_argument("--out", required=True, help="output folder: gradebook.csv, report.html, <student>/feedback.html, "
                    "grades.sqlite (what makes a rerun resume)")
     _add_limits(g)
-    g.add_argument("-j", "--jobs", type=int, default=0, help="parallel workers (default: the machine's cores)")
-    g.add_argument("--backend", choices=list(REGISTRY), default="process",
-                   help="where workers run: local processes (default), Docker or rootless Podman containers, a Dask "
-                   "cluster")
+    g.add_argument("-j", "--jobs", type=int, help="parallel workers (default: the machine's cores)")
+    add_option(g, "--backend", choices=list(REGISTRY), owner=Owner(BatchOptions, "backend"),
+               help="where workers run: local processes, Docker or rootless Podman containers, a Dask cluster")
     g.add_argument("--scheduler", help="Dask scheduler address (tcp://host:8786), for --backend dask")
-    g.add_argument("--docker-image", default="torchgrader:cpu", help="grader image for --backend docker or "
-                   "podman (built from docker/cpu/Dockerfile)")
-    g.add_argument("--gpus", default="auto", help="GPUs for --backend docker containers, as `docker run --gpus` takes "
-                   "them (all, device=0, ...), or none; default auto: all for a GPU image (a tag with gpu/cuda), "
-                   "none otherwise")
+    add_option(g, "--docker-image", owner=Owner(BatchOptions, "docker_image"),
+               help="grader image for --backend docker or podman (built from docker/cpu/Dockerfile)")
+    add_option(g, "--gpus", owner=Owner(BatchOptions, "docker_gpus"),
+               help="GPUs for --backend docker containers, as `docker run --gpus` takes them (all, device=0, ...), "
+                    "or none; auto: all for a GPU image (a tag with gpu/cuda), none otherwise")
     g.add_argument("--regrade", action="store_true", help="grade everything again, even what is already graded")
     g.add_argument("--allow-unisolated", action="store_true",
                    help="grade even where the kernel refuses namespaces (student code could then read the hidden "
                         "tests); by default grading refuses to start there")
-    g.add_argument("--progress", choices=["auto", "bar", "plain"], default="auto",
-                   help="a progress bar on a terminal, plain lines otherwise (default: auto)")
+    add_option(g, "--progress", choices=list(PROGRESS_MODES), owner=Owner(BatchOptions, "progress"),
+               help="auto: a progress bar on a terminal, plain lines otherwise")
     g.add_argument("--nbgrader-db", type=Path, help="also write the scores into this nbgrader gradebook.db")
     g.add_argument("--nbgrader-assignment", help="the assignment's name in nbgrader (default: from the "
                    "submitted/ layout, else --assignment)")
     g.add_argument("--nbgrader-notebook", help="the notebook's name in nbgrader (default: the submitted "
                    "notebook's name, else --assignment)")
     g.add_argument("-v", "--verbose", action="store_true", help="print every submission's full report")
-    g.set_defaults(func=cmd_grade)
-    c = sub.add_parser("check", help="students: run the public tests on your notebook")
+
+
+def add_check_arguments(c: argparse.ArgumentParser) -> None:
     c.add_argument("notebook")
     c.add_argument("--assignment", help="assignment id (read from the notebook when omitted)")
     _add_limits(c)
-    c.set_defaults(func=cmd_check)
-    _add_staff_commands(sub, command)
+
+
+# A function, or "module:function" where the function lives in a module imported only when its command is
+# the one being run (or none is known yet, for --help): `validate` imports the judge and torch, which `grade`
+# and `check` must not pay for in this process.
+Ref = Callable[..., Any] | str
+
+
+def _resolve(ref: Ref) -> Callable[..., Any]:
+    if callable(ref):
+        return ref
+    module, _, name = ref.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+@dataclass(frozen=True)
+class Command:
+    """One ``torchgrader`` command: all that the parser and the dispatch know of it."""
+
+    name: str
+    help: str
+    arguments: Ref  # adds the command's arguments to its own ArgumentParser
+    handler: Ref  # runs it on the parsed arguments; returns the exit status
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        _resolve(self.arguments)(parser)
+
+    def run(self, args: argparse.Namespace) -> int:
+        return int(_resolve(self.handler)(args) or 0)
+
+
+def _staff(name: str, module: str, handler: str, arguments: str, help_: str) -> Command:
+    """A command whose code lives in its own module (course staff's authoring tools, the service)."""
+    return Command(name, help_, f"autograder.{module}:{arguments}", f"autograder.{module}:{handler}")
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command("grade", "grade notebooks or .py files with the hidden suites", add_grade_arguments, cmd_grade),
+    Command("check", "students: run the public tests on your notebook", add_check_arguments, cmd_check),
+    _staff("new", "authoring.scaffold", "cmd_new", "add_arguments",
+           "staff: scaffold a new exercise with every file in place; without an exercise, a new assignment "
+           "(empty, or --from a copy without its validation record)"),
+    _staff("try", "authoring.trial", "cmd_try", "add_arguments",
+           "staff: run one exercise's suite against one case (reference, stub, an alternative, a mutant) in seconds"),
+    _staff("new-mutant", "authoring.scaffold", "cmd_new_mutant", "add_mutant_arguments",
+           "staff: scaffold a mutant: a copy of the reference's function to change"),
+    _staff("validate", "authoring.validate", "cmd_validate", "add_arguments",
+           "staff: prove an assignment's suites sound (reference, stubs, mutants)"),
+    _staff("release", "authoring.release", "cmd_release", "add_arguments",
+           "staff: build the student bundle (notebook, public tests, how-to)"),
+    _staff("notebook", "authoring.notebook", "cmd_notebook", "add_arguments",
+           "staff: build the student notebook from the exercise folders"),
+    _staff("export-gradescope", "authoring.gradescope_export", "cmd_export", "add_arguments",
+           "staff: write a Gradescope autograder zip"),
+    # the course's submission service (autograder/service/)
+    _staff("serve", "service.command", "cmd_serve", "add_serve_arguments",
+           "staff: run the course's submission service (students submit and get their feedback in seconds)"),
+    _staff("submit", "service.client", "cmd_submit", "add_submit_arguments",
+           "students: submit a notebook to the course's torchgrader service"),
+)
+BY_NAME = {c.name: c for c in COMMANDS}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``command`` (``grade``, ``check``, ...), only that command's arguments are built
+    (and only its module imported); without, every command's (``--help``)."""
+    p = argparse.ArgumentParser(prog="torchgrader", description="Grade PyTorch exercises safely.")
+    sub = p.add_subparsers(dest="command", required=True)
+    for c in COMMANDS:
+        parser = sub.add_parser(c.name, help=c.help)
+        if command is None or command == c.name:
+            c.add_arguments(parser)
     return p
-
-
-# name -> (module under autograder.authoring, its command function, its arguments function, help).
-# A module is imported only when its command is the one being run (or none is known yet, for --help):
-# `validate` imports the judge and torch, which `grade` and `check` must not pay for in this process.
-STAFF_COMMANDS = {
-    "new": ("scaffold", "cmd_new", "add_arguments", "staff: scaffold a new exercise with every file in place; "
-            "without an exercise, a new assignment (empty, or --from a copy without its validation record)"),
-    "try": ("trial", "cmd_try", "add_arguments", "staff: run one exercise's suite against one case (reference, "
-            "stub, an alternative, a mutant) in seconds"),
-    "new-mutant": ("scaffold", "cmd_new_mutant", "add_mutant_arguments",
-                   "staff: scaffold a mutant: a copy of the reference's function to change"),
-    "validate": ("validate", "cmd_validate", "add_arguments",
-                 "staff: prove an assignment's suites sound (reference, stubs, mutants)"),
-    "release": ("release", "cmd_release", "add_arguments",
-                "staff: build the student bundle (notebook, public tests, how-to)"),
-    "notebook": ("notebook", "cmd_notebook", "add_arguments",
-                 "staff: build the student notebook from the exercise folders"),
-    "export-gradescope": ("gradescope_export", "cmd_export", "add_arguments",
-                          "staff: write a Gradescope autograder zip"),
-}
-
-
-# The course's submission service (autograder/service/): the same lazy import, from its own package.
-SERVICE_COMMANDS = {
-    "serve": ("command", "cmd_serve", "add_serve_arguments",
-              "staff: run the course's submission service (students submit and get their feedback in seconds)"),
-    "submit": ("client", "cmd_submit", "add_submit_arguments",
-               "students: submit a notebook to the course's torchgrader service"),
-}
-
-
-def _add_staff_commands(sub: argparse._SubParsersAction, command: str | None = None) -> None:
-    """Course staff's authoring commands and the service's (their code lives in their own modules)."""
-    import importlib
-
-    commands = {n: (f"autograder.authoring.{m}", *rest) for n, (m, *rest) in STAFF_COMMANDS.items()}
-    commands |= {n: (f"autograder.service.{m}", *rest) for n, (m, *rest) in SERVICE_COMMANDS.items()}
-    for name, (module, func, arguments, help_) in commands.items():
-        parser = sub.add_parser(name, help=help_)
-        if command is not None and command != name:
-            continue  # not this run's command: its arguments are never parsed
-        mod = importlib.import_module(module)
-        getattr(mod, arguments)(parser)
-        parser.set_defaults(func=getattr(mod, func))
 
 
 def _command_of(argv: list[str]) -> str | None:
@@ -232,8 +267,9 @@ def _command_of(argv: list[str]) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(_command_of(argv)).parse_args(argv)
+    command = BY_NAME[args.command]
     try:
-        return int(args.func(args) or 0)
+        return command.run(args)
     # Each error's exit code is errors.TABLE's (docs/errors.md); its message is said as a sentence, never a traceback.
     except TorchgraderError as e:  # every deliberate error carries its own person-facing message
         print(f"torchgrader: {printable(e.message, lines=True)}", file=sys.stderr)

@@ -76,12 +76,12 @@ def test_the_grade_command_never_imports_torch_and_one_submission_draws_no_chart
 
 
 def test_every_staff_command_still_parses_and_grade_parses_without_them():
-    from autograder.cli import STAFF_COMMANDS, build_parser
+    from autograder.cli import COMMANDS, build_parser
 
     everything = build_parser()  # --help: every command with its arguments
-    for name in STAFF_COMMANDS:
-        sub = everything._subparsers._group_actions[0].choices[name]
-        assert sub._actions[1:], f"{name} has no arguments"
+    for c in COMMANDS:
+        sub = everything._subparsers._group_actions[0].choices[c.name]
+        assert sub._actions[1:], f"{c.name} has no arguments"
     code = (
         "import sys\nfrom autograder.cli import build_parser\n"
         "a = build_parser('grade').parse_args(['grade', 'x.py', '--assignment', 'a', '--out', 'o'])\n"

@@ -19,6 +19,7 @@ PKG = ROOT / "autograder"
 # (``autograder.batch.*`` within batch). Two packages in one layer are siblings: neither imports the other.
 LAYERS: list[list[str]] = [
     ["autograder.errors"],  # the exception hierarchy's base: everything may raise its subclasses
+    ["autograder.defaults"],  # reading a default from the one place that writes it (the CLI's options do)
     ["autograder.printable"],  # the one escaper of student- and LMS-controlled text shown to people
     ["autograder.gcpause"],  # importing torch without the garbage collector (server, worker, check)
     ["autograder.results", "autograder.assignment", "autograder.load"],

@@ -29,6 +29,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.assignment import Assignment, load_assignment
+from autograder.defaults import Owner, add_option
 
 CELL_MARK = "# %%"
 
@@ -125,8 +126,7 @@ def check_cell(exercise_id: str) -> str:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("assignment", help="assignment id")
-    p.add_argument("--code", choices=["stub", "reference"], default="stub",
-                   help="what the code cells hold (default: %(default)s)")
+    add_option(p, "--code", choices=["stub", "reference"], owner=Owner(build, "code"), help="what the code cells hold")
     p.add_argument("--out", required=True, help="the notebook to write")
     p.add_argument("--course", help="folder holding assignments/ and solutions/ (default: found from cwd)")
 

@@ -42,6 +42,7 @@ from autograder.assignment import (
     load_assignment,
 )
 from autograder.authoring.notebook import build
+from autograder.defaults import Owner, add_option
 from autograder.report.files import writable_folder
 
 HOWTO = """\
@@ -267,8 +268,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("assignment", help="assignment id")
     p.add_argument("--out", required=True, help="folder for the student bundle (new or empty)")
     p.add_argument("--force", action="store_true", help="write into a non-empty folder")
-    p.add_argument("--server", default="", help="the course's torchgrader service address (`torchgrader serve`), "
-                                                 "for `submit()` in the notebook")
+    add_option(p, "--server", owner=Owner(release, "server"),
+               help="the course's torchgrader service address (`torchgrader serve`), for `submit()` in the notebook")
     p.add_argument("--course", help="folder holding assignments/ and solutions/ (default: found from cwd)")
     p.add_argument("--unvalidated", action="store_true",
                    help="release even though the material has not passed `torchgrader validate` since its last "

@@ -35,6 +35,7 @@ from autograder.assignment import (
     find_course,
 )
 from autograder.authoring.lint import ID_PATTERN
+from autograder.defaults import Owner, add_option
 
 # A small, complete example that passes `validate` as generated: staff edit it rather than replace it.
 # Keyed by the ExerciseLayout attribute that names the file ("attr/name" for a file inside a folder).
@@ -345,7 +346,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "underscores; without it, a new assignment is created (empty, or a copy with --from)")
     p.add_argument("--from", dest="copy_of", metavar="ASSIGNMENT",
                    help="with no exercise: copy this assignment's material (not its validation record)")
-    p.add_argument("--points", type=float, default=10, help="the exercise's points (default: %(default)s)")
+    add_option(p, "--points", type=float, owner=Owner(scaffold, "points"), help="the exercise's points")
     p.add_argument("--title", help=f"the exercise's title (default: the example's, {EXAMPLE_TITLE!r})")
     p.add_argument("--function", help=f"the example function's name (default: {EXAMPLE_FUNCTION!r}, or "
                                       f"{EXAMPLE_FUNCTION}_<exercise> when the assignment already has one)")

@@ -32,6 +32,7 @@ from autograder.assignment import (
     load_assignment,
 )
 from autograder.authoring.cases import compose
+from autograder.defaults import Owner, add_option
 from autograder.grade import GradeOptions, grade
 from autograder.results import SubmissionResult
 
@@ -62,7 +63,8 @@ def compose_case(assignment: Assignment, exercise: str, against: str, dest: Path
 
 
 def try_case(
-    assignment: Assignment, exercise: str, against: str, *, keyword: str | None = None, public: bool = False
+    assignment: Assignment, exercise: str, against: str = "reference", *, keyword: str | None = None,
+    public: bool = False,
 ) -> SubmissionResult:
     """Grade one case on one exercise's suite (hidden, or public)."""
     with tempfile.TemporaryDirectory(prefix="torchgrader-try-") as tmp:
@@ -108,9 +110,7 @@ def report(r: SubmissionResult, exercise: str, *, show_feedback: bool, out: Call
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("assignment", help="assignment id")
     p.add_argument("exercise", help="exercise id")
-    p.add_argument(
-        "--against", default="reference", metavar="CASE", help=f"what to grade: {CASES} (default: reference)"
-    )
+    add_option(p, "--against", metavar="CASE", owner=Owner(try_case, "against"), help=f"what to grade: {CASES}")
     p.add_argument("-k", dest="keyword", help="only the tests this pytest -k expression selects")
     p.add_argument("--public", action="store_true", help="run the public tests instead of the hidden suite")
     p.add_argument(

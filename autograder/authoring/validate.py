@@ -74,6 +74,7 @@ from autograder.authoring.lint import (
 )
 from autograder.authoring.plan import imported_names, plan, suite_names
 from autograder.authoring.stamp import write_stamp
+from autograder.defaults import Owner, add_option
 from autograder.grade import default_jobs, grade
 from autograder.options import GradeOptions
 from autograder.report.text import first_line as _first_line
@@ -856,8 +857,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--exercise", action="append", help="only this exercise (repeatable); its mutants are then "
                                                        "checked against the chosen exercises only")
     p.add_argument("--course", help="folder holding assignments/ and solutions/ (default: found from cwd)")
-    p.add_argument("--jobs", "-j", type=int, default=default_jobs(cap=4),  # each holds torch twice: cap memory
-                   help="grading processes (default: %(default)s)")
+    add_option(p, "--jobs", "-j", type=int, default=default_jobs(cap=4),  # each holds torch twice: cap memory
+               help="grading processes")
     p.add_argument("--static-only", action="store_true", help="only the authoring checks; grade nothing")
     reach_group = p.add_mutually_exclusive_group()
     reach_group.add_argument("--full", dest="quick", action="store_false",
@@ -868,9 +869,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.set_defaults(quick=False)  # --full is the default (each action would otherwise bring its own)
     p.add_argument("--show-feedback", action="store_true",
                    help="under each mutant (and stub), print what a student with that code would read")
-    p.add_argument("--repeat", type=int, default=REPEATS,
-                   help="grade the reference and one alternative this many times and require identical points "
-                        "(default: %(default)s; 1 skips the check)")
+    add_option(p, "--repeat", type=int, owner=Owner(validate, "repeats"),
+               help="grade the reference and one alternative this many times and require identical points "
+                    "(default: %(default)s; 1 skips the check)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 
 

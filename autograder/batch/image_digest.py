@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from autograder.assignment import CourseDir
-from autograder.batch import material
+from autograder.batch import DEFAULT_IMAGE, material
 
 RECORD = "/opt/torchgrader/material.json"  # where the images keep it (docker/*/Dockerfile)
 CHECKOUT = "/checkout"  # where docker/README.md's `docker run` line mounts the course's checkout, read-only
@@ -103,7 +103,7 @@ def stale_image_problem(assignment: str, image: str | None = None) -> str | None
                 "so that the image can tell whether it is current")
     if not newer:
         return None
-    image = image or os.environ.get("TORCHGRADER_IMAGE", "torchgrader:cpu")  # the images set it (Dockerfile)
+    image = image or os.environ.get("TORCHGRADER_IMAGE", DEFAULT_IMAGE)  # the images set it (Dockerfile)
     return (f"the course's checkout ({CHECKOUT}) is newer than this image: {' and '.join(newer)} changed since "
             f"the image was built, and grading would use the old ones. {rebuild_hint(image)}")
 

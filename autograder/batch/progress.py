@@ -118,8 +118,11 @@ class RichProgress(Progress):
         self.bar.stop()
 
 
+PROGRESS_MODES = ("auto", "bar", "plain")  # `grade --progress`; the first is the default
+
+
 def make_progress(total: int, stream: TextIO | None = None, *, verbose: bool = False,
-                  mode: str = "auto") -> Progress:
+                  mode: str = PROGRESS_MODES[0]) -> Progress:
     """``mode``: auto (a bar on a terminal, lines otherwise), bar or plain."""
     stream = stream or sys.stdout
     tty = hasattr(stream, "isatty") and stream.isatty()

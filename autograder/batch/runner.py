@@ -32,11 +32,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from autograder.assignment import Assignment
-from autograder.batch import backends
-from autograder.batch.backends import Backend, Job, Where, WorkerFatal
+from autograder.batch import DEFAULT_IMAGE
+from autograder.batch.backends import DEFAULT_BACKEND, DEFAULT_GPUS, Job, Where, WorkerFatal, make_backend
 from autograder.batch.backends.config import WorkerConfig
 from autograder.batch.inputs import Entry, Inputs, Workspace, expand
-from autograder.batch.progress import make_progress
+from autograder.batch.progress import PROGRESS_MODES, make_progress
 from autograder.batch.store import DB_NAME, Store, grading_key, suite_version
 from autograder.errors import BatchError, BatchInterrupted
 from autograder.printable import printable
@@ -51,13 +51,13 @@ class BatchOptions:
     out: Path
     worker: WorkerConfig
     jobs: int = 1
-    backend: str = "process"
+    backend: str = DEFAULT_BACKEND
     scheduler: str | None = None
-    docker_image: str = "torchgrader:cpu"
-    docker_gpus: str = "auto"  # --gpus for the containers: auto (all for a GPU image, none otherwise), none, all, ...
+    docker_image: str = DEFAULT_IMAGE
+    docker_gpus: str = DEFAULT_GPUS
     regrade: bool = False
     verbose: bool = False
-    progress: str = "auto"  # auto | bar | plain
+    progress: str = PROGRESS_MODES[0]  # auto | bar | plain
     report: bool = True
     nbgrader_db: Path | None = None
     nbgrader_assignment: str | None = None
@@ -90,13 +90,6 @@ def grader_failure(assignment: Assignment, entry: Entry, message: str) -> Submis
               f"Detail for staff: {message.strip().splitlines()[-1][:300] if message.strip() else 'unknown'}",
         exercises=[ExerciseResult(id=e.id, title=e.title, max_points=e.points) for e in assignment.exercises],
     )
-
-
-def make_backend(opts: BatchOptions) -> Backend:
-    log_dir = opts.out / "logs"
-    log_dir.mkdir(parents=True, exist_ok=True)
-    return backends.make_backend(opts.backend, Where(opts.worker, opts.jobs, log_dir, docker_image=opts.docker_image,
-                                                     docker_gpus=opts.docker_gpus, scheduler=opts.scheduler))
 
 
 def grade_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOptions, *,
@@ -231,7 +224,10 @@ def _grade(assignment: Assignment, todo: list[Entry], opts: BatchOptions, store:
     by_id = {str(i): e for i, e in enumerate(todo)}
     jobs = [Job(id=k, name=e.path.name, path=e.path) for k, e in by_id.items()]
     try:
-        backend = make_backend(opts)
+        log_dir = opts.out / "logs"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        backend = make_backend(opts.backend, Where(opts.worker, opts.jobs, log_dir, docker_image=opts.docker_image,
+                                                   docker_gpus=opts.docker_gpus, scheduler=opts.scheduler))
         close = getattr(backend, "close", None)
         if close:  # after the outputs are written: workers shut down while we write them
             later.callback(close)

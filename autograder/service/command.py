@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from autograder.defaults import add_option, default_of
 from autograder.service.blobs import Blobs
 from autograder.service.config import ServiceConfig, load_config
 from autograder.service.grading import GradingPool
@@ -79,10 +80,10 @@ def uvicorn_config(cfg: ServiceConfig, app: Any) -> Any:
 def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", type=Path, help="the service's TOML file (assignments, policies, workers, limits; "
                                                "see docs/service.md); default: the bundled assignment")
-    p.add_argument("--host", help="listen address (default 127.0.0.1, or the config's)")
-    p.add_argument("--port", type=int, help="listen port (default 8000, or the config's)")
-    p.add_argument("--data", default="torchgrader-data",
-                   help="where the store and the submissions live (default ./torchgrader-data)")
+    p.add_argument("--host", help=f"listen address (default: the config's, else {default_of(ServiceConfig, 'host')})")
+    p.add_argument("--port", type=int, help=f"listen port (default: the config's, else "
+                                            f"{default_of(ServiceConfig, 'port')})")
+    add_option(p, "--data", default="torchgrader-data", help="where the store and the submissions live")
     p.add_argument("--roster", type=Path, help="people as CSV: id,name,email[,role], or an LMS class-list export")
     p.add_argument("--links", type=Path, help="write a fresh sign-in link per person to this CSV "
                                               "(role,id,name,token,url) for a mail merge")

@@ -46,7 +46,12 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from autograder.batch import DEFAULT_IMAGE
+from autograder.batch.backends import DEFAULT_BACKEND
+from autograder.defaults import default_of
 from autograder.errors import ConfigError
+from autograder.options import Budget
+from autograder.sandbox.isolation import Limits
 
 DEFAULT_ASSIGNMENT = "pytorch-fundamentals"
 
@@ -75,15 +80,17 @@ class ServiceConfig:
     port: int = 8000
     public_url: str = ""  # "": http://host:port
     trusted_proxies: list[str] = field(default_factory=list)
-    backend: str = "process"
+    backend: str = DEFAULT_BACKEND
     scheduler: str = ""  # dask only: the scheduler's address
     workers: int = 1
     queue_limit: int = 100
-    docker_image: str = "torchgrader:cpu"
+    docker_image: str = DEFAULT_IMAGE
     allow_unisolated: bool = False
-    memory_gb: float = 6.0
-    cell_timeout: float = 60.0
-    submission_timeout: float = 600.0
+    # a sandbox's limits and time budget, as `grade`'s --memory-gb, --cell-timeout, --submission-timeout: the
+    # same defaults, read from where they are written
+    memory_gb: float = default_of(Limits, "memory_bytes") / 2**30
+    cell_timeout: float = default_of(Budget, "cell_seconds")
+    submission_timeout: float = default_of(Budget, "submission_seconds")
     upload_kb: int = 2048
     submissions_per_minute: int = 6
     requests_per_minute: int = 600
@@ -127,7 +134,7 @@ def _policy(raw: Any, where: str) -> Policy:
         raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} in [[assignments]] "
                           f"(known: {', '.join(sorted(_POLICY_KEYS))})")
     p = Policy(id=raw["id"])
-    tz = str(raw.get("timezone", "UTC"))
+    tz = str(raw.get("timezone", p.timezone))
     try:
         zone = ZoneInfo(tz)
     except (ZoneInfoNotFoundError, ValueError):
@@ -142,14 +149,14 @@ def _policy(raw: Any, where: str) -> Policy:
     if p.late not in ("refuse", "penalty"):
         raise ConfigError(f"{where}: late must be \"refuse\" or \"penalty\", not {p.late!r}")
     try:
-        p.max_attempts = int(raw.get("max_attempts", 0))
-        p.cooldown_minutes = float(raw.get("cooldown_minutes", 0))
+        p.max_attempts = int(raw.get("max_attempts", p.max_attempts))
+        p.cooldown_minutes = float(raw.get("cooldown_minutes", p.cooldown_minutes))
         p.late_penalty_per_day = float(raw.get("late_penalty_per_day", p.late_penalty_per_day))
         p.canvas_id = int(raw.get("canvas_id", 0))
     except (TypeError, ValueError):
         raise ConfigError(f"{where}: max_attempts, cooldown_minutes, late_penalty_per_day and canvas_id are "
                           "numbers") from None
-    p.hide_hidden_until_deadline = bool(raw.get("hide_hidden_until_deadline", False))
+    p.hide_hidden_until_deadline = bool(raw.get("hide_hidden_until_deadline", p.hide_hidden_until_deadline))
     return p
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from autograder.batch import DEFAULT_IMAGE
 from autograder.errors import WorkerDied as WorkerDied
 from autograder.errors import WorkerFatal
 
@@ -27,6 +28,9 @@ if TYPE_CHECKING:
 # The grading settings (GradeOptions fields) one job may choose for itself: which suites grade it. A worker
 # grades consecutive jobs with the same choice in one pytest run (``validate`` orders its jobs so).
 PER_JOB_OPTIONS = ("exercises", "public")
+
+DEFAULT_BACKEND = "process"  # a name in REGISTRY: `grade --backend` and the service's `backend` default to it
+DEFAULT_GPUS = "auto"  # --gpus for the containers: auto (all for a GPU image, none otherwise), none, all, ...
 
 
 @dataclass
@@ -69,8 +73,8 @@ class Where:
     config: WorkerConfig
     jobs: int
     log_dir: Path
-    docker_image: str = "torchgrader:cpu"
-    docker_gpus: str = "auto"  # --gpus for the containers: auto (all for a GPU image, none otherwise), none, all, ...
+    docker_image: str = DEFAULT_IMAGE
+    docker_gpus: str = DEFAULT_GPUS
     scheduler: str | None = None  # a Dask scheduler's address
 
 

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from autograder.grade import GradeOptions
+from autograder.options import GradeOptions
 
 
 @dataclass

@@ -29,12 +29,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from autograder.batch import image_digest, material
-from autograder.batch.backends import Deliver, Job, WorkerFatal
+from autograder.batch import DEFAULT_IMAGE, image_digest, material
+from autograder.batch.backends import DEFAULT_GPUS, Deliver, Job, WorkerFatal
 from autograder.batch.backends.config import WorkerConfig
 from autograder.batch.backends.process import ProcessBackend
 
-DEFAULT_IMAGE = "torchgrader:cpu"  # as built in docker/README.md
 COURSE_MOUNT = "/course"
 JUDGE_UID = 10001  # the images' `judge` user: who the container runs as when the batch runs as root
 
@@ -63,7 +62,7 @@ class DockerBackend(ProcessBackend):
 
     def __init__(self, config: WorkerConfig, workers: int, log_dir: Path | None = None, *,
                  image: str = DEFAULT_IMAGE, docker: str | None = None, cpus: float = 1.0,
-                 pids: int = 512, gpus: str | None = "auto", stage_dir: Path | None = None) -> None:
+                 pids: int = 512, gpus: str | None = DEFAULT_GPUS, stage_dir: Path | None = None) -> None:
         super().__init__(config, workers, log_dir)
         docker = docker or self.name
         if shutil.which(docker) is None:
