@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from autograder.defaults import default_of
+from autograder.sandbox.client import SandboxConfig
 from autograder.sandbox.isolation import Limits
 
 
@@ -30,7 +32,7 @@ class GradeOptions:
 
     public: bool = False  # run the public tests (students' `check`) instead of the hidden ones
     exercises: list[str] | None = None  # restrict to these exercise ids
-    isolate: bool = True
+    isolate: bool = default_of(SandboxConfig, "isolate")  # namespaces, private root, seccomp (off: rlimits only)
     limits: Limits = field(default_factory=Limits)
     budget: Budget = field(default_factory=Budget)
     protected: list[Path] = field(default_factory=list)  # extra paths the sandbox must never see
@@ -49,12 +51,12 @@ class GradeOptions:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> GradeOptions:
+        """The inverse of :meth:`to_dict`; a key left out takes the field's own default."""
+        given = {k: d[k] for k in ("exercises", "keyword") if k in d}
+        given |= {k: bool(d[k]) for k in ("public", "isolate") if k in d}
         return cls(
-            public=bool(d.get("public", False)),
-            exercises=d.get("exercises"),
-            isolate=bool(d.get("isolate", True)),
+            **given,
             limits=Limits(**d.get("limits", {})),
             budget=Budget(**d.get("budget", {})),
             protected=[Path(p) for p in d.get("protected", [])],
-            keyword=d.get("keyword"),
         )

@@ -95,7 +95,7 @@ def probe(memory_bytes: int = 256 * 2**20) -> Probe:
                     uid, gid = (PROBE_UID, PROBE_UID) if root else (os.getuid(), os.getgid())
                     iso.build_root(plan, iso.Limits(memory_bytes=memory_bytes), uid, gid)
                     with iso.step("resource limits"):
-                        iso.set_limits(iso.Limits(memory_bytes=memory_bytes, max_processes=64))
+                        iso.set_limits(iso.Limits(memory_bytes=memory_bytes))
                     with iso.step("privileges"):
                         iso.drop_privileges(root, uid, gid)
                     try:
