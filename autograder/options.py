@@ -52,7 +52,7 @@ class GradeOptions:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> GradeOptions:
         """The inverse of :meth:`to_dict`; a key left out takes the field's own default."""
-        given = {k: d[k] for k in ("exercises", "keyword") if k in d}
+        given: dict[str, Any] = {k: d[k] for k in ("exercises", "keyword") if k in d}
         given |= {k: bool(d[k]) for k in ("public", "isolate") if k in d}
         return cls(
             **given,
