@@ -75,5 +75,6 @@ def cap_result(result: SubmissionResult) -> SubmissionResult:
     for e in result.exercises:
         for t in e.tests:
             t.message = cap(t.message)
+            t.cause = t.cause if t.cause in t.message else ""  # a cause is part of the message, or none
             t.detail = cap_middle(t.detail, DETAIL_CHARS)
     return result

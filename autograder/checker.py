@@ -39,6 +39,9 @@ from typing import Any
 from autograder.assignment import PUBLIC_SIDE, Assignment, AssignmentError, CourseDir, find_course, load_assignment
 from autograder.grade import GradeOptions, grade
 from autograder.printable import printable
+from autograder.report.submission import console_cause
+from autograder.report.text import block_lines
+from autograder.report.view import refers, view
 from autograder.results import SubmissionResult
 
 _SERVER: Any = None  # a warm sandbox server kept by a notebook kernel between checks
@@ -46,29 +49,33 @@ _SERVER: Any = None  # a warm sandbox server kept by a notebook kernel between c
 
 # ---------------------------------------------------------------------- the report
 def check_report(r: SubmissionResult, assignment: Assignment | None = None) -> str:
-    """Friendly per-exercise feedback on the public tests."""
+    """Friendly per-exercise feedback on the public tests (a rendering of the one view-model of a result).
+
+    Public tests carry no points, so a shared cause says how many tests it cost, not how many points.
+    """
+    v = view(r)
     lines = []
-    if r.error:
-        lines.append(printable(r.error, lines=True))
-    bad_cells = [c for c in r.cells if c.status != "ok"]
-    for e in r.exercises:
+    if v.error:
+        lines.append(printable(v.error, lines=True))
+    for cause in v.causes:
+        lines += console_cause(cause, v, "", points=False)
+    for e in v.exercises:
         if not e.tests:
             continue
-        passed = sum(t.status == "passed" for t in e.tests)
-        verdict = "all pass" if passed == len(e.tests) else f"{len(e.tests) - passed} to fix"
-        lines.append(f"{e.id} — {e.title}: {passed}/{len(e.tests)} public tests pass ({verdict})")
+        verdict = "all pass" if e.passed == len(e.tests) else f"{len(e.tests) - e.passed} to fix"
+        lines.append(f"{e.id} — {e.title}: {e.passed}/{len(e.tests)} public tests pass ({verdict})")
+        for cause in e.causes:
+            lines += console_cause(cause, v, "  ", points=False)
         for t in e.tests:
-            lines.append(f"  [{'ok' if t.status == 'passed' else 'fix'}] {t.name}")
-            if t.status != "passed" and t.message:
-                lines += [f"        {printable(m)}" for m in t.message.splitlines()[:12]]
-    if bad_cells:
+            lines.append(f"  [{t.mark.word}] {t.name}" + (f": {refers(t)}" if t.cause else ""))
+            if not t.passed and t.message:
+                lines += [f"        {m}" for m in block_lines(t.message)]
+    if v.cells:
         lines.append("Cells that did not run cleanly (later cells still ran):")
-        for c in bad_cells:
-            first = c.message.splitlines()[0] if c.message else ""
-            lines.append(f"  ! {printable(c.label or f'cell {c.index}')} {c.status}: {printable(first)}")
-    tests = [t for e in r.exercises for t in e.tests]
-    failing = [t for t in tests if t.status != "passed"]
-    if not tests and not r.error:
+        lines += [f"  ! {printable(c.where)} {printable(c.status)}: {printable(c.first_line)}" for c in v.cells]
+    tests = v.tests
+    failing = [t for t in tests if not t.passed]
+    if not tests and not v.error:
         lines.append("No public tests ran (is the exercise id right?).")
     elif not failing and tests:
         lines.append(f"{exercises_passing(r)}. All public tests pass. The graded tests are hidden and use other "

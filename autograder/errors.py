@@ -115,7 +115,12 @@ class LoadError(StudentFacingError):
 
 
 class StudentProblem(StudentFacingError):
-    """A problem on the student's side, seen from a test; its status is :data:`TABLE`'s."""
+    """A problem on the student's side, seen from a test; its status is :data:`TABLE`'s.
+
+    ``cause``: the part of the message other tests share (a cell that did not run), "" when none.
+    """
+
+    cause: str = ""
 
 
 class StudentNameMissing(StudentProblem):

@@ -40,6 +40,9 @@ class TestResult:
     detail: str = ""  # staff-only: the judge-side traceback; never shown to students
     misconception: str = ""  # key of the misconception the feedback names ("" when none)
     withheld: float = 0.0  # points taken out of max_points by a grader error (staff must review)
+    # the part of ``message`` that other tests share ("" when none is known): a cell that did not run, say.
+    # Feedback says it once, with the tests it cost (report/view.py)
+    cause: str = ""
 
 
 @dataclass

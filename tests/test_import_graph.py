@@ -30,7 +30,8 @@ LAYERS: list[list[str]] = [
     ["autograder.session"],
     ["autograder.judge"],
     ["autograder.grade"],
-    ["autograder.checker", "autograder.report"],
+    ["autograder.report"],
+    ["autograder.checker"],  # students' check: rendered from report's view-model of a result
     ["autograder.batch"],  # TAs' batch grading, and the workers every parallel grading runs on (backends/)
     # staff tools (validate grades its cases on the batch's process backend); the course's submission service
     # (`torchgrader serve`: a web tier in front of the batch's warm workers)

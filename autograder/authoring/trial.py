@@ -34,6 +34,10 @@ from autograder.assignment import (
 from autograder.authoring.cases import compose
 from autograder.defaults import Owner, add_option
 from autograder.grade import GradeOptions, grade
+from autograder.printable import printable
+from autograder.report.submission import console_cause
+from autograder.report.text import block_lines, pts
+from autograder.report.view import refers, view
 from autograder.results import SubmissionResult
 
 CASES = f"reference | stub | {ALTERNATIVES_DIR}/NAME.py | {MUTANTS_DIR}/NAME.py | PATH"
@@ -80,29 +84,33 @@ def try_case(
 
 
 def report(r: SubmissionResult, exercise: str, *, show_feedback: bool, out: Callable[[str], None]) -> int:
-    """One line per test (status, points, name, misconception key); the number of tests that did not pass."""
+    """One line per test (status, points, name, misconception key); the number of tests that did not pass.
+
+    A rendering of the one view-model of a result: with ``--show-feedback``, a cause several tests share
+    is printed once, above them, as the student's feedback says it.
+    """
+    v = view(r)
     bad = 0
-    for c in r.cells:
-        if c.status != "ok":
-            first = c.message.strip().splitlines()[0] if c.message.strip() else ""
-            out(f"  {c.label or f'cell {c.index}'}: {c.status}: {first}")
-    for e in r.exercises:
+    for c in v.cells:
+        out(f"  {printable(c.where)}: {printable(c.status)}: {printable(c.first_line)}")
+    for e in v.exercises:
         if e.id != exercise:
             continue
+        if show_feedback:
+            for cause in [*v.causes, *e.causes]:
+                out("\n".join(console_cause(cause, v, "  ")))
         for t in e.tests:
-            bad += t.status != "passed"
+            bad += not t.passed
             key = f"  [{t.misconception}]" if t.misconception else ""
-            out(
-                f"  {'PASS' if t.status == 'passed' else t.status.upper():<12} {t.points:g}/{t.max_points:g}  "
-                f"{t.name}{key}"
-            )
-            if show_feedback and t.status != "passed":
-                out("\n".join(f"      | {ln}" for ln in t.message.strip().splitlines()))
+            out(f"  {t.mark.word:<12} {t.score}  {t.name}{key}")
+            if show_feedback and not t.passed:
+                said = [*block_lines(t.message.strip(), 1000), *([f"({refers(t)})"] if t.cause else [])]
+                out("\n".join(f"      | {ln}" for ln in said))
                 if t.status == "grader_error":
-                    out("\n".join(f"      ! {ln}" for ln in t.detail.strip().splitlines()[:3]))
-        out(f"  {e.points:g}/{e.max_points:g} points on {exercise}")
+                    out("\n".join(f"      ! {printable(ln)}" for ln in t.detail.strip().splitlines()[:3]))
+        out(f"  {pts(e.points)}/{pts(e.max_points)} points on {exercise}")
     if r.status != "graded":
-        out(f"  not graded ({r.status}): {r.error}")
+        out(f"  not graded ({r.status}): {printable(r.error)}")
         bad += 1
     return bad
 

@@ -316,6 +316,7 @@ class GradingPlugin:
             exc = as_grader_error(exc)
             tr.status, tr.message, tr.misconception = outcome(exc, tr.name, ex.id)
             tr.message = with_sentence(tr.message, tr.misconception, getattr(item, "module", None))
+            tr.cause = getattr(exc, "cause", "") if isinstance(exc, StudentProblem) else ""
             if isinstance(exc, JudgeOvertime) and CONTEXT.session is not None and CONTEXT.session.sandbox:
                 CONTEXT.session.sandbox.kill()  # interrupted mid-request, perhaps: the next test starts afresh
             if CONTEXT.overran and tr.status in ("failed", "error"):  # its own time ran out first
@@ -327,6 +328,7 @@ class GradingPlugin:
                 tr.withheld, tr.max_points, tr.points = tr.max_points, 0.0, 0.0
                 tr.detail = f"grader error: {getattr(exc, 'detail', exc)}\n"
         tr.message = strip_ansi(tr.message)  # torch colours some of its messages
+        tr.cause = strip_ansi(tr.cause)
         if tr.status != "passed":
             tr.detail += item.stash.get(TRACEBACK, "")
         return tr

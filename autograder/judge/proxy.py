@@ -256,7 +256,10 @@ class Context:
         tb = format_frames(cells, frames)
         where = f"\n{tb}" if tb else ""
         if kind == "missing_name":
-            return StudentNameMissing(self._missing_message(str(msg)))
+            text, cause = self._missing_message(str(msg))
+            problem = StudentNameMissing(text)
+            problem.cause = cause
+            return problem
         if kind == "not_implemented":
             fn = frames[-1][2] if frames else label
             return StudentNotImplemented(
@@ -279,24 +282,31 @@ class Context:
         return StudentError(f"{origin} raised {etype}: {msg}{blocked_hint(etype, msg)}{where}"
                             + (f"\n{said}" if said else ""))
 
-    def _missing_message(self, name: str) -> str:
+    def _missing_message(self, name: str) -> tuple[str, str]:
+        """The message of a test that needs ``name``, and its cause shared with other tests ("" when none).
+
+        A cell that did not run is the cause of every test needing a name it defines: the cause is
+        worded without ``name``, so feedback can say it once for all of them.
+        """
         from autograder.load import defines
 
         text = f"`{name}` is not defined. Define it at the top level of a code cell, with exactly this name."
         session = self.session
         if session is None:
-            return text
+            return text, ""
         defining = [c for c in session.submission.cells if defines(c.source, name)]
         broken = [(c, r) for c in defining if (r := session.cells.get(c.index)) is not None and r.status != "ok"]
         if broken:
             notes = [
-                f"{c.label} defines it but did not run cleanly: {r.message.splitlines()[0] if r.message else r.status}"
+                f"{c.label} did not run cleanly ({r.message.splitlines()[0] if r.message else r.status})"
                 for c, r in broken[:2]
             ]
-            return f"`{name}` is not defined: " + "; ".join(notes) + ". Fix that cell first."
+            cause = ("; ".join(notes) + ", so the names it defines are missing. Fix that cell first: every test "
+                     "that needs one of them fails until it runs.")
+            return f"`{name}` is not defined: {cause}", cause
         if not defining:
-            return text + NO_CELL_DEFINES
-        return text
+            return text + NO_CELL_DEFINES, ""
+        return text, ""
 
     def _wrap(self, value: Any, label: str) -> Any:
         if isinstance(value, wire.HandleRef):

@@ -28,6 +28,7 @@ from autograder.report.similarity import LIMIT, THRESHOLD, SimilarPair, marked_h
 from autograder.report.submission import submission_dir
 from autograder.report.text import first_line
 from autograder.report.text import pts as _pts
+from autograder.report.view import cell_where
 from autograder.results import SubmissionResult
 
 SIDE_BY_SIDE = 40  # similar pairs shown side by side (the table lists them all)
@@ -112,7 +113,7 @@ def class_stats(results: Sequence[SubmissionResult], exercise_ids: list[str] | N
         for c in r.cells:
             if c.status in ("timeout", "crashed") or (c.status == "error" and "MemoryError" in c.message):
                 kind = {"timeout": "timeout", "crashed": "crash"}.get(c.status, "memory")
-                errors.append(ErrorRow(who, kind, c.label or f"cell {c.index}", first_line(c.message, 240)))
+                errors.append(ErrorRow(who, kind, cell_where(c), first_line(c.message, 240)))
         for e in r.exercises:
             titles.setdefault(e.id, e.title)
             if e.id not in ids:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from autograder.report.attention import Attention
 from autograder.report.html import esc as _e
 from autograder.report.html import page as _page
-from autograder.report.text import pts as _pts
+from autograder.report.view import FLAGGED, CauseView, SubmissionView, cause_heading, cause_tests, refers, view
 from autograder.results import SubmissionResult
 
 
@@ -22,33 +22,50 @@ def feedback_html(r: SubmissionResult, attention: Sequence[Attention] = ()) -> s
 
 
 def feedback_body(r: SubmissionResult, attention: Sequence[Attention] = ()) -> str:
-    """The page's feedback without its heading and shell (the submission service shows it in its own pages)."""
-    out = [f"<p class=\"score\">Score: {_pts(r.total)} / {_pts(r.max_total)}</p>"]
-    if r.error:
-        out.append(f"<p class=\"fail\">{_e(r.error)}</p>")
-    if attention:
+    """The page's feedback without its heading and shell (the submission service shows it in its own pages).
+
+    A rendering of :func:`view`, as feedback.md is: the same sections, marks, messages and causes.
+    """
+    v = view(r, attention)
+    out = [f"<p class=\"score\">Score: {v.score}</p>"]
+    if v.error:
+        out.append(f"<p class=\"fail\">{_e(v.error)}</p>")
+    if v.attention:
         out.append("<h2>About your submission</h2><ul class=\"attention\">"
-                   + "".join(f"<li data-kind=\"{_e(a.kind)}\">{_e(a.student)}</li>" for a in attention) + "</ul>")
-    if r.flags:
-        out.append("<h2>Flagged for review</h2><p>Your code touches the grader or the interpreter's internals "
-                   "in the places below, so a member of staff will look at it. Your points are as measured.</p><ul>")
-        out += [f"<li>{_e(f.where)}: {_e(f.reason)}</li>" for f in r.flags]
+                   + "".join(f"<li data-kind=\"{_e(a.kind)}\">{_e(a.text)}</li>" for a in v.attention) + "</ul>")
+    if v.flags:
+        out.append(f"<h2>Flagged for review</h2><p>{_e(FLAGGED)}</p><ul>")
+        out += [f"<li>{_e(f.where)}: {_e(f.reason)}</li>" for f in v.flags]
         out.append("</ul>")
-    bad = [c for c in r.cells if c.status != "ok"]
-    if bad:
+    if v.cells:
         out.append("<h2>Cells that did not run cleanly</h2><ul>")
-        for c in bad:
-            out.append(f"<li>{_e(c.label or f'cell {c.index}')} ({_e(c.status)})<pre>{_e(c.message)}</pre></li>")
+        out += [f"<li>{_e(c.where)} ({_e(c.status)})<pre>{_e(c.message)}</pre></li>" for c in v.cells]
         out.append("</ul>")
-    for ex in r.exercises:
-        out.append(f"<h2>{_e(ex.title)} (<code>{_e(ex.id)}</code>): {_pts(ex.points)} / {_pts(ex.max_points)}</h2>")
+    if v.causes:
+        out.append("<h2>Problems that cost tests in several exercises</h2>")
+        out += [_cause(c, v) for c in v.causes]
+    for ex in v.exercises:
+        out.append(f"<h2>{_e(ex.title)} (<code>{_e(ex.id)}</code>): {ex.score}</h2>")
+        out += [_cause(c, v) for c in ex.causes]
         out.append("<ul>")
         for t in ex.tests:
-            ok = t.status == "passed"
-            mark = "<span class=\"pass\">&#10003;</span>" if ok else "<span class=\"fail\">&#10007;</span>"
-            item = f"<li>{mark} {_e(t.name)} ({_pts(t.points)}/{_pts(t.max_points)})"
-            if not ok and t.message:
-                item += f"<pre>{_e(t.message)}</pre>"
+            m = t.mark
+            item = (f"<li data-status=\"{_e(t.status)}\"><span class=\"{m.css}\" title=\"{_e(m.word)}\">"
+                    f"{m.symbol}</span> {_e(t.name)} ({t.score})")
+            own = t.message if not t.passed else ""
+            ref = f"<a href=\"#problem-{t.cause}\">{_e(refers(t))}</a>" if t.cause else ""
+            if t.brief:
+                item += f": {_e(own) + ': ' if own else ''}{ref}"
+            else:
+                item += f": {ref}" if ref else ""
+                item += f"<pre>{_e(own)}</pre>" if own else ""
             out.append(item + "</li>")
         out.append("</ul>")
     return "\n".join(out)
+
+
+def _cause(c: CauseView, v: SubmissionView) -> str:
+    tests = cause_tests(c, v)
+    listed = "<ul>" + "".join(f"<li>{_e(t)}</li>" for t in tests) + "</ul>" if tests else ""
+    return (f"<div class=\"cause\" id=\"problem-{c.number}\"><p><b>{_e(cause_heading(c, v))}:</b></p>"
+            f"<pre>{_e(c.text)}</pre>{listed}</div>")

@@ -14,7 +14,8 @@ table { border-collapse: collapse; width: 100%; margin: .5rem 0 1rem; font-size:
 th, td { border: 1px solid #ddd; padding: .3rem .5rem; text-align: left; vertical-align: top; }
 th { background: #f4f4f6; } td.num { text-align: right; white-space: nowrap; }
 pre { background: #f6f8fa; padding: .6rem; overflow-x: auto; white-space: pre-wrap; font-size: .88rem; }
-.pass { color: #1a7f37; } .fail { color: #cf222e; } .muted { color: #666; }
+.pass { color: #1a7f37; } .fail { color: #cf222e; } .muted { color: #666; } .warn { color: #9a6700; }
+.cause { border-left: 3px solid #cf222e; padding-left: .8rem; margin: .5rem 0 1rem; }
 .score { font-size: 1.3rem; font-weight: 600; } img { max-width: 100%; }
 .cards { display: flex; gap: 1rem; flex-wrap: wrap; } .card { border: 1px solid #ddd; border-radius: .4rem;
 padding: .5rem .9rem; } .card b { display: block; font-size: 1.3rem; }

@@ -11,45 +11,49 @@ from autograder.printable import printable
 from autograder.report.attention import Attention
 from autograder.report.feedback_page import feedback_html
 from autograder.report.files import write_atomic
-from autograder.report.text import md_block, md_inline
+from autograder.report.text import block_lines, md_block, md_inline
 from autograder.report.text import pts as _pts
+from autograder.report.view import FLAGGED, CauseView, SubmissionView, cause_heading, cause_tests, refers, view
 from autograder.results import SubmissionResult
-
-_MARK = {
-    "passed": "PASS",
-    "failed": "FAIL",
-    "error": "ERROR",
-    "timeout": "TIMEOUT",
-    "skipped": "SKIP",
-    "grader_error": "GRADER ERROR",
-}
 
 
 def console_report(r: SubmissionResult, *, verbose: bool = False) -> str:
-    """The per-submission report printed by ``torchgrader grade``.
+    """The per-submission report printed by ``torchgrader grade`` (a rendering of :func:`view`).
 
     Every student-derived string goes through :func:`printable`: a name or a
     message can never move the cursor, clear the screen or overwrite a line.
     """
-    lines = [f"== {printable(r.submission)}: {_pts(r.total)} / {_pts(r.max_total)} points ({r.seconds:.1f} s)"]
-    if r.error:
-        lines.append(f"   {printable(r.error)}")
-    if r.review:
-        lines.append(f"   REVIEW: {printable(r.review)}")
-    for c in r.cells:
-        if c.status != "ok":
-            first = c.message.splitlines()[0] if c.message else ""
-            lines.append(f"   ! {printable(c.label or f'cell {c.index}')} {printable(c.status)}: {printable(first)}")
-    for e in r.exercises:
+    v = view(r)
+    lines = [f"== {printable(r.submission)}: {v.score} points ({r.seconds:.1f} s)"]
+    if v.error:
+        lines.append(f"   {printable(v.error)}")
+    if v.review:
+        lines.append(f"   REVIEW: {printable(v.review)}")
+    for c in v.cells:
+        lines.append(f"   ! {printable(c.where)} {printable(c.status)}: {printable(c.first_line)}")
+    for cause in v.causes:
+        lines += console_cause(cause, v, "   ")
+    for e in v.exercises:
         lines.append(f"   {e.id:<18} {_pts(e.points):>5} / {_pts(e.max_points):<5} {e.title}")
+        for cause in e.causes:
+            lines += console_cause(cause, v, "      ")
         for t in e.tests:
-            if t.status == "passed" and not verbose:
+            if t.passed and not verbose:
                 continue
-            lines.append(f"      [{_MARK.get(t.status, t.status)}] {t.name} ({_pts(t.points)}/{_pts(t.max_points)})")
-            if t.message and t.status != "passed":
-                for m in t.message.splitlines()[:12]:
-                    lines.append(f"         {printable(m)}")
+            ref = f": {refers(t)}" if t.cause else ""
+            lines.append(f"      [{t.mark.word}] {t.name} ({t.score}){ref}")
+            if t.message and not t.passed:
+                lines += [f"         {m}" for m in block_lines(t.message)]
     return "\n".join(lines)
+
+
+def console_cause(c: CauseView, v: SubmissionView, indent: str, *, points: bool = True) -> list[str]:
+    """A shared cause on the console: what it cost, then its sentence (at most 12 lines)."""
+    lines = [f"{indent}{cause_heading(c, v, points=points)}:"]
+    lines += [f"{indent}   {m}" for m in block_lines(c.text)]
+    if not c.exercise:  # the tests of its own exercise follow, each referring to it
+        lines += [f"{indent}   - {t}" for t in cause_tests(c, v, points=points)]
+    return lines
 
 
 def protections_report(protections: dict[str, str]) -> str:
@@ -61,27 +65,33 @@ def protections_report(protections: dict[str, str]) -> str:
 
 
 def gradescope_results(r: SubmissionResult) -> dict:
-    """Gradescope's results.json for one submission (visible feedback, no test code).
+    """Gradescope's results.json for one submission (visible feedback, no test code), a rendering of :func:`view`.
 
     Gradescope renders ``md`` outputs, so every message (it carries student
     values) is a fenced block there: shown as written, never as Markdown or HTML.
+    A cause several tests share is said once, in the submission's output above the tests.
     """
+    v = view(r)
     tests = []
-    for e in r.exercises:
+    for e in v.exercises:
         for t in e.tests:
+            own = "\n".join(md_block(t.message)) if t.message and not t.passed else ""
             tests.append({
                 "name": f"{e.id}: {t.name}",
                 "score": t.points,
                 "max_score": t.max_points,
-                "status": "passed" if t.status == "passed" else "failed",
-                "output": "\n".join(md_block(t.message)) if t.message else "",
+                "status": "passed" if t.passed else "failed",
+                "output": "\n\n".join(p for p in (own, f"({refers(t)})" if t.cause else "") if p),
                 "output_format": "md",
                 "visibility": "visible",
                 "tags": [e.id],
             })
-    parts = [md_block(r.error)] if r.error else []
-    parts += [[f"{md_inline(c.label or f'cell {c.index}')} {md_inline(c.status)}:", *md_block(c.message)]
-              for c in r.cells if c.status != "ok"]
+    parts = [md_block(v.error)] if v.error else []
+    parts += [[f"{md_inline(c.where)} {md_inline(c.status)}:", *md_block(c.message)] for c in v.cells]
+    for cause in v.all_causes:
+        where = f"{cause.exercise}: " if cause.exercise else ""
+        parts.append([f"**{where}{cause_heading(cause, v)}:**", *md_block(cause.text),
+                      *(f"- {t}" for t in cause_tests(cause, v))])
     return {
         "score": r.total,
         "execution_time": round(r.seconds, 3),
@@ -121,34 +131,48 @@ def write_submission(r: SubmissionResult, out: Path, attention: Sequence[Attenti
 def feedback_markdown(r: SubmissionResult, attention: Sequence[Attention] = ()) -> str:
     """What a student reads: per exercise and test, points and the teaching message; never test code.
 
-    Student- and LMS-derived text (names, errors, messages, flags) is never
+    A rendering of :func:`view`. Student- and LMS-derived text (names, errors, messages, flags) is never
     rendered: inline it is escaped (:func:`md_inline`), blocks are fenced
     with a fence longer than any backtick run inside (:func:`md_block`).
     ``attention``: blank, duplicate, late (what staff will look at).
     """
-    out = [f"# Feedback: {md_inline(r.student or r.submission)}", "",
-           f"**Score: {_pts(r.total)} / {_pts(r.max_total)}**", ""]
-    if r.error:
-        out += [*md_block(r.error), ""]
-    if attention:
-        out += ["## About your submission", ""] + [f"- {md_inline(a.student)}" for a in attention] + [""]
-    if r.flags:
-        out += ["## Flagged for review", "",
-                "Your code touches the grader or the interpreter's internals in the places below, so a "
-                "member of staff will look at it. Your points are as measured.", ""]
-        out += [f"- {md_inline(f.where)}: {md_inline(f.reason)}" for f in r.flags] + [""]
-    bad = [c for c in r.cells if c.status != "ok"]
-    if bad:
+    v = view(r, attention)
+    out = [f"# Feedback: {md_inline(v.who)}", "", f"**Score: {v.score}**", ""]
+    if v.error:
+        out += [*md_block(v.error), ""]
+    if v.attention:
+        out += ["## About your submission", ""] + [f"- {md_inline(a.text)}" for a in v.attention] + [""]
+    if v.flags:
+        out += ["## Flagged for review", "", FLAGGED, ""]
+        out += [f"- {md_inline(f.where)}: {md_inline(f.reason)}" for f in v.flags] + [""]
+    if v.cells:
         out += ["## Cells that did not run cleanly", ""]
-        for c in bad:
-            out += [f"- {md_inline(c.label or f'cell {c.index}')} ({md_inline(c.status)}):", "",
-                    *md_block(c.message), ""]
-    for e in r.exercises:
-        out += [f"## {e.title} (`{e.id}`): {_pts(e.points)} / {_pts(e.max_points)}", ""]
+        for c in v.cells:
+            out += [f"- {md_inline(c.where)} ({md_inline(c.status)}):", "", *md_block(c.message), ""]
+    if v.causes:
+        out += ["## Problems that cost tests in several exercises", ""]
+        for cause in v.causes:
+            out += _md_cause(cause, v)
+    for e in v.exercises:
+        out += [f"## {e.title} (`{e.id}`): {e.score}", ""]
+        for cause in e.causes:
+            out += _md_cause(cause, v)
         for t in e.tests:
-            mark = "✅" if t.status == "passed" else "⚠️" if t.status == "grader_error" else "❌"
-            out.append(f"- {mark} {t.name} ({_pts(t.points)}/{_pts(t.max_points)})")
-            if t.status != "passed" and t.message:
-                out += ["", *md_block(t.message), ""]
+            line = f"- {t.mark.symbol} {t.name} ({t.score})"
+            own = t.message if not t.passed else ""
+            if t.brief:
+                out.append(f"{line}: {md_inline(own) + ': ' if own else ''}{refers(t)}")
+                continue
+            out.append(line + (f": {refers(t)}" if t.cause else ""))
+            if own:
+                out += ["", *md_block(own), ""]
         out.append("")
     return "\n".join(out)
+
+
+def _md_cause(c: CauseView, v: SubmissionView) -> list[str]:
+    out = [f"**{cause_heading(c, v)}:**", "", *md_block(c.text), ""]
+    tests = cause_tests(c, v)
+    if tests:
+        out += [f"- {t}" for t in tests] + [""]
+    return out

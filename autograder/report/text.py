@@ -45,6 +45,14 @@ def md_block(s: object) -> list[str]:
     fence = "`" * max(3, longest + 1)
     return [fence + "text", text, fence]
 
+def block_lines(s: object, limit: int = 12) -> list[str]:
+    """A multi-line message as console lines, each shown safely (:func:`printable`), at most ``limit`` of them.
+
+    Split after escaping, so a bare ``\\r`` shows as ``\\r`` rather than ending a line.
+    """
+    return printable(s, lines=True).strip("\n").split("\n")[:limit]
+
+
 def sentences(s: str, limit: int = 400) -> str:
     """``s`` on one line, as whole sentences up to ``limit`` characters: a console line never stops mid-sentence.
 

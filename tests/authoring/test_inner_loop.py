@@ -38,7 +38,7 @@ def test_try_runs_one_case_and_shows_what_a_student_reads(capsys):
     assert main(["try", "demo", "basics", *base, "--against", "mutants/column_means.py", "--show-feedback"]) == 1
     out = capsys.readouterr().out
     assert re.search(r"PASS +1/1 +double\(x\) doubles every entry", out), out
-    assert re.search(r"FAILED +0/2 +row_means\(x\) averages each row +\[averages_columns\]", out), out
+    assert re.search(r"FAIL +0/2 +row_means\(x\) averages each row +\[averages_columns\]", out), out
     assert "| Expected row_means(x) to have shape (3,), but it has shape (7,). You averaged columns" in out
     assert "2/4 points on basics" in out
     # the reference, one test picked with -k; the stub of another exercise

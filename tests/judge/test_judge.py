@@ -16,6 +16,7 @@ import torch
 from autograder.assignment import AssignmentError, load_assignment
 from autograder.grade import GradeOptions, grade
 from autograder.judge import Failure, assert_close, gradcheck
+from autograder.report.submission import feedback_markdown
 from autograder.session import Budget
 from tests.helpers import DEMO_COURSE, ROOT
 
@@ -62,6 +63,12 @@ def test_a_syntax_error_costs_only_the_exercise_that_depends_on_it(server, demo,
     assert len(bad) == 1 and "SyntaxError" in bad[0].message and "line 3" in bad[0].message
     msg = by_name(r)["double(x) doubles every entry"].message
     assert "`double` is not defined" in msg and "SyntaxError" in msg and "line 2" in msg
+    # one cause for every test needing a name of that cell, whatever the name: feedback says it once
+    causes = {t.cause for t in r.exercise("basics").tests}
+    assert len(causes) == 1 and "SyntaxError" in next(iter(causes)) and "`double`" not in next(iter(causes))
+    md = feedback_markdown(r)
+    assert md.count(next(iter(causes))) == 1 and "Problem 1 cost all 3 tests of this exercise (4 points)" in md
+    assert "\\`row_means\\` is not defined: see problem 1 above" in md  # the test says only what is its own
 
 
 def test_an_exception_in_a_cell_is_recorded_and_later_cells_still_run(server, demo, tmp_path):

@@ -13,6 +13,7 @@ from autograder.report.classreport import class_report_html, class_stats
 from autograder.report.feedback_page import feedback_html
 from autograder.report.gradebook import write_gradebook
 from autograder.report.submission import write_submission
+from autograder.report.view import MARKS
 from autograder.results import CellResult, ExerciseResult, SubmissionResult
 from autograder.results import TestResult as TResult
 from tests.helpers import DEMO_COURSE
@@ -90,7 +91,7 @@ def test_gradebook_and_feedback_files(tmp_path):
     for text in (md, page, json.dumps(gs)):
         assert "You squared the values" in text
         assert "def test_" not in text and "Traceback" not in text  # staff-only detail never reaches students
-    assert "<h1>Feedback: alice</h1>" in page and "2 / 3" in page and "&#10007;" in page
+    assert "<h1>Feedback: alice</h1>" in page and "2 / 3" in page and MARKS["failed"].symbol in page
     assert "<script" not in feedback_html(result("<script>alert(1)</script>"))
 
 
