@@ -45,7 +45,7 @@ def test_check_from_the_command_line(bundle: Path):
     assert p.returncode == 1, p.stdout + p.stderr  # a public test still fails
     assert "basics — Tensor basics: 1/1 public tests pass (all pass)" in out
     assert "counter — A stateful object: 0/1 public tests pass (1 to fix)" in out
-    assert "[FAIL] Counter(3).total is 3" in out and "not implemented yet" in out
+    assert "[ERROR] Counter(3).total is 3" in out and "not implemented yet" in out
     assert "1 public test(s) to fix" in out
     assert "1 of 2 exercises pass; 1 public test(s) to fix" in out  # the exercises, not only the tests (item 5)
     assert "Traceback" not in out + p.stderr

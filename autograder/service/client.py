@@ -29,6 +29,7 @@ from typing import Any
 
 from autograder.errors import Exit, ServiceUnreachable, SubmitError, SubmitRefused, SubmitUnauthorized, meaning
 from autograder.printable import printable
+from autograder.report.view import mark
 
 # The exit codes are errors.Exit's (one table for every command; docs/errors.md).
 EXIT = {"graded": Exit.OK, "accepted": Exit.OK, "refused": Exit.REFUSED, "unreachable": Exit.UNREACHABLE,
@@ -123,11 +124,17 @@ def summary(s: dict[str, Any]) -> str:
             lines += _lines(e["error"])
             continue
         lines.append(f"{printable(e['exercise'])}: {e['points']:g} / {e['max_points']:g}  {printable(e['title'])}")
+        for c in e.get("causes", []):  # said once, for every test it cost
+            lines.append(f"  {printable(c.get('heading', ''))}:")
+            lines += [f"      {m}" for m in _lines(c.get("text", ""))[:8]]
+            lines += [f"      - {printable(t)}" for t in c.get("tests", [])]
         for t in e["tests"]:
             if t["status"] != "passed":
-                lines.append(f"  [{printable(t['status'])}] {printable(t['name'])} "
-                             f"({t['points']:g}/{t['max_points']:g})")
-                lines += [f"      {m}" for m in _lines(t.get("message", ""))[:8]]
+                cause = t.get("cause") or 0
+                ref = f": see problem {printable(cause)} above" if cause else ""
+                lines.append(f"  [{printable(mark(str(t['status'])).word)}] {printable(t['name'])} "
+                             f"({t['points']:g}/{t['max_points']:g}){ref}")
+                lines += [f"      {m}" for m in _lines(t.get("own", "") if cause else t.get("message", ""))[:8]]
     if s.get("suites") == "public":
         lines.append("(the public tests; the hidden tests' results are shown after the deadline)")
     if s.get("score") is not None:

@@ -42,6 +42,7 @@ from autograder.errors import RequestRefused as Refused
 from autograder.printable import printable
 from autograder.report.feedback_page import feedback_body
 from autograder.report.html import CSS
+from autograder.report.view import cause_heading, cause_tests, view
 from autograder.results import SubmissionResult
 from autograder.service import exports, policy
 from autograder.service.blobs import Blobs
@@ -615,8 +616,24 @@ def build_app(svc: Service, *, grade: bool = True) -> Starlette:
 
 
 def _summary(r: SubmissionResult) -> list[dict[str, Any]]:
-    """The feedback in plain values (for ``torchgrader submit --wait``): per test, points and the message."""
-    return [{"exercise": e.id, "title": e.title, "points": e.points, "max_points": e.max_points,
-             "tests": [{"name": t.name, "status": t.status, "points": t.points, "max_points": t.max_points,
-                        "message": t.message if t.status != "passed" else ""} for t in e.tests]}
-            for e in r.exercises] + ([{"error": r.error}] if r.error else [])
+    """The feedback in plain values (for ``torchgrader submit --wait``), from the one view-model of a result.
+
+    Per test, points and the message; a cause several tests share is sent once, in ``causes`` of the first
+    exercise it costs, and each test names it (``cause``) beside what is its own (``own``). ``message`` stays
+    whole, for a client that knows no causes.
+    """
+    v = view(r)
+    full = {(e.id, t.nodeid): t.message for e in r.exercises for t in e.tests}
+    first: dict[int, str] = {}
+    for c in v.all_causes:
+        first[c.number] = c.exercise or c.costs[0].exercise
+    out: list[dict[str, Any]] = []
+    for e, ex in zip(v.exercises, r.exercises, strict=True):
+        causes = [{"number": c.number, "heading": cause_heading(c, v), "text": c.text, "tests": cause_tests(c, v)}
+                  for c in v.all_causes if first[c.number] == e.id]
+        tests = [{"name": t.name, "status": t.status, "points": t.points, "max_points": t.max_points,
+                  "message": full[(e.id, tr.nodeid)] if not t.passed else "", "own": t.message, "cause": t.cause}
+                 for t, tr in zip(e.tests, ex.tests, strict=True)]
+        out.append({"exercise": e.id, "title": e.title, "points": e.points, "max_points": e.max_points,
+                    "causes": causes, "tests": tests})
+    return out + ([{"error": r.error}] if r.error else [])

@@ -90,3 +90,20 @@ def test_a_refusal_is_printed_escaped(server, tmp_path, capsys):
     err = capsys.readouterr().err
     _no_controls(err)
     assert "not a notebook: \\x1b[2J" in err and "over\\rwritten" in err
+
+
+def test_submit_wait_says_a_shared_cause_once_and_an_old_client_still_reads_every_message():
+    """The service's summary is rendered from the one view-model; ``message`` stays whole for older clients."""
+    from autograder.report.view import view
+    from autograder.service.client import summary
+    from autograder.service.web import _summary
+    from tests.report.test_view import STUB, fixture
+
+    r = fixture()
+    feedback = json.loads(json.dumps(_summary(r)))
+    shown = summary({"feedback": feedback, "score": r.total, "max_score": r.max_total})
+    for c in view(r).all_causes:
+        assert shown.count(c.text) == 1, c.text
+    assert "[ERROR] g works (0/1): see problem" in shown and "[GRADER ERROR] the grader" in shown
+    assert sum(t["message"] == STUB for e in feedback if "tests" in e for t in e["tests"]) == 3
+    _no_controls(shown)
