@@ -41,7 +41,7 @@ from autograder.grade import GradeOptions, grade
 from autograder.printable import printable
 from autograder.report.submission import console_cause
 from autograder.report.text import block_lines
-from autograder.report.view import refers, view
+from autograder.report.view import view
 from autograder.results import SubmissionResult
 
 _SERVER: Any = None  # a warm sandbox server kept by a notebook kernel between checks
@@ -67,9 +67,9 @@ def check_report(r: SubmissionResult, assignment: Assignment | None = None) -> s
         for cause in e.causes:
             lines += console_cause(cause, v, "  ", points=False)
         for t in e.tests:
-            lines.append(f"  [{t.mark.word}] {t.name}" + (f": {refers(t)}" if t.cause else ""))
-            if not t.passed and t.message:
-                lines += [f"        {m}" for m in block_lines(t.message)]
+            lines.append(f"  [{t.mark.word}] {t.name}" + (f": {printable(t.on_its_line)}" if t.on_its_line else ""))
+            if t.below:
+                lines += [f"        {m}" for m in block_lines(t.below)]
     if v.cells:
         lines.append("Cells that did not run cleanly (later cells still ran):")
         lines += [f"  ! {printable(c.where)} {printable(c.status)}: {printable(c.first_line)}" for c in v.cells]

@@ -37,7 +37,7 @@ from autograder.grade import GradeOptions, grade
 from autograder.printable import printable
 from autograder.report.submission import console_cause
 from autograder.report.text import block_lines, pts
-from autograder.report.view import refers, view
+from autograder.report.view import view
 from autograder.results import SubmissionResult
 
 CASES = f"reference | stub | {ALTERNATIVES_DIR}/NAME.py | {MUTANTS_DIR}/NAME.py | PATH"
@@ -104,7 +104,8 @@ def report(r: SubmissionResult, exercise: str, *, show_feedback: bool, out: Call
             key = f"  [{t.misconception}]" if t.misconception else ""
             out(f"  {t.mark.word:<12} {t.score}  {t.name}{key}")
             if show_feedback and not t.passed:
-                said = [*block_lines(t.message.strip(), 1000), *([f"({refers(t)})"] if t.cause else [])]
+                said = [*([printable(t.on_its_line)] if t.on_its_line else []),
+                        *(block_lines(t.below.strip(), 1000) if t.below else [])]
                 out("\n".join(f"      | {ln}" for ln in said))
                 if t.status == "grader_error":
                     out("\n".join(f"      ! {printable(ln)}" for ln in t.detail.strip().splitlines()[:3]))

@@ -40,10 +40,10 @@ def console_report(r: SubmissionResult, *, verbose: bool = False) -> str:
         for t in e.tests:
             if t.passed and not verbose:
                 continue
-            ref = f": {refers(t)}" if t.cause else ""
-            lines.append(f"      [{t.mark.word}] {t.name} ({t.score}){ref}")
-            if t.message and not t.passed:
-                lines += [f"         {m}" for m in block_lines(t.message)]
+            line = f": {printable(t.on_its_line)}" if t.on_its_line else ""
+            lines.append(f"      [{t.mark.word}] {t.name} ({t.score}){line}")
+            if t.below:
+                lines += [f"         {m}" for m in block_lines(t.below)]
     return "\n".join(lines)
 
 
@@ -158,14 +158,10 @@ def feedback_markdown(r: SubmissionResult, attention: Sequence[Attention] = ()) 
         for cause in e.causes:
             out += _md_cause(cause, v)
         for t in e.tests:
-            line = f"- {t.mark.symbol} {t.name} ({t.score})"
-            own = t.message if not t.passed else ""
-            if t.brief:
-                out.append(f"{line}: {md_inline(own) + ': ' if own else ''}{refers(t)}")
-                continue
-            out.append(line + (f": {refers(t)}" if t.cause else ""))
-            if own:
-                out += ["", *md_block(own), ""]
+            line = f": {md_inline(t.on_its_line)}" if t.on_its_line else ""
+            out.append(f"- {t.mark.symbol} {t.name} ({t.score}){line}")
+            if t.below:
+                out += ["", *md_block(t.below), ""]
         out.append("")
     return "\n".join(out)
 

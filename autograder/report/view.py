@@ -107,6 +107,18 @@ class TestView:
         """Its own words fit on its line, before the reference to its cause ("`f` is not defined")."""
         return bool(self.cause) and "\n" not in self.message and len(self.message) <= 80
 
+    @property
+    def on_its_line(self) -> str:
+        """What follows the test's name and points on its line: "`f` is not defined: see problem 1 above"."""
+        if not self.cause:
+            return ""
+        return f"{self.message}: {refers(self)}" if self.brief and self.message else refers(self)
+
+    @property
+    def below(self) -> str:
+        """What is shown under the test's line, as a block ("" when nothing)."""
+        return "" if self.passed or self.brief else self.message
+
 
 @dataclass(frozen=True)
 class Cost:
