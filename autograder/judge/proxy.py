@@ -570,6 +570,20 @@ class SandboxFixture:
 
         return load_weights_only(self._ctx, data)
 
+    def scratch_files(self, folder: str) -> dict[str, Any]:
+        """The files in ``folder`` of the sandbox's scratch (a probe's ``mkdtemp`` there), read by the judge.
+
+        ``{"files": {name: bytes}, "skipped": [why, ...]}``: listed and read from outside the
+        student's processes (a descriptor the sandbox's init sent before any student code), never
+        following links, each file and the total bounded. What the ranks wrote is thus never a
+        listing or a read made beside student code.
+        """
+        s = self._ctx.session
+        sb = s.sandbox if s else None
+        if sb is None or not sb.alive:
+            raise GraderError("scratch_files: no sandbox is running (call it right after the probe that wrote)")
+        return sb.scratch_files(folder)
+
     def fresh(self) -> None:
         """A new sandbox process that ran only the student's cells and the probes' loading.
 

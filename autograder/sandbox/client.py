@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import socket
+import stat as _stat
 import subprocess
 import sys
 import threading
@@ -247,12 +248,14 @@ class Sandbox:
             "extra_read_only": [os.path.abspath(p) for p in config.extra_read_only],
         }
         self.sock, self._out_r, self.pid, facts = server.spawn(request)
+        self.scratch_fd: int | None = None  # the sandbox's scratch folder, opened by its init before student code
         self._oom_file = facts.get("oom_file") if isinstance(facts.get("oom_file"), str) else None
         self._ooms = self._oom_kills()
         self.alive = True
         self._reader = threading.Thread(target=self._drain, daemon=True)
         self._reader.start()
         try:
+            self.scratch_fd = self._receive_scratch(start_timeout)
             head, _ = self._receive("ready", time.monotonic() + start_timeout, start_timeout)
         except StudentException as e:  # no student code has run: the sandbox's own set-up failed
             self.kill()
@@ -354,6 +357,71 @@ class Sandbox:
             raise StudentException(head.get("error") or {})
         return head, payload
 
+    def _receive_scratch(self, timeout: float) -> int | None:
+        """The scratch folder's descriptor init sends before "ready" (None when it sent none: a failed set-up)."""
+        from autograder.sandbox import wire
+
+        mark = wire.SCRATCH_MARK
+        self.sock.settimeout(timeout)
+        try:
+            if self.sock.recv(len(mark), socket.MSG_PEEK | socket.MSG_WAITALL) != mark:
+                return None
+            _, fds, _, _ = socket.recv_fds(self.sock, len(mark), 4)
+        except OSError:
+            return None  # the "ready" read that follows says what went wrong
+        for extra in fds[1:]:
+            os.close(extra)
+        return fds[0] if fds else None
+
+    def scratch_files(self, folder: str, *, max_files: int = 64, max_bytes: int = 64 << 20) -> dict[str, Any]:
+        """The regular files of ``folder`` (a plain name in the sandbox's scratch), read by the judge itself.
+
+        Listed and read through the descriptor init sent before any student code ran, never by
+        anything inside the sandbox: ``{"files": {name: bytes}, "skipped": [why, ...]}``. Links are
+        never followed, each file and the total are bounded (past a bound the file is skipped, said),
+        and a missing folder gives no files.
+        """
+        out: dict[str, Any] = {"files": {}, "skipped": []}
+        if self.scratch_fd is None:
+            raise SandboxError("the sandbox's scratch folder is not available to the judge")
+        if not isinstance(folder, str) or not folder or "/" in folder or folder in (".", "..") or "\0" in folder:
+            out["skipped"].append(f"not a folder name: {str(folder)[:80]!r}")
+            return out
+        try:
+            dfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=self.scratch_fd)
+        except OSError:
+            return out
+        total = 0
+        try:
+            with os.scandir(dfd) as it:
+                names = []
+                for i, entry in enumerate(it):
+                    if i >= max_files:
+                        out["skipped"].append(f"more than {max_files} entries: the rest were not read")
+                        break
+                    names.append(entry.name)
+            for name in sorted(names):
+                st = os.lstat(name, dir_fd=dfd)
+                if not _stat.S_ISREG(st.st_mode):
+                    out["skipped"].append(f"{name[:80]!r}: not a regular file")
+                    continue
+                if st.st_size > max_bytes - total:
+                    out["skipped"].append(f"{name[:80]!r}: {st.st_size} bytes, past the {max_bytes} allowed")
+                    continue
+                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dfd)
+                with os.fdopen(fd, "rb") as f:
+                    data = f.read(max_bytes - total + 1)
+                if len(data) > max_bytes - total:
+                    out["skipped"].append(f"{name[:80]!r}: grew past the {max_bytes} bytes allowed")
+                    continue
+                total += len(data)
+                out["files"][name] = data
+        except OSError as e:
+            out["skipped"].append(f"could not be read ({e.strerror})")
+        finally:
+            os.close(dfd)
+        return out
+
     def _stop_if_out_of_memory(self) -> None:
         """While waiting for a reply: a process of the sandbox was killed for memory, so stop now."""
         if self.out_of_memory():
@@ -381,6 +449,9 @@ class Sandbox:
             self.sock.close()
         except OSError:
             pass
+        if self.scratch_fd is not None:  # it keeps the sandbox's tmpfs alive while open
+            os.close(self.scratch_fd)
+            self.scratch_fd = None
         # The output reader ends by itself at EOF; not waiting for it keeps kills cheap.
         # Everything printed before the last reply is already in the buffer (the
         # runtime flushes after every request).

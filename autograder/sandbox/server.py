@@ -362,6 +362,13 @@ def _init_main(ctrl_fd: int, protections: dict[str, str], req: dict) -> None:
     sock = socket.socket(fileno=ctrl_fd)
     os.environ.clear()
     os.environ.update({"HOME": "/tmp", "PATH": "/usr/bin:/bin", "TMPDIR": "/tmp", "LANG": "C.UTF-8"})
+    # The scratch folder (the private /tmp, or the unisolated scratch) as a descriptor for the judge, sent
+    # before any student code: what the ranks wrote is then listed and read by the judge itself.
+    scratch = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        socket.send_fds(sock, [wire.SCRATCH_MARK], [scratch])
+    finally:
+        os.close(scratch)
     wire.send_frame(sock, wire.pack({"id": "ready", "ok": True, "protections": protections, "pid": os.getpid()}))
     runtime.Runtime(sock).serve()
 

@@ -46,6 +46,9 @@ RECV_CHUNK = 1 << 20  # a frame's buffer grows by at most this much per read
 MAX_DEPTH = 64
 _PREFIX = struct.Struct("!4sIQ")
 _MAGIC = b"TGW1"
+# Sent by the sandbox's init before "ready", with its scratch folder's descriptor (SCM_RIGHTS), before any
+# student code runs: the judge then reads files the student's processes wrote from outside them.
+SCRATCH_MARK = b"TGSCRATCH1"
 
 # Only these dtypes cross the boundary; anything else is refused on both sides.
 TENSOR_DTYPES: dict[str, torch.dtype] = {

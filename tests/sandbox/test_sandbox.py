@@ -121,3 +121,27 @@ def test_a_server_that_does_not_answer_a_spawn_is_stopped_not_trusted_again(monk
             Sandbox(s, SandboxConfig(isolate=False))
     finally:
         s.close()
+
+
+def test_the_judge_reads_the_scratch_files_itself_whatever_the_sandbox_rebinds(server):
+    """Issue 22: what a student's processes wrote is listed and read by the judge, through a descriptor the
+    sandbox's init sent before any student code: rebinding os.listdir/open inside changes nothing, links are
+    not followed, and sizes are bounded."""
+    sb = Sandbox(server, SandboxConfig())
+    try:
+        assert sb.scratch_fd is not None
+        sb.request("exec", "import os, builtins\nos.makedirs('out', exist_ok=True)\n"
+                   "open('out/ckpt-rank0.pt', 'wb').write(b'rank0')\nopen('out/big.bin', 'wb').write(b'x' * 5000)\n"
+                   "os.symlink('/etc/hostname', 'out/link.pt')\nos.mkfifo('out/fifo.pt')\n"
+                   "os.listdir = lambda *a: ['ckpt-rank0.pt', 'ckpt-rank1.pt']\n"
+                   "builtins.open = lambda *a, **k: (_ for _ in ()).throw(OSError('no'))\n", cell=1, timeout=10)
+        got = sb.scratch_files("out", max_bytes=4096)
+        assert got["files"] == {"ckpt-rank0.pt": b"rank0"}
+        skipped = " | ".join(got["skipped"])
+        assert "'big.bin': 5000 bytes, past" in skipped and "'link.pt': not a regular file" in skipped
+        assert "'fifo.pt': not a regular file" in skipped
+        assert sb.scratch_files("missing") == {"files": {}, "skipped": []}
+        assert sb.scratch_files("../etc")["files"] == {} and sb.scratch_files("..")["files"] == {}
+    finally:
+        sb.kill()
+    assert sb.scratch_fd is None  # closed with the sandbox: its tmpfs is not kept alive

@@ -7,12 +7,14 @@ barrier before the save) finds no file when it looks right after returning.
 resume_run trains, saves, rebuilds every object with other weights, resumes
 and trains on: the judge recomputes the uninterrupted run itself.
 
-Nothing here trusts what student code can rebind: the file system functions are
-the ones captured when the probes load (before any student cell), no torch.load
-runs here at all (the file's bytes go back to the judge, which has them decoded
-in a sandbox that never ran student code), and what a rank saw right after
-returning is a digest of the bytes it read, which the judge compares with the
-final file's.
+Which files exist afterwards, and the final file's bytes, are never read here:
+the probes return the folder's name, and the judge lists and reads it itself
+from outside the sandbox (`sandbox.scratch_files`, through a descriptor of the
+scratch folder sent before any student code ran). No torch.load runs here at
+all (the judge has the bytes decoded in a sandbox that never ran student code).
+Only what a rank saw right after returning is read inside (that fact exists
+only in the ranks: its test is in_process), with the functions captured when
+the probes load, as a digest the judge compares with the final file's.
 """
 import builtins
 import hashlib
@@ -26,9 +28,10 @@ import torch.nn.functional as F
 
 from autograder.sandbox.ranks import run_ranks
 
-# captured before any student cell runs: rebinding os.listdir, os.path.isfile or open later changes nothing here
-_LISTDIR = os.listdir
+# captured before any student cell runs: rebinding os.path.isfile or open later changes nothing here
 _ISFILE = os.path.isfile
+_MKDTEMP = tempfile.mkdtemp
+_SCRATCH = os.getcwd()  # the sandbox's scratch folder, the one the judge reads
 _OPEN = builtins.open
 _MAX_BYTES = 64 << 20  # far more than the exercise's checkpoint needs
 
@@ -61,7 +64,7 @@ def train(model, opt, spec, steps):
 
 
 def _folder():
-    return tempfile.mkdtemp(prefix="ckpt-", dir=os.getcwd())
+    return _MKDTEMP(prefix="ckpt-", dir=_SCRATCH)
 
 
 def who_writes(mod, spec, timeout):
@@ -74,7 +77,7 @@ def who_writes(mod, spec, timeout):
         return None
 
     report = run_ranks(spec["world_size"], body, timeout=timeout)
-    report["files"] = sorted(_LISTDIR(folder))
+    report["folder"] = os.path.basename(folder)  # listed by the judge, from outside the sandbox
     return report
 
 
@@ -91,7 +94,8 @@ def _digest(data):
 
 
 def complete_on_return(mod, spec, timeout):
-    path = os.path.join(_folder(), "ckpt.pt")
+    folder = _folder()
+    path = os.path.join(folder, "ckpt.pt")
 
     def body(rank, world_size):
         model, opt = build(spec, spec["w0"])
@@ -102,7 +106,7 @@ def complete_on_return(mod, spec, timeout):
         return {"exists": seen is not None, "digest": _digest(seen)}
 
     report = run_ranks(spec["world_size"], body, timeout=timeout)
-    report["data"] = _read(path)
+    report["folder"] = os.path.basename(folder)  # the final file is read by the judge, from outside the sandbox
     return report
 
 

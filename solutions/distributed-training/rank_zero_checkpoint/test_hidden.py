@@ -76,8 +76,7 @@ def test_only_global_rank_zero_writes(sandbox):
     spec = _spec(41, 3)
     report = sandbox.probe("who_writes", spec, ranks_timeout())
     rank_values(report, 3, "save_on_rank_zero")
-    files = report.get("files") if isinstance(report, dict) else None
-    check(isinstance(files, list), "The grader could not list the files your ranks wrote.")
+    files = sorted(_written(sandbox, report))  # listed by the judge, from outside the ranks and the sandbox
     writers = sorted(int(f[len("ckpt-rank"):-3]) for f in files
                      if isinstance(f, str) and f.startswith("ckpt-rank") and f.endswith(".pt")
                      and f[len("ckpt-rank"):-3].isdigit())
@@ -103,11 +102,16 @@ def _kind(value):
     return describe(value)
 
 
-def _final_file(report):
+def _written(sandbox, report):
+    """{name: bytes} of the files in the probe's folder, listed and read by the judge (never inside the sandbox)."""
+    folder = report.get("folder") if isinstance(report, dict) else None
+    check(isinstance(folder, str), "The grader's report of the checkpoint folder came back malformed.")
+    return sandbox.scratch_files(folder)["files"]
+
+
+def _final_file(sandbox, report):
     """The file's bytes as they were after every rank returned (None when there was none)."""
-    data = report.get("data") if isinstance(report, dict) else None
-    check(data is None or isinstance(data, bytes), "The grader's report of the checkpoint file came back malformed.")
-    return data
+    return _written(sandbox, report).get("ckpt.pt")
 
 
 @pytest.mark.points(1)
@@ -116,7 +120,7 @@ def test_file_loads_with_weights_only(sandbox):
     spec = _spec(42, 2)
     report = sandbox.probe("complete_on_return", spec, ranks_timeout())
     rank_values(report, 2, "save_on_rank_zero")
-    data = _final_file(report)
+    data = _final_file(sandbox, report)
     check(data is not None, "save_on_rank_zero(path, ...) did not create a file at `path` on rank 0.",
           misconception="no_file")
     # decoded outside the student's processes: a sandbox that never ran student code (and never the judge)
@@ -134,13 +138,13 @@ def test_no_rank_returns_before_the_file_is_complete(sandbox):
     report = sandbox.probe("complete_on_return", spec, ranks_timeout())
     outs = rank_values(report, 3, "save_on_rank_zero")
     early = [r for r, out in enumerate(outs) if not (isinstance(out, dict) and out.get("exists") is True)]
-    check(not early or _final_file(report) is not None, "save_on_rank_zero(path, ...) did not create a file at `path` "
-          "on rank 0, so no rank found it after returning.", misconception="no_file")  # no file: not a race
+    check(not early or _final_file(sandbox, report) is not None, "save_on_rank_zero(path, ...) did not create a "
+          "file at `path` on rank 0, so no rank found it after returning.", misconception="no_file")  # not a race
     check(not early, f"With rank 0 slow to save, {'ranks' if len(early) > 1 else 'rank'} "
           f"{', '.join(map(str, early))} returned before the file existed: a rank that goes on to load it would "
           "fail. Put a dist.barrier() after rank 0's save, where every rank (rank 0 included) calls it.",
           misconception="no_barrier")
-    data = _final_file(report)
+    data = _final_file(sandbox, report)
     final = None if data is None else hashlib.sha256(data).hexdigest()
     torn = [r for r, out in enumerate(outs) if out.get("digest") != final] if final else []
     check(not torn, f"Rank {torn[0] if torn else ''} found the file right after returning, but not yet complete "
