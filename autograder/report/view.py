@@ -163,6 +163,8 @@ def cause_heading(c: CauseView, v: SubmissionView, *, points: bool = True) -> st
     n = len(c.costs)
     whole = bool(c.exercise) and v.exercise_tests().get(c.exercise) == n
     tests = f"all {n} tests of this exercise" if whole else _tests(n)
+    if not c.exercise and n == len(v.tests):
+        tests = f"all {n} tests"
     return f"Problem {c.number} cost {tests}" + (f" ({_points(c.lost)})" if points else "")
 
 
@@ -172,6 +174,8 @@ def cause_tests(c: CauseView, v: SubmissionView, *, points: bool = True) -> list
     Empty for a cause said at the top of the exercise whose every test it cost: the heading says so.
     """
     counts = v.exercise_tests()
+    if not c.exercise and len(c.costs) == len(v.tests):
+        return []  # the heading says it cost every test
     if c.exercise:
         if counts.get(c.exercise) == len(c.costs):
             return []

@@ -52,7 +52,7 @@ def fixture() -> SubmissionResult:
     return SubmissionResult(
         submission="carol", path="carol.ipynb", assignment="a", student="carol",
         cells=[CellResult(index=3, status="error", message="SyntaxError: expected ':'", label="cell 3 (`def f(x)`)")],
-        exercises=[ExerciseResult("one", "Exercise one", 10.5, ex1), ExerciseResult("two", "Exercise two", 4, ex2)],
+        exercises=[ExerciseResult("one", "Exercise one", 11, ex1), ExerciseResult("two", "Exercise two", 4, ex2)],
     )
 
 
@@ -140,5 +140,5 @@ def test_an_unreadable_submission_says_its_error_once():
     v = view(r)
     assert len(v.causes) == 1 and not v.all_causes[1:] and v.error == ""
     md = feedback_markdown(r)
-    assert md.count(r.error) == 1 and "- one: all 11 tests" in md and "- two: all 2 tests" in md
+    assert md.count(r.error) == 1 and "Problem 1 cost all 13 tests (15 points):" in md and "- one: all" not in md
     assert md.count("see problem 1 above") == 13
