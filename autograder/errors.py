@@ -17,7 +17,7 @@ The tree (a class whose builtin base matters keeps it beside ours)::
     │   │   ├── StudentNotImplemented
     │   │   ├── StudentError
     │   │   ├── StudentCrash
-    │   │   └── StudentOverTime ... (was StudentTimeout) status "timeout"
+    │   │   └── StudentOverTime ... status "timeout" (also importable as proxy.StudentTimeout)
     │   │       └── JudgeOvertime . the judge's own checks ran the test over its time
     │   ├── Failure (+AssertionError)  a suite's check failed: judge.feedback raises it
     │   ├── Unencodable ........... a value that may not cross the wire (a WireError too)
@@ -28,15 +28,15 @@ The tree (a class whose builtin base matters keeps it beside ours)::
     │   └── RequestRefused ........ the web service answers a request with a message (4xx/503)
     ├── SandboxError .............. the sandbox's side of one request (the proxy turns each into a StudentProblem)
     │   ├── StudentException ...... student code raised; ``error`` is the sandbox's plain-data description
-    │   ├── SandboxNoReply ........ (was SandboxTimeout) no reply in time: the sandbox was killed
+    │   ├── SandboxNoReply ........ no reply in time: the sandbox was killed (also client.SandboxTimeout)
     │   ├── SandboxCrashed
     │   │   └── SandboxOutOfMemory
     │   └── ProtocolError
     │       └── ReplyTooLarge
     ├── WireError ................. a message malformed, too large, or holding what may not cross
     │   └── Unencodable
-    ├── RecvDeadlinePassed ........ (was wire.Timeout) no whole frame arrived before the deadline
-    ├── PeerClosed ................ (was wire.Closed) the other end of the socket closed (the sandbox died)
+    ├── RecvDeadlinePassed ........ no whole frame arrived before the deadline
+    ├── PeerClosed ................ the other end of the socket closed (the sandbox died)
     ├── SetupRefused .............. a sandbox set-up step the kernel refused (plain strings: it crosses processes)
     ├── IsolationError (+OSError) . a namespace or mount call the kernel refused
     ├── FilterError (+OSError) .... the kernel or libseccomp refused the seccomp filter

@@ -203,7 +203,7 @@ def test_the_exit_codes_are_stable():
 
 
 def test_a_server_that_dies_during_grading_yields_no_result(tmp_path):
-    """Before: every later test was the student's `error` and the zeros were stored. Now the run stops."""
+    """No test of it is the student's `error` (zeros nobody earned, stored): the run stops, nothing is stored."""
     from autograder.assignment import load_assignment
     from autograder.grade import grade
     from autograder.sandbox.client import SandboxServer

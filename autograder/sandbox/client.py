@@ -49,7 +49,7 @@ CLOSE_TIMEOUT = 30.0
 
 
 # The errors of a request are defined in autograder/errors.py (the one tree); their old names stay here.
-SandboxTimeout = SandboxNoReply  # its name before issue 21, for code outside this repository
+SandboxTimeout = SandboxNoReply  # the older name, for code outside this repository
 
 
 def cannot_start_from_setup(error: dict[str, Any]) -> SandboxCannotStart:
