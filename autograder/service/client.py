@@ -6,11 +6,10 @@ command line, ``TORCHGRADER_TOKEN``, or the token file on their machine
 (``~/.config/torchgrader/tokens.json``, one per server, readable by them
 only), never from the bundle, which is the same for the whole class.
 
-Exit codes of ``torchgrader submit`` (:data:`EXIT`): 0 accepted (with
-``--wait``: graded), 3 refused by the server (the message says why: too
-large, not a notebook, deadline, attempt limit, busy), 4 server unreachable
-or not a torchgrader service, 5 the grader failed on it (staff will look),
-6 not signed in (the token is wrong, expired or revoked).
+Exit codes of ``torchgrader submit`` (:data:`EXIT`) are ``errors.Exit``'s,
+listed in docs/errors.md: a refusal (too large, not a notebook, deadline,
+attempt limit, busy), an unreachable server, a grader failure and a token
+that is not valid each have their own.
 """
 
 from __future__ import annotations
