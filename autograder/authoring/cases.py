@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.assignment import Assignment
+from autograder.authoring.change import case_code
 
 SEP = "--"
 
@@ -31,20 +32,6 @@ class Case:
     path: Path = field(default_factory=Path)
 
 
-WHOLE_FILE = "# torchgrader: whole-file"
-
-
-def is_whole_file(text: str) -> bool:
-    """A case file that replaces the reference instead of redefining part of it.
-
-    Most mutants and alternatives change one or two functions: they are written
-    as those functions alone and appended to the reference, as a student's
-    later cell redefines an earlier one. A case that must *delete* code (a
-    mutant missing a function) says so on a line of its own.
-    """
-    return any(line.strip() == WHOLE_FILE for line in text.splitlines())
-
-
 def compose(assignment: Assignment, swap: dict[str, Path], dest: Path, *, all_stubs: bool = False,
             stubs: tuple[str, ...] = ()) -> Path:
     """Write a .py submission: per exercise, its reference (or stub), with a swapped case on top.
@@ -55,11 +42,12 @@ def compose(assignment: Assignment, swap: dict[str, Path], dest: Path, *, all_st
     for ex in assignment.exercises:
         base = ex.stub if all_stubs or ex.id in stubs or not ex.reference.exists() else ex.reference
         case = swap.get(ex.id)
+        code, replaces = case_code(case, ex.reference) if case else ("", False)
         parts = []
-        if base.exists() and not (case and is_whole_file(case.read_text())):
+        if base.exists() and not replaces:
             parts.append(base.read_text())
         if case:
-            parts.append(case.read_text())
+            parts.append(code)
         if not parts:
             continue
         text = "\n\n".join(parts)

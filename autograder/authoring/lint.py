@@ -29,7 +29,7 @@ from autograder.assignment import (
     read_exercise_toml,
     toml_line,
 )
-from autograder.authoring.cases import is_whole_file
+from autograder.authoring.change import ChangeMismatch, applied, is_change, is_whole_file
 from autograder.judge import collect
 
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -616,9 +616,12 @@ def _check_submission_code(lay: ExerciseLayout, trees: dict[Path, ast.Module | N
             f.problem(path, 1, "its docstring is still the scaffold's TODO: name the misconception it encodes")
         for where, message in header_problems(path, path.read_text(encoding="utf-8")):
             f.problem(path, where, message)
-        if ref_dump is not None and module_dump(tree) == ref_dump:
+        text = path.read_text(encoding="utf-8")
+        if is_change(text):
+            _check_change(lay, path, text, ref_dump, f)
+        elif ref_dump is not None and module_dump(tree) == ref_dump:
             f.problem(path, None, "is the reference itself: a mutant must encode a misconception")
-        elif reference is not None and not is_whole_file(path.read_text()):
+        elif reference is not None and not is_whole_file(text):
             ref_defs, mine = top_level_defs(reference), top_level_defs(tree)
             if mine and all(ref_defs.get(n) == d for n, d in mine.items()) and not [
                     n for n in _strip_docstring(tree.body)
@@ -627,6 +630,30 @@ def _check_submission_code(lay: ExerciseLayout, trees: dict[Path, ast.Module | N
                 f.problem(path, None, f"changes nothing: {', '.join(f'`{n}`' for n in mine)} "
                                       f"{'is' if len(mine) == 1 else 'are'} the reference's own; edit the copy to "
                                       "encode the misconception")
+
+
+def _check_change(lay: ExerciseLayout, path: Path, text: str, ref_dump: str | None, f: ExerciseFacts) -> None:
+    """A change mutant applies to its reference, the code it stands for parses, and it changes something."""
+    try:
+        code = applied(path, lay.reference, text)
+    except ChangeMismatch as e:
+        f.problem(e.path, e.line, e.detail)
+        return
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as e:
+        f.problem(path, None, f"its change leaves {lay.reference.name} unparseable (line {e.lineno} of the changed "
+                              f"code: {e.msg}); fix the `+` lines")
+        return
+    if ref_dump is not None and module_dump(tree) == ref_dump:
+        f.problem(path, None, "changes nothing the code does (its CHANGE only keeps, or reformats, the reference's "
+                              "lines): mark the lines to change with `-` and write the mistake on `+` lines")
+
+
+def mutant_code(path: Path, reference: Path) -> str:
+    """The code a mutant file holds for analysis: a change applied to its reference, or the file as written."""
+    text = path.read_text(encoding="utf-8")
+    return applied(path, reference, text) if is_change(text) else text
 
 
 def untouched_by_public(public: ast.Module | None, reference: ast.Module | None, names: dict[str, int]) -> list[str]:
@@ -808,8 +835,8 @@ def changed_names(reference: Path, mutant: Path) -> list[str]:
     """Top-level functions and classes the mutant defines differently from the reference."""
     try:
         ref = top_level_defs(ast.parse(reference.read_text()))
-        mut = top_level_defs(ast.parse(mutant.read_text()))
-    except (OSError, SyntaxError):
+        mut = top_level_defs(ast.parse(mutant_code(mutant, reference)))
+    except (OSError, SyntaxError, ChangeMismatch):
         return []
     return [n for n, d in mut.items() if ref.get(n) != d] + [n for n in ref if n not in mut]
 

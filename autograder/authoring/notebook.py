@@ -29,6 +29,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.assignment import Assignment, load_assignment
+from autograder.authoring.change import applied, is_change
 from autograder.defaults import Owner, add_option
 
 CELL_MARK = "# %%"
@@ -103,7 +104,10 @@ def build(assignment: Assignment, code: str = "stub", swap: dict[str, Path] | No
         nb.cells.append(nbformat.v4.new_markdown_cell(
             text, metadata=_meta(f"{ex.id}-statement", solution=False, locked=True)))
         src = (swap or {}).get(ex.id) or (ex.reference if code == "reference" else ex.stub)
-        for i, cell in enumerate(split_cells(src.read_text()) if src.exists() else []):
+        source = src.read_text() if src.exists() else ""
+        if src != ex.reference and is_change(source):  # a change mutant: its reference, changed
+            source = applied(src, ex.reference, source)
+        for i, cell in enumerate(split_cells(source) if src.exists() else []):
             todo = True
             if code == "stub" and ex.id not in (swap or {}):
                 cell, todo = mark_solutions(cell)

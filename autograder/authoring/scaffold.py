@@ -12,8 +12,10 @@ to the assignment's ``assignment.toml`` (the assignment is created when it
 does not exist yet; its TODO title is reported by validate until it is set).
 
 ``torchgrader new-mutant ASSIGNMENT EXERCISE NAME`` adds a mutant: the
-``# misconception:`` header, a docstring to write, and a copy of the
-reference's function to change.
+``# misconception:`` header, a docstring to write, and the reference's
+function as a change to edit (:mod:`autograder.authoring.change`);
+``torchgrader tidy-mutants ASSIGNMENT`` rewrites mutants as their minimal
+change (older, full-code mutants included).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from autograder.assignment import (
@@ -149,17 +152,17 @@ def {f}(x, dim=0, eps=1e-5):
     "mutants_dir/unbiased_variance.py": '''\
 """Divides the variance by n - 1 (torch.var's default) instead of n.
 
-A mutant is a small change: appended after the reference when graded, it holds only the
-function(s) it redefines. Its header names the misconception key the suite must give it.
+A mutant is a small change to the reference: CHANGE holds the lines it changes, as
+`diff -U0 reference.py edited.py` prints them. Its header names the misconception key
+the suite must give it.
 """
 # misconception: unbiased_variance
-import torch
 
-
-def {f}(x, dim=0, eps=1e-5):
-    mean = x.mean(dim=dim, keepdim=True)
-    var = x.var(dim=dim, keepdim=True)
-    return (x - mean) / torch.sqrt(var + eps)
+CHANGE = r"""
+@@ -7 +7 @@ def {f}(x, dim=0, eps=1e-5):
+-    return centered / ((centered * centered).sum(dim=dim, keepdim=True) / n + eps).sqrt()
++    return centered / ((centered * centered).sum(dim=dim, keepdim=True) / (n - 1) + eps).sqrt()
+"""
 ''',
 }
 
@@ -354,28 +357,28 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 # ---------------------------------------------------------------------- new-mutant
-MUTANT = '''\
+MUTANT_DOC = '''\
 """TODO: the misconception, in one sentence: what the student does, and why it is wrong.
 
-Appended after the reference when graded: holds only the function(s) it redefines.
-Change the copy below so that it makes exactly this mistake.
+CHANGE is the mistake, as a change to reference.py. Below it holds the function(s) unchanged
+(each line after a space): mark each line to change with `-` instead of its space and write what
+stands there instead on `+` lines after it; then `torchgrader tidy-mutants {assignment} --exercise
+{exercise}` keeps only the lines the change needs.
 """
-# misconception: {key}
-{imports}
-
-{functions}
-'''
+# misconception: {key}'''
 
 
 def new_mutant(course: Path, assignment: str, exercise: str, name: str, *, functions: list[str] | None = None,
                misconception: str | None = None) -> Path:
-    """Write ``mutants/<name>.py``: the header, a TODO docstring and a copy of the reference's function(s).
+    """Write ``mutants/<name>.py``: the header, a TODO docstring and the reference's function(s) as an
+    unchanged ``CHANGE`` (:mod:`autograder.authoring.change`) to edit.
 
     ``functions`` defaults to the exercise's contract (what its stub leaves to write) when that is one
-    name; validate refuses the file until the docstring is written and the copy changed.
+    name; validate refuses the file until the docstring is written and the change changes something.
     """
     import ast
 
+    from autograder.authoring.change import render
     from autograder.authoring.lint import contract_names
 
     if not re.match(r"^[a-z][a-z0-9_]*$", name):
@@ -402,16 +405,15 @@ def new_mutant(course: Path, assignment: str, exercise: str, name: str, *, funct
     if missing:
         raise AssignmentError(f"{reference} does not define {', '.join(missing)}; it defines {', '.join(defs)}")
     lines = source.splitlines()
-
-    def segment(node: ast.stmt) -> str:
+    hunks = []
+    for node in sorted((defs[f] for f in functions), key=lambda n: n.lineno):
         start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
-        return "\n".join(lines[start - 1:node.end_lineno])
-
-    imports = "\n".join(ast.get_source_segment(source, n) or "" for n in tree.body
-                        if isinstance(n, ast.Import | ast.ImportFrom))
+        end = node.end_lineno or node.lineno
+        n = end - start + 1
+        hunks.append(f"@@ -{start},{n} +{start},{n} @@\n" + "\n".join(f" {x}" for x in lines[start - 1:end]))
     dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(MUTANT.format(key=misconception or name, imports=imports,
-                                  functions="\n\n\n".join(segment(defs[f]) for f in functions)))
+    prelude = MUTANT_DOC.format(key=misconception or name, assignment=assignment, exercise=exercise)
+    dest.write_text(render(prelude, "\n".join(hunks) + "\n"))
     return dest
 
 
@@ -419,10 +421,54 @@ def cmd_new_mutant(args: argparse.Namespace) -> int:
     course = Path(args.course) if args.course else find_course()
     path = new_mutant(course, args.assignment, args.exercise, args.name, functions=args.function,
                       misconception=args.misconception)
-    print(f"created {path.relative_to(course)}: write its docstring, change the copied code, then\n"
+    print(f"created {path.relative_to(course)}: write its docstring, mark the lines CHANGE changes, then\n"
+          f"  torchgrader tidy-mutants {args.assignment} --exercise {args.exercise}\n"
           f"  torchgrader try {args.assignment} {args.exercise} --against {path.parent.name}/{path.name} "
           "--show-feedback")
     return 0
+
+
+def tidy_mutants(course: Path, assignment: str, exercises: list[str] | None = None,
+                 out: Callable[[str], None] = print) -> int:
+    """Rewrite each mutant of the exercises as its minimal change; the number that must be written by hand.
+
+    An older mutant (functions appended after the reference, or a whole-file copy) becomes the change it
+    stands for; a change keeps its docstring and header and loses the context its hunks need not carry.
+    Each rewritten file applies to exactly the code it stood for, or it is left as it was.
+    """
+    from autograder.assignment import load_assignment
+    from autograder.authoring.change import tidied
+
+    a = load_assignment(assignment, course)
+    chosen = [a.exercise(e) for e in exercises] if exercises else a.exercises
+    by_hand = 0
+    for ex in chosen:
+        for path in ex.mutants():
+            shown = path.resolve().relative_to(Path(course).resolve()) if path.is_relative_to(course) else path
+            try:
+                text, _ = tidied(path, ex.reference)
+            except (AssignmentError, SyntaxError, OSError) as e:
+                by_hand += 1
+                out(f"  left as it is: {shown}: {e}")
+                continue
+            if text != path.read_text(encoding="utf-8"):
+                path.write_text(text, encoding="utf-8")
+                out(f"  rewritten: {shown}")
+    return by_hand
+
+
+def cmd_tidy_mutants(args: argparse.Namespace) -> int:
+    course = Path(args.course) if args.course else find_course()
+    by_hand = tidy_mutants(course, args.assignment, args.exercise)
+    if by_hand:
+        print(f"{by_hand} mutant(s) left as they are: write their CHANGE by hand (docs/authoring.md, Mutants)")
+    return 1 if by_hand else 0
+
+
+def add_tidy_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("assignment", help="assignment id")
+    p.add_argument("--exercise", action="append", help="only this exercise's mutants (repeatable)")
+    p.add_argument("--course", help="folder holding assignments/ and solutions/ (default: found from cwd)")
 
 
 def add_mutant_arguments(p: argparse.ArgumentParser) -> None:
@@ -430,8 +476,8 @@ def add_mutant_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("exercise", help="exercise id")
     p.add_argument("name", help="the mutant's name, after its misconception (e.g. unbiased_variance)")
     p.add_argument("--function", action="append",
-                   help="a function (or class) of the reference to copy and change (repeatable; default: the "
-                        "stub's one contract name)")
+                   help="a function (or class) of the reference to change (repeatable; default: the stub's one "
+                        "contract name)")
     p.add_argument("--misconception", help="the key in its `# misconception:` header (default: the name); "
                                            "`none` for a mistake no message names")
     p.add_argument("--course", help="folder holding assignments/ and solutions/ (default: found from cwd)")

@@ -217,7 +217,7 @@ def test_every_static_problem_is_reported_in_one_pass(course: Path):
         assert expected in out, (expected, out)
 
 
-def test_new_mutant_copies_the_function_to_change_under_its_header(course: Path, capsys):
+def test_new_mutant_writes_the_function_as_a_change_to_edit_under_its_header(course: Path, capsys):
     from autograder.authoring.scaffold import new_mutant
     from autograder.cli import main
 
@@ -225,14 +225,22 @@ def test_new_mutant_copies_the_function_to_change_under_its_header(course: Path,
         new_mutant(course, "demo", "basics", "halves")
     assert main(["new-mutant", "demo", "basics", "halves", "--function", "double", "--course", str(course)]) == 0
     path = course / "solutions/demo/basics/mutants/halves.py"
-    assert "torchgrader try demo basics --against mutants/halves.py" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "torchgrader try demo basics --against mutants/halves.py" in out
+    assert "torchgrader tidy-mutants demo --exercise basics" in out
     text = path.read_text()
-    assert "# misconception: halves\n" in text and "def double(x):" in text and "def row_means" not in text
+    assert "# misconception: halves\n" in text and "\n def double(x):\n     return x * 2\n" in text
+    assert "row_means" not in text and "CHANGE = r" in text
     found = [p for p in problems(course) if "halves.py" in p]
     assert any("docstring is still the scaffold's TODO" in p for p in found), found
-    assert any("changes nothing: `double` is the reference's own" in p for p in found), found
+    assert any("changes nothing the code does" in p for p in found), found
     path.write_text(text.replace("TODO: the misconception, in one sentence", "Halves instead of doubling")
-                    .replace("x * 2", "x / 2"))
+                    .replace("     return x * 2\n", "-    return x * 2\n+    return x / 2\n"))
+    assert [p for p in problems(course) if "halves.py" in p] == []
+    # tidy-mutants keeps only what the change needs: the unchanged `def` line goes
+    assert main(["tidy-mutants", "demo", "--exercise", "basics", "--course", str(course)]) == 0
+    assert path.read_text().endswith("CHANGE = r\'\'\'\n@@ -5,1 +5,1 @@ def double(x):\n-    return x * 2\n"
+                                     "+    return x / 2\n\'\'\'\n")
     assert [p for p in problems(course) if "halves.py" in p] == []
 
 

@@ -1,19 +1,13 @@
 # misconception: no_step
 """Misconception: combining the gradients is the whole step; the optimizer is
 never asked to update the parameters."""
-import torch
-import torch.distributed as dist
 
-
-def ddp_step(rank, world_size, model, batch, optimizer, loss_fn):
-    x, y = batch
-    optimizer.zero_grad(set_to_none=True)
-    n_global = torch.tensor([float(len(x))], dtype=torch.float64)
-    dist.all_reduce(n_global)
-    loss = loss_fn(model(x), y)
-    (loss * (len(x) / n_global.item())).backward()
-    for p in model.parameters():
-        dist.all_reduce(p.grad)
-    total = torch.tensor([loss.item() * len(x)], dtype=torch.float64)
-    dist.all_reduce(total)
-    return total.item() / n_global.item()
+CHANGE = r'''
+@@ -6,1 +6,0 @@ def ddp_step(rank, world_size, model, batch, optimizer, loss_fn):
+-    """Weight each shard's mean loss by its share of the global batch, then sum gradients."""
+@@ -14,3 +13,1 @@ def ddp_step(rank, world_size, model, batch, optimizer, loss_fn):
+-        if p.grad is not None:
+-            dist.all_reduce(p.grad)
+-    optimizer.step()
++        dist.all_reduce(p.grad)
+'''

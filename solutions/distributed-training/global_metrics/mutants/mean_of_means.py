@@ -1,10 +1,12 @@
 # misconception: mean_of_means
 """Misconception: the global mean is the average of the ranks' means."""
-import torch
-import torch.distributed as dist
 
-
-def global_mean(numerator, denominator):
-    t = torch.tensor([numerator / denominator], dtype=torch.float64)
-    dist.all_reduce(t)
-    return t.item() / dist.get_world_size()
+CHANGE = r'''
+@@ -6,3 +6,3 @@ def global_mean(numerator, denominator):
+-    totals = torch.tensor([float(numerator), float(denominator)], dtype=torch.float64)
+-    dist.all_reduce(totals, op=dist.ReduceOp.SUM)
+-    return (totals[0] / totals[1]).item()
++    t = torch.tensor([numerator / denominator], dtype=torch.float64)
++    dist.all_reduce(t)
++    return t.item() / dist.get_world_size()
+'''

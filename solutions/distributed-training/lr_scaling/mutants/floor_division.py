@@ -1,6 +1,8 @@
 # misconception: floor_division
 """Misconception: // is division."""
 
-
-def scaled_lr(base_lr, per_rank_batch, world_size, base_batch):
-    return float(base_lr * per_rank_batch * world_size // base_batch)
+CHANGE = r'''
+@@ -6,1 +6,1 @@ def scaled_lr(base_lr, per_rank_batch, world_size, base_batch):
+-    return float(base_lr * per_rank_batch * world_size / base_batch)
++    return float(base_lr * per_rank_batch * world_size // base_batch)
+'''

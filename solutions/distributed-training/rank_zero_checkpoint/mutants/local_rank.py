@@ -1,12 +1,16 @@
 # misconception: local_rank
 """Misconception: LOCAL_RANK 0 is rank zero; on a cluster every node has one."""
-import os
 
-import torch
-import torch.distributed as dist
-
-
-def save_on_rank_zero(path, model, optimizer, epoch):
-    if int(os.environ["LOCAL_RANK"]) == 0:
-        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": int(epoch)}, path)
-    dist.barrier()
+CHANGE = r'''
+@@ -6,1 +6,1 @@ def save_on_rank_zero(path, model, optimizer, epoch):
+-    if dist.get_rank() == 0:
++    if int(os.environ["LOCAL_RANK"]) == 0:
+@@ -8,1 +8,1 @@ def save_on_rank_zero(path, model, optimizer, epoch):
+-    dist.barrier()  # every rank waits until the file is complete
++    dist.barrier()
+@@ -15,1 +16,3 @@ def resume(path, model, optimizer):
+     return int(ckpt["epoch"])
++
++
++import os
+'''

@@ -1,18 +1,17 @@
 # misconception: weights_only
 """Misconception: saving the optimizer object itself is simplest; but
 weights_only loading refuses arbitrary pickled objects."""
-import torch
-import torch.distributed as dist
 
-
-def save_on_rank_zero(path, model, optimizer, epoch):
-    if dist.get_rank() == 0:
-        torch.save({"model": model.state_dict(), "optimizer": optimizer, "epoch": epoch}, path)
-    dist.barrier()
-
-
-def resume(path, model, optimizer):
-    ckpt = torch.load(path, weights_only=False)
-    model.load_state_dict(ckpt["model"])
-    optimizer.load_state_dict(ckpt["optimizer"].state_dict())
-    return int(ckpt["epoch"])
+CHANGE = r'''
+@@ -7,2 +7,2 @@ def save_on_rank_zero(path, model, optimizer, epoch):
+-        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": int(epoch)}, path)
+-    dist.barrier()  # every rank waits until the file is complete
++        torch.save({"model": model.state_dict(), "optimizer": optimizer, "epoch": epoch}, path)
++    dist.barrier()
+@@ -12,1 +12,1 @@ def resume(path, model, optimizer):
+-    ckpt = torch.load(path, map_location="cpu", weights_only=True)
++    ckpt = torch.load(path, weights_only=False)
+@@ -14,1 +14,1 @@ def resume(path, model, optimizer):
+-    optimizer.load_state_dict(ckpt["optimizer"])
++    optimizer.load_state_dict(ckpt["optimizer"].state_dict())
+'''

@@ -1,13 +1,15 @@
 # misconception: types
 """Misconception: a tensor of indices is as good as a list of ints."""
-import math
 
-import torch
-
-
-def shard_indices(n, world_size, rank, epoch, seed):
-    g = torch.Generator()
-    g.manual_seed(seed + epoch)
-    perm = torch.randperm(n, generator=g)
-    total = math.ceil(n / world_size) * world_size
-    return perm[torch.arange(total) % n][rank:total:world_size]
+CHANGE = r'''
+@@ -8,4 +8,5 @@ def shard_indices(n, world_size, rank, epoch, seed):
+-    sampler = DistributedSampler(range(n), num_replicas=world_size, rank=rank, shuffle=True, seed=seed,
+-                                 drop_last=False)
+-    sampler.set_epoch(epoch)
+-    return [int(i) for i in sampler]
++    g = torch.Generator()
++    g.manual_seed(seed + epoch)
++    perm = torch.randperm(n, generator=g)
++    total = math.ceil(n / world_size) * world_size
++    return perm[torch.arange(total) % n][rank:total:world_size]
+'''

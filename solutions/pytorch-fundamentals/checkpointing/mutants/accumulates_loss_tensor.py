@@ -2,13 +2,17 @@
 which keeps every batch's graph alive until the end of the epoch."""
 # misconception: keeps_graphs
 
-import torch
-
-
-def epoch_loss(model, loader, loss_fn):
-    total, count = 0.0, 0
-    for x, y in loader:
-        n = len(x)
-        total = total + loss_fn(model(x), y) * n
-        count += n
-    return (total / count).item()
+CHANGE = r'''
+@@ -28,6 +28,5 @@ def epoch_loss(model, loader, loss_fn):
+-    with torch.no_grad():
+-        for x, y in loader:
+-            n = len(x)
+-            total += loss_fn(model(x), y).item() * n
+-            count += n
+-    return total / count
++    for x, y in loader:
++        n = len(x)
++        total = total + loss_fn(model(x), y) * n
++        count += n
++    return (total / count).item()
+'''

@@ -2,24 +2,9 @@
 its steps from zero again and the learning-rate schedule shifts."""
 # misconception: no_scheduler_state
 
-import torch
-
-
-def save_checkpoint(path, model, optimizer, scheduler, epoch):
-    torch.save({
-        "epoch": int(epoch),
-        "model": model.state_dict(),
-        "optimizer": optimizer.state_dict(),
-        "torch_rng": torch.get_rng_state(),
-        "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
-    }, path)
-
-
-def load_checkpoint(path, model, optimizer, scheduler):
-    ckpt = torch.load(path, weights_only=True)
-    model.load_state_dict(ckpt["model"])
-    optimizer.load_state_dict(ckpt["optimizer"])
-    torch.set_rng_state(ckpt["torch_rng"])
-    if ckpt["cuda_rng"] and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(ckpt["cuda_rng"])
-    return ckpt["epoch"]
+CHANGE = r'''
+@@ -9,1 +9,0 @@ def save_checkpoint(path, model, optimizer, scheduler, epoch):
+-        "scheduler": scheduler.state_dict(),
+@@ -19,1 +18,0 @@ def load_checkpoint(path, model, optimizer, scheduler):
+-    scheduler.load_state_dict(ckpt["scheduler"])
+'''

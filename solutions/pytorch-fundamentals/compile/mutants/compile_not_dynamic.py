@@ -2,9 +2,8 @@
 specializes on the first batch size and recompiles for the next one."""
 # misconception: recompiles
 
-import torch
-import torch.nn as nn
-
-
-def compile_dynamic(model):
-    return torch.compile(model, backend="aot_eager")
+CHANGE = r'''
+@@ -36,1 +36,1 @@ def compile_dynamic(model):
+-    return torch.compile(model, dynamic=True)
++    return torch.compile(model, backend="aot_eager")
+'''

@@ -2,15 +2,11 @@
 clamp included, so the function changes whenever an activation exceeds 6."""
 # misconception: dropped_clamp
 
-import torch
-import torch.nn as nn
-
-
-class CompileFriendlyMLP(nn.Module):
-    def __init__(self, d_in, d_hidden, d_out):
-        super().__init__()
-        self.fc1 = nn.Linear(d_in, d_hidden)
-        self.fc2 = nn.Linear(d_hidden, d_out)
-
-    def forward(self, x):
-        return self.fc2(torch.relu(self.fc1(x)))
+CHANGE = r'''
+@@ -29,4 +29,1 @@ def forward(self, x):
+-        # clamping when nothing exceeds 6 changes nothing, so clamp always:
+-        # no .item(), no print, no branch on a tensor's value
+-        h = torch.relu(self.fc1(x)).clamp(max=6.0)
+-        return self.fc2(h)
++        return self.fc2(torch.relu(self.fc1(x)))
+'''

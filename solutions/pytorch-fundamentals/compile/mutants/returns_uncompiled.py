@@ -2,9 +2,8 @@
 recompiled because nothing is compiled."""
 # misconception: not_compiled
 
-import torch
-import torch.nn as nn
-
-
-def compile_dynamic(model):
-    return model
+CHANGE = r'''
+@@ -36,1 +36,1 @@ def compile_dynamic(model):
+-    return torch.compile(model, dynamic=True)
++    return model
+'''

@@ -2,17 +2,16 @@
 the derivative (3 * y^2 * grad_output)."""
 # misconception: cube_uses_output
 
-import torch
-
-
-class Cube(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        y = x ** 3
-        ctx.save_for_backward(y)
-        return y
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (y,) = ctx.saved_tensors
-        return grad_output * 3 * y ** 2
+CHANGE = r'''
+@@ -17,2 +17,3 @@ def forward(ctx, x):
+-        ctx.save_for_backward(x)
+-        return x ** 3
++        y = x ** 3
++        ctx.save_for_backward(y)
++        return y
+@@ -22,2 +23,2 @@ def backward(ctx, grad_output):
+-        (x,) = ctx.saved_tensors
+-        return grad_output * 3 * x ** 2
++        (y,) = ctx.saved_tensors
++        return grad_output * 3 * y ** 2
+'''

@@ -2,14 +2,8 @@
 local derivative) instead of multiplying by the upstream gradient."""
 # misconception: ste_ignores_upstream
 
-import torch
-
-
-class StraightThroughRound(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        return torch.round(x)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return torch.ones_like(grad_output)
+CHANGE = r'''
+@@ -11,1 +11,1 @@ def backward(ctx, grad_output):
+-        return grad_output          # straight through: d(round)/dx treated as 1
++        return torch.ones_like(grad_output)
+'''

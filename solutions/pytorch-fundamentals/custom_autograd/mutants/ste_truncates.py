@@ -2,14 +2,8 @@
 which is not rounding to the nearest integer (1.7 -> 1, -2.6 -> -2)."""
 # misconception: truncates
 
-import torch
-
-
-class StraightThroughRound(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        return x.long().to(x.dtype)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return grad_output          # straight through: d(round)/dx treated as 1
+CHANGE = r'''
+@@ -7,1 +7,1 @@ def forward(ctx, x):
+-        return torch.round(x)
++        return x.long().to(x.dtype)
+'''

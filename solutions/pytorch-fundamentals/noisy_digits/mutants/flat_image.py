@@ -2,19 +2,13 @@
 """Returns the image flat, with shape (64,), instead of (1, 8, 8) (no channel dimension for
 Conv2d)."""
 
-import torch
-from torch.utils.data import Dataset
-
-
-class NoisyDigits(Dataset):
-    def __init__(self, X, y, sigma=0.1):
-        self.images = torch.tensor(X, dtype=torch.float32).reshape(-1, 1, 8, 8) / 16
-        self.labels = torch.tensor(y, dtype=torch.int64)
-        self.sigma = sigma
-
-    def __len__(self):
-        return len(self.labels)
-
-    def __getitem__(self, i):
-        image = (self.images[i] + self.sigma * torch.randn(1, 8, 8)).clamp(0, 1)
-        return image.reshape(64), self.labels[i]
+CHANGE = r'''
+@@ -8,1 +8,0 @@ def __init__(self, X, y, sigma=0.1):
+-        # torch.tensor copies, so the caller's arrays are never touched.
+@@ -17,3 +16,2 @@ def __getitem__(self, i):
+-        clean = self.images[i]
+-        noise = torch.randn(clean.shape)  # torch's global generator, fresh per access
+-        return (clean + self.sigma * noise).clamp(0.0, 1.0), self.labels[i]
++        image = (self.images[i] + self.sigma * torch.randn(1, 8, 8)).clamp(0, 1)
++        return image.reshape(64), self.labels[i]
+'''

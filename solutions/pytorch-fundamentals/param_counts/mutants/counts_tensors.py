@@ -2,11 +2,8 @@
 scalars they hold (numel)."""
 # misconception: counts_tensors
 
-import torch
-from torch import nn
-
-
-def count_parameters(model, trainable_only=True):
-    # model.parameters() yields each distinct Parameter once (tied weights dedupe);
-    # buffers are not parameters.
-    return len([p for p in model.parameters() if p.requires_grad or not trainable_only])
+CHANGE = r'''
+@@ -16,1 +16,1 @@ def count_parameters(model, trainable_only=True):
+-    return sum(p.numel() for p in model.parameters() if p.requires_grad or not trainable_only)
++    return len([p for p in model.parameters() if p.requires_grad or not trainable_only])
+'''

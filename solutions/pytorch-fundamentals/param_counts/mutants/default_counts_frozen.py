@@ -2,6 +2,10 @@
 parameters too."""
 # misconception: default_counts_frozen
 
-
-def count_parameters(model, trainable_only=False):
-    return sum(p.numel() for p in model.parameters() if p.requires_grad or not trainable_only)
+CHANGE = r'''
+@@ -13,3 +13,1 @@ def count_parameters(model, trainable_only=True):
+-def count_parameters(model, trainable_only=True):
+-    # model.parameters() yields each distinct Parameter once (tied weights dedupe);
+-    # buffers are not parameters.
++def count_parameters(model, trainable_only=False):
+'''

@@ -1,11 +1,8 @@
 """Misconception: trainable_only is ignored, frozen parameters (requires_grad=False) are counted too."""
 # misconception: counts_frozen
 
-import torch
-from torch import nn
-
-
-def count_parameters(model, trainable_only=True):
-    # model.parameters() yields each distinct Parameter once (tied weights dedupe);
-    # buffers are not parameters.
-    return sum(p.numel() for p in model.parameters())
+CHANGE = r'''
+@@ -16,1 +16,1 @@ def count_parameters(model, trainable_only=True):
+-    return sum(p.numel() for p in model.parameters() if p.requires_grad or not trainable_only)
++    return sum(p.numel() for p in model.parameters())
+'''

@@ -2,6 +2,8 @@
 output feature (d_out)."""
 # misconception: bias_per_input
 
-
-def linear_param_count(d_in, d_out, bias=True):
-    return d_in * d_out + (d_in if bias else 0)
+CHANGE = r'''
+@@ -6,1 +6,1 @@ def linear_param_count(d_in, d_out, bias=True):
+-    return d_in * d_out + (d_out if bias else 0)
++    return d_in * d_out + (d_in if bias else 0)
+'''

@@ -2,9 +2,8 @@
 of using the formula (allocates memory for every weight)."""
 # misconception: builds_layers
 
-import torch
-from torch import nn
-
-
-def mlp_param_count(sizes):
-    return sum(p.numel() for a, b in zip(sizes[:-1], sizes[1:]) for p in nn.Linear(a, b).parameters())
+CHANGE = r'''
+@@ -10,1 +10,1 @@ def mlp_param_count(sizes):
+-    return sum(linear_param_count(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
++    return sum(p.numel() for a, b in zip(sizes[:-1], sizes[1:]) for p in nn.Linear(a, b).parameters())
+'''

@@ -1,15 +1,12 @@
 """Misconception: the layers are chained without the ReLU between them (a stack of linear layers
 is itself just one linear map)."""
 # misconception: no_relu
-from torch import nn
 
-
-class LayerStack(nn.Module):
-    def __init__(self, n_layers, width):
-        super().__init__()
-        self.layers = nn.ModuleList([nn.Linear(width, width) for _ in range(n_layers)])
-
-    def forward(self, x):
-        for layer in self.layers:
-            x = layer(x)
-        return x
+CHANGE = r'''
+@@ -25,1 +25,1 @@ def forward(self, x):
+-        for i, layer in enumerate(self.layers):
++        for layer in self.layers:
+@@ -27,2 +27,0 @@ def forward(self, x):
+-            if i < len(self.layers) - 1:
+-                x = torch.relu(x)
+'''

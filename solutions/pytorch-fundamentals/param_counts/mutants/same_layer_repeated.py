@@ -2,18 +2,8 @@
 layers share a single set of weights."""
 # misconception: shared_layer
 
-import torch
-from torch import nn
-
-
-class LayerStack(nn.Module):
-    def __init__(self, n_layers, width):
-        super().__init__()
-        self.layers = nn.ModuleList([nn.Linear(width, width)] * n_layers)
-
-    def forward(self, x):
-        for i, layer in enumerate(self.layers):
-            x = layer(x)
-            if i < len(self.layers) - 1:
-                x = torch.relu(x)
-        return x
+CHANGE = r'''
+@@ -22,1 +22,1 @@ def __init__(self, n_layers, width):
+-        self.layers = nn.ModuleList([nn.Linear(width, width) for _ in range(n_layers)])
++        self.layers = nn.ModuleList([nn.Linear(width, width)] * n_layers)
+'''

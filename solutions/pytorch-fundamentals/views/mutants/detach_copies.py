@@ -2,8 +2,8 @@
 """Believes detach() copies the data to cut it from the graph (it returns a new tensor over
 the same memory)."""
 
-_TABLE = view_or_copy()  # noqa: F821 - the reference's, defined in the cell above
-
-
-def view_or_copy():
-    return {**_TABLE, "detach": "copy"}
+CHANGE = r'''
+@@ -23 +23 @@ def view_or_copy():
+-        "detach": "view",
++        "detach": "copy",
+'''

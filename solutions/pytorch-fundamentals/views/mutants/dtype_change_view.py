@@ -2,8 +2,8 @@
 """Believes x.to(torch.float64) reinterprets the same memory (a view), as a cast in C might;
 a new element type needs new bytes."""
 
-_TABLE = view_or_copy()  # noqa: F821 - the reference's, defined in the cell above
-
-
-def view_or_copy():
-    return {**_TABLE, "to_float64": "view"}
+CHANGE = r'''
+@@ -26 +26 @@ def view_or_copy():
+-        "to_float64": "copy",
++        "to_float64": "view",
+'''

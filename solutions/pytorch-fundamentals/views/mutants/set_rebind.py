@@ -3,10 +3,10 @@
 shares storage with the input" holds after the call although the function returned a copy
 (and the caller's x now lives elsewhere)."""
 
-import torch
-
-
-def flatten_any(x):
-    flat = x.contiguous().view(-1).clone()
-    x.set_(flat.untyped_storage(), 0, x.shape, torch.empty(x.shape).stride())
-    return flat
+CHANGE = r'''
+@@ -31,1 +31,3 @@ def flatten_any(x):
+-    return x.reshape(-1)
++    flat = x.contiguous().view(-1).clone()
++    x.set_(flat.untyped_storage(), 0, x.shape, torch.empty(x.shape).stride())
++    return flat
+'''

@@ -1,11 +1,8 @@
 """Averages the columns (dim=0) instead of the rows."""
 # misconception: averages_columns
-import torch
 
-
-def double(x):
-    return x * 2
-
-
-def row_means(x):
-    return x.mean(dim=0)
+CHANGE = r'''
+@@ -9,1 +9,1 @@ def row_means(x):
+-    return x.mean(dim=1)
++    return x.mean(dim=0)
+'''

@@ -1,11 +1,8 @@
 """Squares the values instead of doubling them."""
 # misconception: squares
-import torch
 
-
-def double(x):
-    return x * x
-
-
-def row_means(x):
-    return x.mean(dim=1)
+CHANGE = r'''
+@@ -5,1 +5,1 @@ def double(x):
+-    return x * 2
++    return x * x
+'''
