@@ -159,9 +159,9 @@ the suite must give it.
 # misconception: unbiased_variance
 
 CHANGE = r"""
-@@ -7 +7 @@ def {f}(x, dim=0, eps=1e-5):
--    return centered / ((centered * centered).sum(dim=dim, keepdim=True) / n + eps).sqrt()
-+    return centered / ((centered * centered).sum(dim=dim, keepdim=True) / (n - 1) + eps).sqrt()
+@@ -6 +6 @@ def {f}(x, dim=0, eps=1e-5):
+-    var = x.var(dim=dim, unbiased=False, keepdim=True)
++    var = x.var(dim=dim, keepdim=True)
 """
 ''',
 }

@@ -15,7 +15,7 @@ import pytest
 from autograder.assignment import load_assignment
 from autograder.authoring.cases import compose
 from autograder.authoring.change import ChangeMismatch, applied, is_change, read_hunks, tidied
-from autograder.authoring.lint import lint_assignment
+from autograder.authoring.lint import changed_names, lint_assignment
 from tests.helpers import DEMO_COURSE, ROOT
 
 REFERENCE = "import torch\n\n\ndef double(x):\n    return x * 2\n\n\ndef row_means(x):\n    return x.mean(dim=1)\n"
@@ -94,6 +94,7 @@ def test_a_change_mutant_is_composed_as_its_changed_reference_and_an_older_one_i
     text = compose(demo, {"basics": squares}, tmp_path / "s.py").read_text()
     chunk = text.split("# %% [basics]\n")[1].split("# %% [")[0]
     assert chunk.strip() == basics.reference.read_text().replace("x * 2", "x * x").strip()
+    assert changed_names(basics.reference, squares) == ["double"]  # what a survivor's report names
     older = basics.mutants_dir / "cubes.py"
     older.write_text('"""Cubes."""\n# misconception: none\n\n\ndef double(x):\n    return x ** 3\n')
     chunk = compose(demo, {"basics": older}, tmp_path / "c.py").read_text().split("# %% [basics]\n")[1]
