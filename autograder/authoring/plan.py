@@ -15,7 +15,8 @@ from pathlib import Path
 
 from autograder.assignment import Assignment
 from autograder.authoring.cases import POISONS, Case
-from autograder.authoring.lint import defined_names
+from autograder.authoring.change import ChangeMismatch, is_change
+from autograder.authoring.lint import defined_names, mutant_code
 
 
 def plan(assignment: Assignment, cs: list[Case], scope: list[str], full: bool) -> dict[str, tuple[list[str], str]]:
@@ -112,6 +113,15 @@ def suite_names(ex_hidden: Path, ex_probes: Path) -> set[str]:
     return out
 
 
+def _bindings(tree: ast.Module) -> dict[str, str]:
+    """name -> dump of the top-level statements that bind it (to tell which names a change redefines)."""
+    out: dict[str, str] = {}
+    for node in tree.body:
+        for name in defined_names(ast.Module(body=[node], type_ignores=[])):
+            out[name] = out.get(name, "") + ast.dump(node, include_attributes=False)
+    return out
+
+
 def reach(assignment: Assignment, exercise: str, path: Path) -> tuple[list[str], str]:
     """The other exercises whose grading a swapped-in file of ``exercise`` could change, and why.
 
@@ -120,21 +130,25 @@ def reach(assignment: Assignment, exercise: str, path: Path) -> tuple[list[str],
     (:func:`global_effects`) the reference does not have. Everything else is
     confined to its own exercise.
     """
-    try:
-        tree = ast.parse(path.read_text())
-    except (OSError, SyntaxError):
-        return [e.id for e in assignment.exercises if e.id != exercise], "it does not parse"
     ex = assignment.exercise(exercise)
     try:
-        ref_effects = {w for _, w in global_effects(ast.parse(ex.reference.read_text()))}
+        tree = ast.parse(mutant_code(path, ex.reference))
+    except (OSError, SyntaxError, ChangeMismatch):
+        return [e.id for e in assignment.exercises if e.id != exercise], "it does not parse"
+    try:
+        ref_tree: ast.Module | None = ast.parse(ex.reference.read_text())
     except (OSError, SyntaxError):
-        ref_effects = set()
+        ref_tree = None
+    ref_effects = {w for _, w in global_effects(ref_tree)} if ref_tree is not None else set()
     effects = [(line, w) for line, w in global_effects(tree) if w not in ref_effects]
     others = [e for e in assignment.exercises if e.id != exercise]
     if effects:
         line, what = effects[0]
         return [e.id for e in others], f"{path.name}:{line} {what}"
     defined = {n for n, _ in defined_names(tree).items()} - imported_names(tree)
+    if ref_tree is not None and is_change(path.read_text(encoding="utf-8")):  # only what the change redefines
+        before, after = _bindings(ref_tree), _bindings(tree)
+        defined = {n for n in defined if after.get(n) != before.get(n)}
     hit = []
     for e in others:
         shared = defined & suite_names(e.hidden_tests, e.probes)

@@ -153,8 +153,8 @@ def {f}(x, dim=0, eps=1e-5):
 """Divides the variance by n - 1 (torch.var's default) instead of n.
 
 A mutant is a small change to the reference: CHANGE holds the lines it changes, as
-`diff -U0 reference.py edited.py` prints them. Its header names the misconception key
-the suite must give it.
+`diff -U0` of the reference and an edited copy prints them. Its header names the
+misconception key the suite must give it.
 """
 # misconception: unbiased_variance
 
@@ -360,7 +360,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 MUTANT_DOC = '''\
 """TODO: the misconception, in one sentence: what the student does, and why it is wrong.
 
-CHANGE is the mistake, as a change to reference.py. Below it holds the function(s) unchanged
+CHANGE is the mistake, as a change to the reference. Below it holds the function(s) unchanged
 (each line after a space): mark each line to change with `-` instead of its space and write what
 stands there instead on `+` lines after it; then `torchgrader tidy-mutants {assignment} --exercise
 {exercise}` keeps only the lines the change needs.
