@@ -405,6 +405,65 @@ def _plain_state(obj: Any) -> Any:
     return None
 
 
+_ISFILE = os.path.isfile  # captured at import, before any student cell runs
+_OPEN = open
+_SLEEP = time.sleep
+_NOW = time.monotonic
+
+
+class Signals:
+    """Flags one run's ranks raise and wait for: an order between ranks that the harness forces.
+
+    A verdict must not depend on how the machine scheduled the ranks. Where a
+    test's outcome would otherwise rest on a race in student code (a rank
+    that reads a file rank 0 may or may not have written yet), the probe
+    orders the ranks itself: rank 0 waits until the others have looked, or a
+    reader waits until rank 0's save has returned. Each flag is an empty file
+    in a folder made before the ranks fork; the functions used were captured
+    when this module was imported. Nothing here is trusted (student code can
+    raise a flag too): it only decides *when* a rank goes on, never a value
+    the judge scores. Use as a context manager around ``run_ranks``: the
+    folder goes when the run is over.
+    """
+
+    def __init__(self) -> None:
+        self.folder = tempfile.mkdtemp(prefix="signals-", dir=tempfile.gettempdir())
+
+    def __enter__(self) -> Signals:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for name in os.listdir(self.folder) if os.path.isdir(self.folder) else []:
+            try:
+                os.remove(os.path.join(self.folder, name))
+            except OSError:
+                pass
+        try:
+            os.rmdir(self.folder)
+        except OSError:
+            pass
+
+    def _path(self, name: str) -> str:
+        return os.path.join(self.folder, name)
+
+    def set(self, name: str) -> None:
+        """Raise the flag ``name``."""
+        with _OPEN(self._path(name), "w"):
+            pass
+
+    def is_set(self, name: str) -> bool:
+        return _ISFILE(self._path(name))
+
+    def wait(self, names: list[str], timeout: float) -> bool:
+        """Wait until every flag in ``names`` is raised (True) or ``timeout`` seconds have passed (False)."""
+        end = _NOW() + timeout
+        while not all(self.is_set(n) for n in names):
+            if _NOW() >= end:
+                return False
+            _SLEEP(0.002)
+        return True
+
+
 def call_on_ranks(name: str, rank_args: list, *, timeout: float = 10.0) -> dict[str, Any]:
     """Call the student's ``name(*rank_args[rank])`` on every rank of a fresh gloo group.
 

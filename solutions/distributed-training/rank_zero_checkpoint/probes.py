@@ -1,11 +1,18 @@
 """Sandbox-side harness for rank_zero_checkpoint.
 
 who_writes gives every rank its own path: the files that exist afterwards say
-which ranks wrote. complete_on_return slows rank 0's model.state_dict() down
-so that a rank which returns before the file is complete (no barrier, or a
-barrier before the save) finds no file when it looks right after returning.
-resume_run trains, saves, rebuilds every object with other weights, resumes
-and trains on: the judge recomputes the uninterrupted run itself.
+which ranks wrote. complete_on_return holds rank 0 back at its first
+model.state_dict() or optimizer.state_dict() (before it can write anything)
+until every other rank has returned from save_on_rank_zero and looked at the
+path, or has spent `wait` seconds inside the call without returning (waiting
+in a barrier for rank 0, as it should): a rank which returns before the file
+is complete (no barrier, or a barrier before the save) then ALWAYS finds no
+file, however the machine schedules the ranks, and a correct save always
+passes. resume_run trains, saves, rebuilds every object with other weights,
+resumes and trains on; the other ranks call resume only once rank 0's save
+has returned, so resume is judged on a complete file whether or not the save
+had its barrier (that is the other test's verdict, not a race here). The
+judge recomputes the uninterrupted run itself.
 
 Which files exist afterwards, and the final file's bytes, are never read here:
 the probes return the folder's name, and the judge lists and reads it itself
@@ -26,7 +33,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from autograder.sandbox.ranks import run_ranks
+from autograder.sandbox.ranks import Signals, run_ranks
 
 # captured before any student cell runs: rebinding os.path.isfile or open later changes nothing here
 _ISFILE = os.path.isfile
@@ -36,23 +43,33 @@ _OPEN = builtins.open
 _MAX_BYTES = 64 << 20  # far more than the exercise's checkpoint needs
 
 
-class SlowStateDict(nn.Sequential):
-    """An MLP whose state_dict() takes `delay` seconds (set on rank 0 only)."""
+class _Gated:
+    """state_dict() runs `gate` first, once (set on rank 0 only): rank 0 is held before it can write."""
 
-    delay = 0.0
+    gate = None
 
     def state_dict(self, *args, **kwargs):
-        time.sleep(self.delay)
+        gate, self.gate = self.gate, None
+        if gate is not None:
+            gate()
         return super().state_dict(*args, **kwargs)
+
+
+class GatedMLP(_Gated, nn.Sequential):
+    pass
+
+
+class GatedSGD(_Gated, torch.optim.SGD):
+    pass
 
 
 def build(spec, weights):
     d, h, c = spec["sizes"]
-    model = SlowStateDict(nn.Linear(d, h), nn.Tanh(), nn.Linear(h, c)).double()
+    model = GatedMLP(nn.Linear(d, h), nn.Tanh(), nn.Linear(h, c)).double()
     with torch.no_grad():
         for p, w in zip(model.parameters(), weights):
             p.copy_(w)
-    opt = torch.optim.SGD(model.parameters(), lr=spec["lr"], momentum=spec["momentum"])
+    opt = GatedSGD(model.parameters(), lr=spec["lr"], momentum=spec["momentum"])
     return model, opt
 
 
@@ -93,19 +110,40 @@ def _digest(data):
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
+def _hold_rank_zero(signals, world_size, wait, timeout):
+    """Rank 0's gate: until every other rank entered the save, then until each has looked (or `wait` s passed)."""
+    others = range(1, world_size)
+
+    def gate():
+        signals.wait([f"entered{r}" for r in others], timeout)  # no collective before this: every rank gets here
+        signals.wait([f"looked{r}" for r in others], wait)  # a rank still inside the call is blocked: fine
+
+    return gate
+
+
 def complete_on_return(mod, spec, timeout):
     folder = _folder()
     path = os.path.join(folder, "ckpt.pt")
 
-    def body(rank, world_size):
-        model, opt = build(spec, spec["w0"])
-        train(model, opt, spec, spec["before"])
-        model.delay = spec["delay"] if rank == 0 else 0.0
-        mod.save_on_rank_zero(path, model, opt, spec["epoch"])
-        seen = _read(path)
-        return {"exists": seen is not None, "digest": _digest(seen)}
+    with Signals() as signals:
+        def body(rank, world_size):
+            model, opt = build(spec, spec["w0"])
+            train(model, opt, spec, spec["before"])
+            if rank == 0 and spec["wait"]:
+                gate = _hold_rank_zero(signals, world_size, spec["wait"], timeout)
 
-    report = run_ranks(spec["world_size"], body, timeout=timeout)
+                def once():
+                    model.gate = opt.gate = None
+                    gate()
+
+                model.gate = opt.gate = once
+            signals.set(f"entered{rank}")
+            mod.save_on_rank_zero(path, model, opt, spec["epoch"])
+            seen = _read(path)
+            signals.set(f"looked{rank}")
+            return {"exists": seen is not None, "digest": _digest(seen)}
+
+        report = run_ranks(spec["world_size"], body, timeout=timeout)
     report["folder"] = os.path.basename(folder)  # the final file is read by the judge, from outside the sandbox
     return report
 
@@ -113,19 +151,24 @@ def complete_on_return(mod, spec, timeout):
 def resume_run(mod, spec, timeout):
     path = os.path.join(_folder(), "ckpt.pt")
 
-    def body(rank, world_size):
-        model, opt = build(spec, spec["w0"])
-        train(model, opt, spec, spec["before"])
-        mod.save_on_rank_zero(path, model, opt, spec["epoch"])
-        del model, opt
-        model, opt = build(spec, spec["w_other"])  # a restarted job: every object rebuilt
-        epoch = mod.resume(path, model, opt)
-        train(model, opt, spec, spec["after"])
-        # the value crosses as itself (the judge checks `type(epoch) is int`); anything else as a description
-        if type(epoch) is torch.Tensor:
-            epoch = epoch.detach().clone()
-        elif type(epoch) not in (int, float, bool, type(None)):
-            epoch = "<" + type(epoch).__name__ + ">"
-        return {"epoch": epoch, "params": [p.detach().clone() for p in model.parameters()]}
+    with Signals() as signals:
+        def body(rank, world_size):
+            model, opt = build(spec, spec["w0"])
+            train(model, opt, spec, spec["before"])
+            mod.save_on_rank_zero(path, model, opt, spec["epoch"])
+            if rank == 0:
+                signals.set("saved")
+            else:  # bounded: a rank 0 that never returns (a barrier only it calls) is still named by the judge
+                signals.wait(["saved"], timeout / 2)
+            del model, opt
+            model, opt = build(spec, spec["w_other"])  # a restarted job: every object rebuilt
+            epoch = mod.resume(path, model, opt)
+            train(model, opt, spec, spec["after"])
+            # the value crosses as itself (the judge checks `type(epoch) is int`); anything else as a description
+            if type(epoch) is torch.Tensor:
+                epoch = epoch.detach().clone()
+            elif type(epoch) not in (int, float, bool, type(None)):
+                epoch = "<" + type(epoch).__name__ + ">"
+            return {"epoch": epoch, "params": [p.detach().clone() for p in model.parameters()]}
 
-    return run_ranks(spec["world_size"], body, timeout=timeout)
+        return run_ranks(spec["world_size"], body, timeout=timeout)
