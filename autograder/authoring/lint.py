@@ -236,13 +236,20 @@ class SuiteKeys:
     the one place where a key's sentence is written: grading appends it to a failure keyed with it
     (:mod:`autograder.judge.plugin`), and validate reads it to check that a mutant's feedback says its
     own misconception's sentence and no other's. ``named`` maps every key the suite can give (the
-    registry's, and each literal ``misconception="key"`` of a ``fail``/``check``, conditional ones too)
+    registry's, each literal ``misconception="key"`` of a ``fail``/``check``, conditional ones too, and every
+    key of a dict-keyed ``misconceptions={key: (sentence, value)}`` form: :class:`_DictKeys`)
     to its line: validate fails a key that no mutant's feedback receives.
     """
 
     registry: dict[str, str] | None = None
     named: dict[str, int] = field(default_factory=dict)
     line: int | None = None  # the registry's
+    written: dict[str, str] = field(default_factory=dict)  # a dict-keyed key's literal sentence (its tuple's first)
+
+    @property
+    def sentences(self) -> dict[str, str]:
+        """Every key's sentence the suite writes out: the registry's, then the dict-keyed forms' literal ones."""
+        return {**self.written, **(self.registry or {})}
 
 
 def _key_literals(expr: ast.expr) -> list[ast.Constant]:
@@ -254,6 +261,103 @@ def _key_literals(expr: ast.expr) -> list[ast.Constant]:
     if isinstance(expr, ast.BoolOp):
         return [c for v in expr.values for c in _key_literals(v)]
     return []
+
+
+class _DictKeys:
+    """The keys of the misconception dicts a suite builds: ``assert_close(..., misconceptions={key: (why, value)})``.
+
+    A dict can be written in place, bound to a name first (``wrong = {...}``, ``wrong["k"] = ...``,
+    ``wrong.update({...})``), built by a comprehension over another (``{k: ... for k, v in wrong.items()}``),
+    returned by a module-level helper (``misconceptions=_cube_misconceptions(x)``), or handed to a helper
+    that names the key itself (``fail(..., misconception=key)`` with ``key`` not a literal: every dict
+    argument of a call to it). Each form's literal keys are found here, so that validate's key check sees
+    every key a suite can name, not only the ``misconception="key"`` literals.
+    """
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.funcs = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
+        # helpers that name a key taken from a dict argument: name -> positions of the parameters they iterate
+        self.namers: dict[str, list[int]] = {}
+        for name, f in self.funcs.items():
+            if not any(isinstance(n, ast.keyword) and n.arg == "misconception" and not isinstance(n.value, ast.Constant)
+                       for n in ast.walk(f)):
+                continue
+            params = [a.arg for a in f.args.args]
+            # ``for key, (why, value) in wrong.items()``: a dict of (sentence, wrong value) pairs
+            loops = [(n.target, n.iter) for n in ast.walk(f) if isinstance(n, ast.For | ast.comprehension)]
+            iterated = {it.func.value.id for target, it in loops
+                        if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "items"
+                        and isinstance(it.func.value, ast.Name) and isinstance(target, ast.Tuple)
+                        and len(target.elts) == 2 and isinstance(target.elts[1], ast.Tuple)}
+            if at := [i for i, p in enumerate(params) if p in iterated]:
+                self.namers[name] = at
+
+    def keys(self, tree: ast.Module) -> dict[str, int]:
+        out: dict[str, int] = {}
+        self.sentences: dict[str, str] = {}
+        for fn in self.funcs.values():
+            for n in ast.walk(fn):
+                exprs: list[ast.expr] = []
+                if isinstance(n, ast.keyword) and n.arg == "misconceptions":
+                    exprs = [n.value]
+                elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in self.namers
+                      and n.func.id != fn.name):
+                    f = self.funcs[n.func.id]
+                    names = [f.args.args[i].arg for i in self.namers[n.func.id]]
+                    exprs = [n.args[i] for i in self.namers[n.func.id] if i < len(n.args)]
+                    exprs += [k.value for k in n.keywords if k.arg in names]
+                for e in exprs:
+                    for c in self._of(e, fn, frozenset()):
+                        out.setdefault(str(c.value), c.lineno)
+        return out
+
+    def _of(self, expr: ast.expr, scope: ast.FunctionDef, seen: frozenset[str]) -> list[ast.Constant]:
+        if isinstance(expr, ast.Dict):
+            found = []
+            for k, v in zip(expr.keys, expr.values, strict=True):
+                if isinstance(k, ast.Constant) and isinstance(k.value, str):
+                    found.append(k)
+                    if (isinstance(v, ast.Tuple) and v.elts and isinstance(v.elts[0], ast.Constant)
+                            and isinstance(v.elts[0].value, str) and len(v.elts[0].value) >= 20):
+                        self.sentences.setdefault(k.value, v.elts[0].value)
+            return found
+        if isinstance(expr, ast.DictComp):
+            return [c for gen in expr.generators for c in self._items_of(gen.iter, scope, seen)]
+        if isinstance(expr, ast.Subscript):  # wrong[k]: one entry of a dict of dicts, or of the dict itself
+            return self._of(expr.value, scope, seen)
+        if isinstance(expr, ast.BoolOp):
+            return [c for v in expr.values for c in self._of(v, scope, seen)]
+        if isinstance(expr, ast.Name):
+            return self._bound(expr.id, scope, seen)
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in self.funcs \
+                and expr.func.id not in seen:
+            f = self.funcs[expr.func.id]
+            return [c for n in ast.walk(f) if isinstance(n, ast.Return) and n.value is not None
+                    for c in self._of(n.value, f, seen | {f.name})]
+        return []
+
+    def _items_of(self, it: ast.expr, scope: ast.FunctionDef, seen: frozenset[str]) -> list[ast.Constant]:
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "items":
+            return self._of(it.func.value, scope, seen)
+        return []
+
+    def _bound(self, name: str, scope: ast.FunctionDef, seen: frozenset[str]) -> list[ast.Constant]:
+        if f"{scope.name}.{name}" in seen:
+            return []
+        seen = seen | {f"{scope.name}.{name}"}
+        out: list[ast.Constant] = []
+        for n in ast.walk(scope):
+            if isinstance(n, ast.Assign):
+                for t in n.targets:
+                    if isinstance(t, ast.Name) and t.id == name:
+                        out += self._of(n.value, scope, seen)
+                    elif (isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == name
+                          and isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str)):
+                        out.append(t.slice)
+            elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "update"
+                  and isinstance(n.func.value, ast.Name) and n.func.value.id == name):
+                out += [c for a in n.args for c in self._of(a, scope, seen)]
+        return out
 
 
 def suite_keys(tree: ast.Module, path: Path, problems: list[Problem] | None = None, exercise: str = "") -> SuiteKeys:
@@ -288,6 +392,10 @@ def suite_keys(tree: ast.Module, path: Path, problems: list[Problem] | None = No
                     problems.append(Problem(path, c.lineno, f"misconception key {key!r} is not in {REGISTRY} "
                                                             f"(line {keys.line}): register its sentence there",
                                             exercise))
+    dict_keys = _DictKeys(tree)
+    for key, line in dict_keys.keys(tree).items():  # the dict-keyed forms: each key a mutant must prove
+        keys.named.setdefault(key, line)
+    keys.written = dict_keys.sentences
     return keys
 
 

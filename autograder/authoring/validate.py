@@ -296,7 +296,8 @@ def diagnose(case: Case, r: SubmissionResult, own: list[str] | None,
     to theirs. The feedback's keys are those of its failing tests. Exact: it names one of its own keys
     and nothing else. Generic: it names none (right only for a ``none`` mutant). Wrong: it names a key
     the mutant does not declare; the message then blames a misconception the code does not have.
-    With the suite's ``registry`` (key -> sentence), what the student reads is checked too: a failing
+    With the suite's sentences (key -> sentence: its ``MISCONCEPTIONS`` registry and the literal sentences of
+    its dict-keyed misconceptions, :attr:`SuiteKeys.sentences`), what the student reads is checked too: a failing
     test's text that carries another key's sentence, keyed or not, blames that misconception.
     """
     if own is None:
@@ -719,7 +720,7 @@ def grading_phase(assignment: Assignment, exercises: list[str] | None = None, *,
         else:
             row = (judge_alternative(c, r, graded) if c.kind == "alternative"
                    else judge_mutant(c, r, graded, assignment, declared.get(c.exercise),
-                                     keys[c.exercise].registry if c.exercise in keys else None))
+                                     keys[c.exercise].sentences if c.exercise in keys else None))
             if row.ok and len(graded) > 1:
                 row.detail += f"; no effect on the {len(graded) - 1} other exercise(s)" + (
                     f" it can reach ({why})" if why else "")

@@ -289,6 +289,41 @@ def test_suite_keys_reads_the_registry_and_every_literal_key():
     assert bad and "literal dict" in bad[0].message
 
 
+def test_suite_keys_see_every_dict_keyed_form_of_a_misconception():
+    """Issue 23: the keys of ``misconceptions={...}`` dicts, written in place, bound to a name, filled by item,
+    built by a comprehension, returned by a helper or handed to a helper that names the key, are keys the suite
+    can name (validate fails one no mutant exercises), with their literal sentences for the sentence check; a
+    dict of other things (sizes, options) is not."""
+    import ast as _ast
+
+    from autograder.authoring.lint import suite_keys
+
+    src = (
+        "def _cube(x):\n"
+        '    return {"from_helper": ("It looks like a helper sentence, long enough.", x)}\n'
+        "def _judge(value, wrong, msg):\n"
+        "    fits = [(key, why) for key, (why, v) in wrong.items() if v == value]\n"
+        "    fail(msg, misconception=fits[0][0])\n"
+        "def _linear(student, args, kwargs):\n"
+        "    shown = [f'{k}={v}' for k, v in kwargs.items()]\n"
+        "    fail('x', misconception=shown[0])\n"
+        "def test_x(student):\n"
+        '    assert_close(1, 2, misconceptions={"in_place": ("It looks like the in-place sentence here.", 3)})\n'
+        '    wrong = {"bound": ("It looks like the bound sentence, written out.", 4)}\n'
+        '    wrong["by_item"] = ("It looks like the by-item sentence, written out.", 5)\n'
+        '    wrong.update({"updated": ("It looks like the updated sentence, written out.", 6)})\n'
+        "    assert_close(1, 2, misconceptions={k: (m, v) for k, (m, v) in wrong.items()})\n"
+        "    assert_close(1, 2, misconceptions=_cube(1))\n"
+        '    _judge(1, {"via_judge": ("It looks like the judged sentence, written out.", 7)}, "m")\n'
+        '    _linear(student, (3, 4), {"bias": False})\n'
+        '    spec = {"sizes": [1, 2], "lr": 0.1}\n'
+    )
+    keys = suite_keys(_ast.parse(src), Path("test_hidden.py"))
+    assert set(keys.named) == {"in_place", "bound", "by_item", "updated", "from_helper", "via_judge"}
+    assert keys.sentences["via_judge"] == "It looks like the judged sentence, written out."
+    assert keys.sentences["from_helper"].startswith("It looks like a helper")
+
+
 def test_new_without_an_exercise_creates_an_assignment_or_a_copy_without_its_validation_record(course: Path,
                                                                                                 capsys):
     """issue 26, item 15: `torchgrader new ID` makes a whole assignment; `--from OTHER` copies one, and the copy

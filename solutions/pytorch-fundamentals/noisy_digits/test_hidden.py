@@ -163,7 +163,12 @@ def _clean_misconceptions(X, i, expected):
 def _check_clean(image, X, i, what):
     expected = torch.from_numpy(np.asarray(X[i], dtype=np.float64)).reshape(1, 8, 8) / 16
     resid = (image - expected).flatten()
-    if resid.abs().max() > 1e-3 and 0.05 < resid.std().item() < 0.2 and abs(resid.mean().item()) < 0.05:
+    # noise-like residuals are "sigma ignored" only when no known clean mistake gives this image (a transposed
+    # digit's residual looks like noise too): the hypothesis must fit, and no other (issue 23)
+    known = any(image.shape == v.shape and torch.allclose(image.double(), v.double(), atol=1e-6)
+                for _, v in _clean_misconceptions(X, i, expected).values())
+    if (not known and resid.abs().max() > 1e-3 and 0.05 < resid.std().item() < 0.2
+            and abs(resid.mean().item()) < 0.05):
         fail(
             f"The image of {what} with sigma = 0 carries noise of standard deviation about "
             f"{resid.std().item():.2g}: the sigma argument is ignored (the noise must be sigma times standard "

@@ -588,7 +588,7 @@ def test_exercise_result(student):
                 "returns a view, so writing into c writes into x.",
                 reshape_copy,
             ),
-            "fancy_index_view,reshape_copy": (
+            "fancy_view_and_reshape_copy": (
                 "This treats fancy indexing as a view and reshape as a copy; it is the other way round.",
                 both,
             ),
