@@ -49,6 +49,36 @@ def samples(assignment: Assignment, folder: Path, exercises: list[str] | None) -
     return out
 
 
+def correct_class(assignment: Assignment, n: int, dest: Path, seed: int = 0) -> list[Path]:
+    """``n`` distinct correct submissions: per exercise the reference or one of its alternatives, combined.
+
+    Correct notebooks are the common case a TA regrades and a student waits on; copies of one file would
+    flatter any cache keyed on content. Each submission is a distinct combination (drawn with ``seed``).
+    """
+    import random
+
+    from autograder.authoring.cases import compose
+
+    options = [[None, *ex.alternatives()] for ex in assignment.exercises]
+    room = 1
+    for o in options:
+        room *= len(o)
+    if n > room:
+        raise SystemExit(f"{assignment.id} has only {room} distinct correct combinations; ask for fewer")
+    rng = random.Random(seed)
+    seen: set[tuple[int, ...]] = set()
+    paths = []
+    dest.mkdir(parents=True, exist_ok=True)
+    while len(paths) < n:
+        pick = tuple(rng.randrange(len(o)) for o in options)
+        if pick in seen:
+            continue
+        seen.add(pick)
+        swap = {ex.id: o[i] for ex, o, i in zip(assignment.exercises, options, pick, strict=True) if o[i]}
+        paths.append(compose(assignment, swap, dest / f"correct{len(paths):04d}.py"))
+    return paths
+
+
 def class_of(sources: list[Path], n: int, dest: Path) -> list[Path]:
     dest.mkdir(parents=True, exist_ok=True)
     paths = []

@@ -8,8 +8,10 @@ Prints, each with its ratio to what it is compared with in the same run:
 3. check latency: ``torchgrader check`` (one exercise), and in a fresh Python
    process that has imported torch as a notebook kernel would, the first
    ``check()`` and the later ones (a warm server per kernel);
-4. batch throughput: N copies of the samples with ``--jobs``, worker start-up
-   included, against the floor (the same checks in one warm process, no isolation);
+4. batch throughput with ``--jobs``, worker start-up included, for two classes side
+   by side: N copies of the samples (the mix) and CORRECT_N distinct correct
+   submissions (combinations of references and alternatives), each against its
+   floor (the same checks in one warm process, no isolation) and the load;
 5. at scale: BIG submissions (copies of the samples plus broken files) graded
    by the real command; killed at 90 %, then rerun: per-submission time of the
    first hundred against the last hundred before the kill, peak memory (RSS)
@@ -17,7 +19,8 @@ Prints, each with its ratio to what it is compared with in the same run:
    the kill, what the rerun grades and how long it takes, and a third run
    with nothing left to grade (gradebook, feedback pages, class report).
 
-    python benchmarks/speed.py [--batch-n 100] [--big-n 1000] [--big-exercise ID ...] [--jobs 2] [--skip-big]
+    python benchmarks/speed.py [--batch-n 100] [--correct-n 80] [--big-n 1000] [--big-exercise ID ...]
+                               [--jobs 2] [--skip-batch] [--skip-big]
 
 Timing is never asserted in the tests; the behaviours behind these figures are.
 """
@@ -302,6 +305,7 @@ def main() -> None:
     ap.add_argument("--exercise", default="softmax_grad", help="the one exercise of the cold one-exercise run")
     ap.add_argument("--check-exercise", default="softmax_grad", help="the exercise checked for check latency")
     ap.add_argument("--batch-n", type=int, default=100)
+    ap.add_argument("--correct-n", type=int, default=80, help="distinct correct submissions in the second class")
     ap.add_argument("--floor-n", type=int, default=20)
     ap.add_argument("--big-n", type=int, default=1000)
     ap.add_argument(
@@ -357,34 +361,52 @@ def main() -> None:
 
 
 def batch_throughput(args, assignment, sources: list[Path], tmp: Path) -> None:
+    """Two classes side by side: the samples mix (copies of samples/, a fifth unreadable, a fifth scoring 0 in
+    half a second) and correct-only (distinct combinations of references and alternatives: every test
+    passes, every compile and rank check runs), each against its own floor measured in this run."""
+    from benchmarks.batch import class_of, correct_class
+
+    print(f"4. batch throughput, {len(assignment.exercises)} exercises, --jobs {args.jobs}, start-up included")
+    mix = class_of(sources, args.batch_n, tmp / "class-mix")
+    _one_class(args, assignment, "samples mix", f"{len(sources)} samples cycled", mix, tmp / "out-mix")
+    correct = correct_class(assignment, args.correct_n, tmp / "class-correct")
+    _one_class(args, assignment, "correct only", "distinct references and alternatives", correct,
+               tmp / "out-correct", full_marks=True)
+
+
+def _one_class(args, assignment, label: str, what: str, paths: list[Path], out: Path, *,
+               full_marks: bool = False) -> None:
     from autograder.batch.backends.config import WorkerConfig
     from autograder.batch.runner import BatchOptions, grade_batch
     from autograder.grade import GradeOptions
-    from benchmarks.batch import class_of, floor
+    from benchmarks.batch import floor
 
-    paths = class_of(sources, args.batch_n, tmp / "class")
     cfg = WorkerConfig(course=str(assignment.course), assignment=assignment.id, options=GradeOptions())
-    opts = BatchOptions(out=tmp / "class-out", worker=cfg, jobs=args.jobs, progress="plain", report=True)
-    with open(tmp / "progress.log", "w") as log:
+    opts = BatchOptions(out=out, worker=cfg, jobs=args.jobs, progress="plain", report=True)
+    load = uptime()
+    with open(out.with_suffix(".log"), "w") as log:
         t0 = time.perf_counter()
-        summary = grade_batch(assignment, [tmp / "class"], opts, stream=log, err=log)
+        summary = grade_batch(assignment, [paths[0].parent], opts, stream=log, err=log)
         wall = time.perf_counter() - t0
-    rate = 60 * args.batch_n / wall
+    rate = 60 * len(paths) / wall
     per = [r.seconds for r in summary.results]
     floor_results = floor(assignment, paths[: args.floor_n], None)
     fl = [r.seconds for r in floor_results]
     batch_totals = {Path(r.path).name: r.total for r in summary.results}
     differ = [r.path for r in floor_results if batch_totals.get(Path(r.path).name) != r.total]
     floor_rate = 60 / statistics.mean(fl)
+    two_core = args.jobs * floor_rate
+    lost = [Path(r.path).name for r in summary.results if r.total < r.max_total]
     print(
-        f"4. batch: {args.batch_n} submissions, {len(assignment.exercises)} exercises, --jobs {args.jobs}; "
-        f"{uptime()}\n"
-        f"   {wall:.1f} s wall, start-up included: {rate:.0f} submissions/min; per submission median "
+        f"   {label} ({len(paths)} submissions, {what}); {load} at the start\n"
+        f"     batch: {wall:.1f} s wall, {rate:.0f} submissions/min; per submission median "
         f"{statistics.median(per):.2f} s (worker side)\n"
-        f"   floor (one warm process, no isolation, {len(fl)} submissions): {statistics.mean(fl):.2f} s each, "
-        f"{floor_rate:.0f}/min on one core, {args.jobs * floor_rate:.0f}/min if {args.jobs} cores scaled perfectly; "
-        f"batch per-submission median / floor median = {statistics.median(per) / statistics.median(fl):.2f}x\n"
-        f"   same scores in the floor and the batch: {'yes' if not differ else f'NO ({len(differ)} differ)'}"
+        f"     floor (one warm process, no isolation, {len(fl)} of them): {statistics.mean(fl):.2f} s each, "
+        f"{floor_rate:.0f}/min on one core, {two_core:.0f}/min on {args.jobs}\n"
+        f"     batch / {args.jobs}-core floor = {rate / two_core:.2f}x; per-submission median / floor median = "
+        f"{statistics.median(per) / statistics.median(fl):.2f}x; {uptime()} at the end\n"
+        f"     same scores in the floor and the batch: {'yes' if not differ else f'NO ({len(differ)} differ)'}"
+        + (f"; full marks for all: {'yes' if not lost else f'NO ({len(lost)}: {lost[:3]})'}" if full_marks else "")
     )
 
 
