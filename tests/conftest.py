@@ -32,6 +32,7 @@ def pytest_xdist_make_scheduler(config, log):
         def _split_scope(self, nodeid: str) -> str:
             return _unit(nodeid)
 
+    config.option.loadscopereorder = False  # keep LONG_FIRST's order, not "most tests first"
     return OneUnitPerFile(config, log)
 
 
