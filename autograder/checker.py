@@ -386,6 +386,9 @@ def check_in_notebook(exercise: str | None = None, *, assignment: str | None = N
             if main_file and main_file.endswith((".py", ".ipynb")):
                 target = Path(main_file).resolve()
             else:
+                if exercise:  # a mistyped id is said first, with the real ones, wherever check() runs
+                    found = assignment_for(exercise, course_dir, assignment)
+                    load_assignment(found, course_dir, need_hidden=False, only=[exercise])
                 print("check(): not running in Jupyter/IPython; pass notebook=\"your_notebook.ipynb\".")
                 return None
     if target is not None and not target.is_file():
