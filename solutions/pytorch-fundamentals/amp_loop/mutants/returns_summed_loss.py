@@ -1,38 +1,13 @@
 """Misconception: returns the summed loss of the whole epoch, never divided by the number of samples."""
 # misconception: loss_not_divided
 
-import torch
-import torch.nn as nn
-
-
-def train_epoch(model, loader, optimizer, scheduler, scaler, *, device,
-                accum_steps, amp_dtype, max_grad_norm=1.0):
-    model.train()
-    loss_fn = nn.CrossEntropyLoss(reduction="sum")
-    n_batches = len(loader)
-    total_loss, total_samples, window_samples = 0.0, 0, 0
-    optimizer.zero_grad(set_to_none=True)
-    for i, (x, y) in enumerate(loader):
-        x, y = x.to(device), y.to(device)
-        with torch.autocast(device.type, dtype=amp_dtype):
-            logits = model(x)
-            loss = loss_fn(logits, y)          # a sum over the batch
-        scaler.scale(loss).backward()          # backward outside autocast
-        total_loss += loss.item()
-        total_samples += y.shape[0]
-        window_samples += y.shape[0]
-        if (i + 1) % accum_steps == 0 or i + 1 == n_batches:
-            scaler.unscale_(optimizer)         # true gradients, before clipping
-            for group in optimizer.param_groups:
-                for p in group["params"]:
-                    if p.grad is not None:
-                        p.grad.div_(window_samples)
-            torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
-            scale_before = scaler.get_scale()
-            scaler.step(optimizer)             # skipped when inf/nan was found
-            scaler.update()                    # ...and then the scale shrinks
-            if scaler.get_scale() >= scale_before:
-                scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
-            window_samples = 0
-    return total_loss
+CHANGE = r'''
+@@ -7,4 +7,0 @@ def train_epoch(model, loader, optimizer, scheduler, scaler, *, device,
+-    """One epoch of mixed-precision training with gradient accumulation.
+-
+-    Returns the mean loss per sample over the epoch as a Python float.
+-    """
+@@ -39,1 +35,1 @@ def train_epoch(model, loader, optimizer, scheduler, scaler, *, device,
+-    return total_loss / total_samples
++    return total_loss
+'''

@@ -2,9 +2,9 @@
 """Misconception: intermediate_grad backpropagates w2.sum() instead of the loss (w2 ** 2).sum(), so the gradient
 it returns is all ones."""
 
-
-def intermediate_grad(w):
-    w2 = w * 2
-    w2.retain_grad()
-    w2.sum().backward()
-    return w2.grad
+CHANGE = r'''
+@@ -14,2 +14,1 @@ def intermediate_grad(w):
+-    loss = (w2**2).sum()
+-    loss.backward()
++    w2.sum().backward()
+'''
