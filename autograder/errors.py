@@ -47,7 +47,8 @@ The tree (a class whose builtin base matters keeps it beside ours)::
     └── StaffError ................ course staff or TAs: the material or the set-up is wrong
         ├── OutputFolderError ..... a folder the command must write cannot be made or written
         ├── AssignmentError ....... an assignment's files are wrong (the message names the file)
-        │   └── SuiteProblems ..... the suites cannot be collected: nothing can be graded
+        │   ├── SuiteProblems ..... the suites cannot be collected: nothing can be graded
+        │   └── ChangeMismatch .... a change mutant's hunks no longer fit its reference
         ├── BatchError ............ the batch cannot go on
         ├── WorkerFatal ........... no worker can grade anything
         ├── NbgraderError ......... nbgrader's gradebook cannot take the scores
@@ -72,6 +73,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
+from pathlib import Path
 from typing import Any, Literal
 
 Audience = Literal["student", "TA", "staff"]
@@ -333,6 +335,17 @@ class SuiteProblems(AssignmentError):
     """The assignment's suites cannot be collected or are incomplete: no submission can be graded."""
 
 
+class ChangeMismatch(AssignmentError):
+    """A change mutant whose hunks no longer fit its reference (or cannot be read): an authoring error.
+
+    ``path``, ``line`` and ``detail`` let validate's static pass list it with the other problems.
+    """
+
+    def __init__(self, path: Path, line: int | None, detail: str) -> None:
+        self.path, self.line, self.detail = path, line, detail
+        super().__init__(f"{path}:{line}: {detail}" if line else f"{path}: {detail}")
+
+
 class BatchError(StaffError):
     """The batch cannot go on (no worker can grade: suites broken, engine missing, scheduler unreachable)."""
 
@@ -432,6 +445,7 @@ TABLE: dict[type[BaseException], Meaning] = {
     StaffError: _m("grader_error", Exit.ERROR, "staff"),
     OutputFolderError: _m("grader_error", Exit.ERROR, "TA"),
     AssignmentError: _m("grader_error", Exit.ERROR, "staff"),
+    ChangeMismatch: _m("grader_error", Exit.ERROR, "staff"),
     SuiteProblems: _m("grader_error", Exit.ERROR, "staff"),
     BatchError: _m("grader_error", Exit.ERROR, "TA"),
     WorkerFatal: _m("grader_error", Exit.ERROR, "TA"),

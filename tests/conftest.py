@@ -9,7 +9,7 @@ from tests.helpers import DEMO_COURSE
 # The demo course's suites are graded by the engine, never collected as the project's own tests.
 collect_ignore = ["course"]
 
-# Under `pytest -n 2` (pytest-xdist, as the README's test command runs): the tests that drive a container
+# Under `pytest -n 3` (pytest-xdist, as the README's test command runs): the tests that drive a container
 # engine share one worker, one after another, since the engine fixture starts dockerd and stops it at the end
 # of its session (tests/docker/conftest.py); every other file is one unit of work, so module fixtures (one
 # grading shared by a file's tests) stay shared. The longest units are collected first, so that the two

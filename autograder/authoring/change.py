@@ -35,22 +35,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.assignment import AssignmentError
+from autograder.errors import AssignmentError, ChangeMismatch
 
 NAME = "CHANGE"  # the module-level string a change mutant defines
 _HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 WHOLE_FILE = "# torchgrader: whole-file"
-
-
-class ChangeMismatch(AssignmentError):
-    """A change mutant whose hunks no longer fit its reference (or cannot be read): an authoring error.
-
-    ``path``, ``line`` and ``detail`` let validate's static pass list it with the other problems.
-    """
-
-    def __init__(self, path: Path, line: int | None, detail: str) -> None:
-        self.path, self.line, self.detail = path, line, detail
-        super().__init__(f"{path}:{line}: {detail}" if line else f"{path}: {detail}")
 
 
 @dataclass

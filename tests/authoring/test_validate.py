@@ -76,8 +76,10 @@ def test_a_weakened_copy_fails_naming_each_culprit(tmp_path: Path, server):
         "points = 4", "points = 2"))
     # 2. a counter mutant that also breaks basics: it loses points outside its exercise
     (counter / "mutants/triples.py").write_text(
-        '"""Ignores the start, and redefines double() as tripling."""\n\n\ndef double(x):\n    return x * 3\n\n\n'
-        + (counter / "mutants/ignores_start.py").read_text().split('"""', 2)[2])
+        '"""Ignores the start, and redefines double() as tripling."""\n# misconception: none\n\n\n'
+        "def double(x):\n    return x * 3\n\n\n"
+        "class Counter:\n    def __init__(self, start=0):\n        self.total = 0\n\n"
+        "    def add(self, n):\n        self.total += n\n        return self.total\n")
     # 3. a "correct" alternative that is not
     (counter / "alternatives/off_by_one.py").write_text(
         "class Counter:\n    def __init__(self, start=0):\n        self.total = start + 1\n\n"
