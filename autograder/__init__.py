@@ -41,8 +41,8 @@ def check(exercise: str | None = None, *, assignment: str | None = None, noteboo
     if nbgrader == "autograde":
         raise RuntimeError("this notebook is graded by torchgrader's hidden tests, not by `nbgrader autograde`: "
                            "run `torchgrader grade submitted/ --assignment ID --nbgrader-db gradebook.db`")
-    from autograder.assignment import AssignmentError
     from autograder.checker import check_in_notebook
+    from autograder.errors import AssignmentError
 
     try:
         r = check_in_notebook(exercise, assignment=assignment, notebook=notebook, course=course)

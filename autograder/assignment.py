@@ -19,6 +19,7 @@ import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import overload
 
 from autograder.errors import AssignmentError
 from autograder.errors import SuiteProblems as SuiteProblems
@@ -80,6 +81,22 @@ def is_material(rel: Path, *, staff: bool = True) -> bool:
     return staff or not any(x in NOT_FOR_GRADING for x in parts)
 
 
+class _In:
+    """A path of :class:`ExerciseLayout`: ``name`` inside the exercise's public folder, or its hidden one."""
+
+    def __init__(self, name: str, *, hidden: bool = False) -> None:
+        self.name, self.hidden = name, hidden
+
+    @overload
+    def __get__(self, layout: None, owner: type | None = None) -> _In: ...
+    @overload
+    def __get__(self, layout: ExerciseLayout, owner: type | None = None) -> Path: ...
+    def __get__(self, layout: ExerciseLayout | None, owner: type | None = None) -> Path | _In:
+        if layout is None:
+            return self  # looked up on the class
+        return (layout.hidden_dir if self.hidden else layout.public_dir) / self.name
+
+
 @dataclass
 class ExerciseLayout:
     """Where one exercise's files live: ``public_dir`` goes to students, ``hidden_dir`` never does."""
@@ -92,45 +109,17 @@ class ExerciseLayout:
         return cls(Path(course) / PUBLIC_SIDE / assignment_id / exercise_id,
                    Path(course) / HIDDEN_SIDE / assignment_id / exercise_id)
 
-    @property
-    def toml(self) -> Path:
-        return self.public_dir / EXERCISE_TOML
-
-    @property
-    def statement(self) -> Path:
-        return self.public_dir / STATEMENT
-
-    @property
-    def stub(self) -> Path:
-        return self.public_dir / STUB
-
-    @property
-    def public_tests(self) -> Path:
-        return self.public_dir / PUBLIC_TESTS
-
-    @property
-    def data_dir(self) -> Path:
-        return self.public_dir / DATA_DIR
-
-    @property
-    def reference(self) -> Path:
-        return self.hidden_dir / REFERENCE
-
-    @property
-    def hidden_tests(self) -> Path:
-        return self.hidden_dir / HIDDEN_TESTS
-
-    @property
-    def probes(self) -> Path:
-        return self.hidden_dir / PROBES
-
-    @property
-    def alternatives_dir(self) -> Path:
-        return self.hidden_dir / ALTERNATIVES_DIR
-
-    @property
-    def mutants_dir(self) -> Path:
-        return self.hidden_dir / MUTANTS_DIR
+    # each file and folder, by name, in the public folder (students get it) or in the hidden one
+    toml = _In(EXERCISE_TOML)
+    statement = _In(STATEMENT)
+    stub = _In(STUB)
+    public_tests = _In(PUBLIC_TESTS)
+    data_dir = _In(DATA_DIR)
+    reference = _In(REFERENCE, hidden=True)
+    hidden_tests = _In(HIDDEN_TESTS, hidden=True)
+    probes = _In(PROBES, hidden=True)
+    alternatives_dir = _In(ALTERNATIVES_DIR, hidden=True)
+    mutants_dir = _In(MUTANTS_DIR, hidden=True)
 
     @property
     def required(self) -> list[Path]:

@@ -36,8 +36,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from autograder.assignment import PUBLIC_SIDE, Assignment, AssignmentError, CourseDir, find_course, load_assignment
-from autograder.grade import GradeOptions, grade
+from autograder.assignment import PUBLIC_SIDE, Assignment, CourseDir, find_course, load_assignment
+from autograder.errors import AssignmentError
+from autograder.grade import grade
+from autograder.options import GradeOptions
 from autograder.printable import printable
 from autograder.report.submission import console_cause
 from autograder.report.text import block_lines
@@ -241,8 +243,9 @@ def explain_unrun(r: SubmissionResult, saved: Path | None) -> None:
     Checking from Jupyter grades the cells the kernel ran: a check cell run before its code cell
     would otherwise tell the student their notebook defines nothing, the most common Jupyter slip.
     """
+    from autograder.errors import LoadError
     from autograder.judge.proxy import NO_CELL_DEFINES
-    from autograder.load import LoadError, defines, load
+    from autograder.load import defines, load
 
     missing = re.compile(r"`(?P<name>[A-Za-z_]\w*)` is not defined\.[^`]*?" + re.escape(NO_CELL_DEFINES.strip()))
     cells = []
@@ -361,7 +364,8 @@ def later_imports(a: Assignment, exercise: str | None, history: list[str] | None
         wanted.append("torch._dynamo")
     code = "\n".join(history) if history is not None else ""
     if history is None and target is not None:
-        from autograder.load import LoadError, load
+        from autograder.errors import LoadError
+        from autograder.load import load
 
         try:
             code = "\n".join(c.source for c in load(target).cells)  # code cells only, not the statement
@@ -400,7 +404,8 @@ def check_in_notebook(exercise: str | None = None, *, assignment: str | None = N
         if history is not None:
             sources = list(history)
         else:
-            from autograder.load import LoadError, load
+            from autograder.errors import LoadError
+            from autograder.load import load
 
             try:
                 sources = [c.source for c in load(target).cells] if target is not None else []

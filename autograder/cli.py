@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from autograder import gcpause
-from autograder.assignment import AssignmentError, load_assignment
+from autograder.assignment import load_assignment
 from autograder.batch.backends import REGISTRY
 from autograder.defaults import Owner, add_option
-from autograder.errors import TorchgraderError, meaning
+from autograder.errors import AssignmentError, TorchgraderError, meaning
 from autograder.options import Budget, GradeOptions
 from autograder.printable import printable
 from autograder.sandbox.isolation import Limits
@@ -37,7 +37,8 @@ def _options(args: argparse.Namespace) -> GradeOptions:
 def cmd_grade(args: argparse.Namespace) -> int:
     """TAs: grade a class in parallel, resumably; gradebook, feedback and class report in --out."""
     from autograder.batch.backends.config import WorkerConfig
-    from autograder.batch.runner import BatchError, BatchOptions, grade_batch
+    from autograder.batch.runner import BatchOptions, grade_batch
+    from autograder.errors import BatchError
     from autograder.grade import default_jobs
     from autograder.report.text import plural
 
@@ -100,7 +101,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     from autograder.checker import off_linux, still_to_write
 
     if (why := off_linux("torchgrader check")) is not None:
-        from autograder.load import LoadError, load
+        from autograder.errors import LoadError
+        from autograder.load import load
 
         try:
             sources = [c.source for c in load(path).cells]
@@ -212,36 +214,42 @@ class Command:
         return int(_resolve(self.handler)(args) or 0)
 
 
-def _staff(name: str, module: str, handler: str, arguments: str, help_: str) -> Command:
-    """A command whose code lives in its own module (course staff's authoring tools, the service)."""
-    return Command(name, help_, f"autograder.{module}:{arguments}", f"autograder.{module}:{handler}")
+def _staff(name: str, handler: str, help_: str, arguments: str = "add_arguments") -> Command:
+    """A command whose code lives in its own module (course staff's authoring tools, the service).
+
+    ``handler`` is "module:function" under ``autograder``; the arguments are added by the same module's
+    ``arguments`` function.
+    """
+    module = handler.partition(":")[0]
+    return Command(name, help_, f"autograder.{module}:{arguments}", f"autograder.{handler}")
 
 
 COMMANDS: tuple[Command, ...] = (
     Command("grade", "grade notebooks or .py files with the hidden suites", add_grade_arguments, cmd_grade),
     Command("check", "students: run the public tests on your notebook", add_check_arguments, cmd_check),
-    _staff("new", "authoring.scaffold", "cmd_new", "add_arguments",
+    _staff("new", "authoring.scaffold:cmd_new",
            "staff: scaffold a new exercise with every file in place; without an exercise, a new assignment "
            "(empty, or --from a copy without its validation record)"),
-    _staff("try", "authoring.trial", "cmd_try", "add_arguments",
+    _staff("try", "authoring.trial:cmd_try",
            "staff: run one exercise's suite against one case (reference, stub, an alternative, a mutant) in seconds"),
-    _staff("new-mutant", "authoring.scaffold", "cmd_new_mutant", "add_mutant_arguments",
-           "staff: scaffold a mutant: the reference's function as a change to edit"),
-    _staff("tidy-mutants", "authoring.scaffold", "cmd_tidy_mutants", "add_tidy_arguments",
-           "staff: rewrite mutants as their minimal change to the reference (older ones included)"),
-    _staff("validate", "authoring.validate", "cmd_validate", "add_arguments",
+    _staff("new-mutant", "authoring.scaffold:cmd_new_mutant",
+           "staff: scaffold a mutant: the reference's function as a change to edit", "add_mutant_arguments"),
+    _staff("tidy-mutants", "authoring.scaffold:cmd_tidy_mutants",
+           "staff: rewrite mutants as their minimal change to the reference (older ones included)",
+           "add_tidy_arguments"),
+    _staff("validate", "authoring.validate:cmd_validate",
            "staff: prove an assignment's suites sound (reference, stubs, mutants)"),
-    _staff("release", "authoring.release", "cmd_release", "add_arguments",
+    _staff("release", "authoring.release:cmd_release",
            "staff: build the student bundle (notebook, public tests, how-to)"),
-    _staff("notebook", "authoring.notebook", "cmd_notebook", "add_arguments",
+    _staff("notebook", "authoring.notebook:cmd_notebook",
            "staff: build the student notebook from the exercise folders"),
-    _staff("export-gradescope", "authoring.gradescope_export", "cmd_export", "add_arguments",
-           "staff: write a Gradescope autograder zip"),
+    _staff("export-gradescope", "authoring.gradescope_export:cmd_export", "staff: write a Gradescope autograder zip"),
     # the course's submission service (autograder/service/)
-    _staff("serve", "service.command", "cmd_serve", "add_serve_arguments",
-           "staff: run the course's submission service (students submit and get their feedback in seconds)"),
-    _staff("submit", "service.client", "cmd_submit", "add_submit_arguments",
-           "students: submit a notebook to the course's torchgrader service"),
+    _staff("serve", "service.command:cmd_serve",
+           "staff: run the course's submission service (students submit and get their feedback in seconds)",
+           "add_serve_arguments"),
+    _staff("submit", "service.client:cmd_submit", "students: submit a notebook to the course's torchgrader service",
+           "add_submit_arguments"),
 )
 BY_NAME = {c.name: c for c in COMMANDS}
 

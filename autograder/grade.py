@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autograder.assignment import Assignment, AssignmentError, CourseDir, SuiteProblems
+from autograder.assignment import Assignment, CourseDir
+from autograder.errors import AssignmentError, SuiteProblems
 from autograder.options import GradeOptions
 from autograder.results import SubmissionResult
 from autograder.warmup import import_judge_dynamo, start_server
@@ -20,8 +21,9 @@ from autograder.warmup import import_judge_dynamo, start_server
 if TYPE_CHECKING:
     from autograder.sandbox.client import SandboxServer
 
-# pytest, torch and the judge are imported by the functions that grade, never at import time:
-# the CLI process takes GradeOptions from here and must stay free of torch (see autograder.options).
+# pytest, torch and the judge are imported by the functions that grade, never at import time: the CLI
+# process must stay free of torch (see autograder.options). GradeOptions stays importable from here for
+# callers outside the project; the project's own code takes it from autograder.options.
 __all__ = ["GradeOptions", "default_jobs", "grade", "suite_files"]
 
 

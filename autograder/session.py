@@ -14,20 +14,18 @@ from typing import Any
 
 from autograder.assignment import PROBES
 from autograder.caps import cap_error
-from autograder.load import Cell, Submission
-from autograder.options import Budget
-from autograder.results import CellResult, CellStatus
-from autograder.sandbox.client import (
-    Sandbox,
+from autograder.errors import (
     SandboxCannotStart,
-    SandboxConfig,
     SandboxCrashed,
     SandboxError,
     SandboxNoReply,
     SandboxOutOfMemory,
-    SandboxServer,
     StudentException,
 )
+from autograder.load import Cell, Submission
+from autograder.options import Budget
+from autograder.results import CellResult, CellStatus
+from autograder.sandbox.client import Sandbox, SandboxConfig, SandboxServer
 from autograder.sandbox.seccomp import blocked_hint
 
 

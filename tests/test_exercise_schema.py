@@ -85,6 +85,7 @@ LOADER = "assignment.py"
 OTHER_TOML = {
     "service/config.py": "the submission service's own config file (`torchgrader serve --config`)",
     "authoring/wheel.py": "the package's pyproject.toml, for the wheel's metadata",
+    "judge/torch_errors.py": "the judge's own table of what common PyTorch errors mean (torch_errors.toml)",
 }
 
 

@@ -165,3 +165,38 @@ def test_tests_sit_beside_what_they_test():
     assert not wrong, "\n".join(wrong)
     stray = sorted(f"tests/{m}.py" for m in CROSS_CUTTING if not (tests / f"{m}.py").exists())
     assert not stray, f"listed as cross-cutting but gone: {stray}"
+
+
+def _own_names(path: Path) -> set[str]:
+    """The names a module defines at its top level (a class, a function, an assignment), under ``if``/``try`` too."""
+    names: set[str] = set()
+    todo = list(ast.parse(path.read_text()).body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.If | ast.Try):
+            todo += [*n.body, *n.orelse, *getattr(n, "finalbody", []), *(s for h in getattr(n, "handlers", [])
+                                                                          for s in h.body)]
+        elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(n.name)
+        elif isinstance(n, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            for t in n.targets if isinstance(n, ast.Assign) else [n.target]:
+                names |= {x.id for x in ast.walk(t) if isinstance(x, ast.Name)}
+    return names
+
+
+def test_each_name_is_imported_from_the_module_that_defines_it():
+    """Our code imports a name from where it is written, never through a module that imports it itself.
+
+    A module may re-export a name for code outside the project (staff suites import ``autograder.judge``'s
+    names; older paths of the error classes stay importable: tests/test_errors.py), but a re-export inside
+    the project hides where a name lives and which layer the import really reaches.
+    """
+    modules = _modules()
+    own = {m: _own_names(p) for m, p in modules.items()}
+    wrong = []
+    for path in sorted(modules.values()):
+        for n in ast.walk(ast.parse(path.read_text())):
+            if isinstance(n, ast.ImportFrom) and n.level == 0 and n.module in own:
+                wrong += [f"{path.relative_to(ROOT)}:{n.lineno}: {a.name} from {n.module}, which does not define it"
+                          for a in n.names if a.name not in own[n.module] and f"{n.module}.{a.name}" not in modules]
+    assert wrong == [], "import each name from the module that defines it:\n" + "\n".join(wrong)

@@ -33,15 +33,8 @@ import traceback
 import zipfile
 from pathlib import Path
 
-from autograder.assignment import (
-    ASSIGNMENT_TOML,
-    Assignment,
-    AssignmentError,
-    CourseDir,
-    find_course,
-    is_material,
-    load_assignment,
-)
+from autograder.assignment import ASSIGNMENT_TOML, Assignment, CourseDir, find_course, is_material, load_assignment
+from autograder.errors import AssignmentError
 from autograder.printable import printable
 from autograder.report.files import writable_folder
 
@@ -199,7 +192,8 @@ def _root_only(paths: list[Path]) -> None:
 
 def grade_on_gradescope(root: Path, assignment_id: str, *, stream=None) -> dict:
     """Grade the submission under ``root`` and write ``root/results/results.json``; returns it."""
-    from autograder.grade import GradeOptions, grade
+    from autograder.grade import grade
+    from autograder.options import GradeOptions
     from autograder.report.submission import gradescope_results, protections_report
 
     stream = stream or sys.stdout

@@ -29,7 +29,8 @@ from autograder.assignment import (
     read_exercise_toml,
     toml_line,
 )
-from autograder.authoring.change import ChangeMismatch, applied, is_change, is_whole_file
+from autograder.authoring.change import applied, is_change, is_whole_file
+from autograder.errors import ChangeMismatch
 from autograder.judge import collect
 
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")

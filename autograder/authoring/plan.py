@@ -15,8 +15,9 @@ from pathlib import Path
 
 from autograder.assignment import Assignment
 from autograder.authoring.cases import POISONS, Case
-from autograder.authoring.change import ChangeMismatch, is_change
+from autograder.authoring.change import is_change
 from autograder.authoring.lint import defined_names, mutant_code
+from autograder.errors import ChangeMismatch
 
 
 def plan(assignment: Assignment, cs: list[Case], scope: list[str], full: bool) -> dict[str, tuple[list[str], str]]:

@@ -170,9 +170,9 @@ class AgainstCase:
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Any:
         report = yield
         if call.excinfo is not None and report.failed:
+            from autograder.errors import GraderError
             from autograder.judge.collect import test_name
             from autograder.judge.plugin import outcome, with_sentence
-            from autograder.judge.proxy import GraderError
 
             exc = call.excinfo.value
             from autograder.judge.collect import EXERCISE

@@ -36,13 +36,13 @@ from autograder.assignment import (
     STAFF_DIRS,
     STAFF_FILES,
     Assignment,
-    AssignmentError,
     CourseDir,
     find_course,
     load_assignment,
 )
 from autograder.authoring.notebook import build
 from autograder.defaults import Owner, add_option
+from autograder.errors import AssignmentError
 from autograder.report.files import writable_folder
 
 HOWTO = """\

@@ -32,13 +32,13 @@ from autograder.assignment import (
     MUTANTS_DIR,
     REFERENCE,
     STUB,
-    AssignmentError,
     CourseDir,
     ExerciseLayout,
     find_course,
 )
 from autograder.authoring.lint import ID_PATTERN
 from autograder.defaults import Owner, add_option
+from autograder.errors import AssignmentError
 
 # A small, complete example that passes `validate` as generated: staff edit it rather than replace it.
 # Keyed by the ExerciseLayout attribute that names the file ("attr/name" for a file inside a folder).

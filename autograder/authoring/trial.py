@@ -22,18 +22,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from autograder.assignment import (
-    ALTERNATIVES_DIR,
-    MUTANTS_DIR,
-    Assignment,
-    AssignmentError,
-    Exercise,
-    find_course,
-    load_assignment,
-)
+from autograder.assignment import ALTERNATIVES_DIR, MUTANTS_DIR, Assignment, Exercise, find_course, load_assignment
 from autograder.authoring.cases import compose
 from autograder.defaults import Owner, add_option
-from autograder.grade import GradeOptions, grade
+from autograder.errors import AssignmentError
+from autograder.grade import grade
+from autograder.options import GradeOptions
 from autograder.printable import printable
 from autograder.report.submission import console_cause
 from autograder.report.text import block_lines, pts

@@ -53,7 +53,6 @@ from autograder.assignment import (
     REFERENCE,
     STUB,
     Assignment,
-    AssignmentError,
     CourseDir,
     find_course,
     load_assignment,
@@ -75,6 +74,7 @@ from autograder.authoring.lint import (
 from autograder.authoring.plan import imported_names, plan, suite_names
 from autograder.authoring.stamp import write_stamp
 from autograder.defaults import Owner, add_option
+from autograder.errors import AssignmentError
 from autograder.grade import default_jobs, grade
 from autograder.options import GradeOptions
 from autograder.report.text import first_line as _first_line
@@ -191,25 +191,41 @@ def _misconception(path: Path) -> str:
     return text if len(text) <= 240 else text[:237] + "..."
 
 
-def judge_reference(r: SubmissionResult, scope: list[str]) -> list[Row]:
+def _not_graded(r: SubmissionResult, pts: dict[str, tuple[float, float]], ex: str, label: str) -> Row | None:
+    """The failing row when no hidden test of ``ex`` ran on ``r`` (the submission itself was not graded)."""
+    if (why := _broken(r)) or ex not in pts:
+        return Row(ex, label, False, why or "no hidden test ran")
+    return None
+
+
+def _per_exercise(r: SubmissionResult, scope: list[str], label: str,
+                  judge: Callable[[str, float, float], Row]) -> list[Row]:
+    """One row per exercise of ``scope``: ``judge(ex, got, full)`` where ``ex``'s points on ``r`` say something.
+
+    They say nothing when the submission was not graded, no hidden test of ``ex`` ran, or its suite failed
+    itself: the row says which.
+    """
     pts = _points(r)
     rows = []
     for ex in scope:
-        if (why := _broken(r)) or ex not in pts:
-            rows.append(Row(ex, "reference", False, why or "no hidden test ran"))
-            continue
-        got, full = pts[ex]
-        if (why := suite_errors(r, ex)) is not None:
-            rows.append(Row(ex, "reference", False, why))
-            continue
+        if (row := _not_graded(r, pts, ex, label)) is None:
+            why = suite_errors(r, ex)
+            row = judge(ex, *pts[ex]) if why is None else Row(ex, label, False, why)
+        rows.append(row)
+    return rows
+
+
+def judge_reference(r: SubmissionResult, scope: list[str]) -> list[Row]:
+    def judge(ex: str, got: float, full: float) -> Row:
         ok = got >= full
         row = Row(ex, "reference", ok, f"{got:g}/{full:g}" if ok
                   else f"should earn full marks but earned {got:g}/{full:g}: {_failing(r, ex)}")
         if keyed := _keyed(r, [ex]):
             row.ok = False
             row.detail += f"; but it received misconception message(s): {keyed}"
-        rows.append(row)
-    return rows
+        return row
+
+    return _per_exercise(r, scope, "reference", judge)
 
 
 def _keyed(r: SubmissionResult, exercises: list[str]) -> str:
@@ -220,29 +236,20 @@ def _keyed(r: SubmissionResult, exercises: list[str]) -> str:
 
 
 def judge_stub(r: SubmissionResult, scope: list[str]) -> list[Row]:
-    pts = _points(r)
-    rows = []
-    for ex in scope:
-        if (why := _broken(r)) or ex not in pts:
-            rows.append(Row(ex, "stub", False, why or "no hidden test ran"))
-            continue
-        got, full = pts[ex]
-        if (why := suite_errors(r, ex)) is not None:
-            rows.append(Row(ex, "stub", False, why))
-            continue
+    def judge(ex: str, got: float, full: float) -> Row:
         internal = [t for e in r.exercises if e.id == ex for t in e.tests
                     if t.status == "error" and GRADER_ERROR in t.message]
         if got > 0:
             passed = [t.name for e in r.exercises if e.id == ex for t in e.tests if t.points > 0]
-            rows.append(Row(ex, "stub", False, f"should earn 0 but earned {got:g}/{full:g}; passing on the stub: "
-                            + "; ".join(passed[:4])))
-        elif internal:
+            return Row(ex, "stub", False, f"should earn 0 but earned {got:g}/{full:g}; passing on the stub: "
+                       + "; ".join(passed[:4]))
+        if internal:
             t = internal[0]
-            rows.append(Row(ex, "stub", False, f"errors outside the student's code in {len(internal)} test(s), "
-                            f"first: {t.name}: {_first_line(t.message)[:240]}"))
-        else:
-            rows.append(Row(ex, "stub", True, f"0/{full:g}, no errors outside the student's code"))
-    return rows
+            return Row(ex, "stub", False, f"errors outside the student's code in {len(internal)} test(s), "
+                       f"first: {t.name}: {_first_line(t.message)[:240]}")
+        return Row(ex, "stub", True, f"0/{full:g}, no errors outside the student's code")
+
+    return _per_exercise(r, scope, "stub", judge)
 
 
 def judge_public(r: SubmissionResult, scope: list[str], on: str) -> list[Row]:
@@ -266,12 +273,19 @@ def judge_public(r: SubmissionResult, scope: list[str], on: str) -> list[Row]:
     return rows
 
 
-def judge_alternative(case: Case, r: SubmissionResult, scope: list[str]) -> Row:
+def _case_points(case: Case, r: SubmissionResult) -> tuple[str, dict[str, tuple[float, float]], Row | None]:
+    """An alternative's or a mutant's row label, the points ``r`` earned per exercise, and the failing row
+    when its own exercise was not graded (None when it was)."""
+    label = f"{case.kind} {case.source.stem}"
     pts = _points(r)
-    label = f"alternative {case.source.stem}"
+    return label, pts, _not_graded(r, pts, case.exercise, label)
+
+
+def judge_alternative(case: Case, r: SubmissionResult, scope: list[str]) -> Row:
+    label, pts, unjudged = _case_points(case, r)
+    if unjudged is not None:
+        return unjudged
     ex = case.exercise
-    if (why := _broken(r)) or ex not in pts:
-        return Row(ex, label, False, why or "no hidden test ran")
     got, full = pts[ex]
     if (why := suite_errors(r, ex) or _suite_errors_in(r, scope)) is not None:
         return Row(ex, label, False, why)
@@ -374,11 +388,10 @@ def judge_mutant(case: Case, r: SubmissionResult, scope: list[str], assignment: 
 
 
 def _judge_mutant_points(case: Case, r: SubmissionResult, scope: list[str], assignment: Assignment) -> Row:
-    pts = _points(r)
-    label = f"mutant {case.source.stem}"
+    label, pts, unjudged = _case_points(case, r)
+    if unjudged is not None:
+        return unjudged
     ex_id = case.exercise
-    if (why := _broken(r)) or ex_id not in pts:
-        return Row(ex_id, label, False, why or "no hidden test ran")
     got, full = pts[ex_id]
     if (why := suite_errors(r, ex_id)) is not None:
         return Row(ex_id, label, False, f"not caught by a working test: {why}")

@@ -2,10 +2,11 @@
 
 ``release`` ships it to students and ``export-gradescope`` to Gradescope's
 image, so both install exactly the grader that staff validated with. The
-wheel is pure Python (``py3-none-any``): the ``autograder`` package's files,
-and metadata (name, version, dependencies with their extras, the
-``torchgrader`` command) taken from the installed distribution, or from
-``pyproject.toml`` when running from a source tree.
+wheel is pure Python (``py3-none-any``): the ``autograder`` package's files
+(its modules and their data files), and metadata (name, version,
+dependencies with their extras, the ``torchgrader`` command) taken from the
+installed distribution, or from ``pyproject.toml`` when running from a source
+tree.
 """
 
 from __future__ import annotations
@@ -53,10 +54,11 @@ def build_wheel(dest_dir: Path) -> Path:
     pkg = Path(autograder.__file__).resolve().parent
     dist_info = f"{NAME}-{version}.dist-info"
     files: list[tuple[str, bytes]] = []
-    for p in sorted(pkg.rglob("*.py")):
-        if "__pycache__" in p.parts:
+    for p in sorted(pkg.rglob("*")):  # the modules and their data (the service's templates, the judge's tables)
+        rel = p.relative_to(pkg)
+        if not p.is_file() or p.suffix == ".pyc" or any(x == "__pycache__" or x.startswith(".") for x in rel.parts):
             continue
-        files.append((f"autograder/{p.relative_to(pkg).as_posix()}", p.read_bytes()))
+        files.append((f"autograder/{rel.as_posix()}", p.read_bytes()))
     meta = ["Metadata-Version: 2.1", f"Name: {NAME}", f"Version: {version}",
             "Summary: Autograding for PyTorch exercises: a trusted judge drives sandboxed student code.",
             "Requires-Python: >=3.11"]

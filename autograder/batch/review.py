@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 from autograder.assignment import Assignment
 from autograder.batch.inputs import AMBIGUOUS, Entry
-from autograder.load import LoadError, load
+from autograder.errors import LoadError
+from autograder.load import load
 from autograder.report.attention import Attention, Submitted, class_attention
 from autograder.report.similarity import SimilarPair, own_code, similar_pairs
 

@@ -33,12 +33,12 @@ from typing import Any, TextIO
 
 from autograder.assignment import Assignment
 from autograder.batch import DEFAULT_IMAGE
-from autograder.batch.backends import DEFAULT_BACKEND, DEFAULT_GPUS, Job, Where, WorkerFatal, make_backend
+from autograder.batch.backends import DEFAULT_BACKEND, DEFAULT_GPUS, Job, Where, make_backend
 from autograder.batch.backends.config import WorkerConfig
 from autograder.batch.inputs import Entry, Inputs, Workspace, expand
 from autograder.batch.progress import PROGRESS_MODES, make_progress
 from autograder.batch.store import DB_NAME, Store, grading_key, suite_version
-from autograder.errors import BatchError, BatchInterrupted
+from autograder.errors import BatchError, BatchInterrupted, WorkerFatal
 from autograder.printable import printable
 from autograder.report.files import writable_folder
 from autograder.report.gradebook import write_gradebook

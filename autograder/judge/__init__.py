@@ -1,7 +1,18 @@
-"""What hidden and public suites import: fixtures live in the plugin, helpers here."""
+"""What hidden and public suites import: fixtures live in the plugin, helpers here.
 
+The problems a test meets are defined in autograder/errors.py (the one tree) and re-exported here, each
+marked as such (``X as X``), for staff suites, which catch them by these names. The project's own code
+imports every name from the module that defines it, never through this package (tests/test_import_graph.py).
+"""
+
+from autograder.errors import Failure as Failure
+from autograder.errors import StudentCrash as StudentCrash
+from autograder.errors import StudentError as StudentError
+from autograder.errors import StudentNameMissing as StudentNameMissing
+from autograder.errors import StudentNotImplemented as StudentNotImplemented
+from autograder.errors import StudentOverTime as StudentOverTime
+from autograder.errors import StudentProblem as StudentProblem
 from autograder.judge.feedback import (
-    Failure,
     assert_close,
     check,
     describe,
@@ -11,17 +22,7 @@ from autograder.judge.feedback import (
     shares_storage,
     within,
 )
-from autograder.judge.proxy import (
-    Call,
-    Handle,
-    StudentCrash,
-    StudentError,
-    StudentNameMissing,
-    StudentNotImplemented,
-    StudentOverTime,
-    StudentProblem,
-    StudentTimeout,
-)
+from autograder.judge.proxy import Call, Handle, StudentTimeout
 from autograder.judge.ranks import group_left_alive, rank_values, ranks_timeout
 
 __all__ = [

@@ -25,25 +25,18 @@ from _pytest.runner import runtestprotocol
 from autograder import errors, gcpause
 from autograder.assignment import Assignment
 from autograder.caps import cap_result
+from autograder.errors import GraderError, JudgeOvertime, LoadError, SandboxError, ServerFailed, StudentProblem
 from autograder.judge import collect
 from autograder.judge.collect import EXERCISE, TRACEBACK, test_name
 from autograder.judge.feedback import strip_ansi
-from autograder.judge.proxy import (
-    CLOCK_RUNNING,
-    Context,
-    GraderError,
-    JudgeOvertime,
-    SandboxFixture,
-    StudentProblem,
-    StudentProxy,
-    strip_source,
-)
+from autograder.judge.proxy import CLOCK_RUNNING, Context, SandboxFixture, StudentProxy, strip_source
 from autograder.judge.tamper import scan
-from autograder.load import LoadError, Submission, load
+from autograder.load import Submission, load
+from autograder.options import Budget
 from autograder.results import ExerciseResult, SubmissionResult, TestResult, TestStatus
 from autograder.sandbox import seeding
-from autograder.sandbox.client import SandboxConfig, SandboxError, SandboxServer, ServerFailed
-from autograder.session import Budget, Session
+from autograder.sandbox.client import SandboxConfig, SandboxServer
+from autograder.session import Session
 
 CONTEXT = Context()
 

@@ -17,8 +17,14 @@ from autograder.assignment import PROBES
 from autograder.errors import (
     GraderError,
     JudgeOvertime,
+    ProtocolError,
+    ReplyTooLarge,
+    SandboxCrashed,
+    SandboxNoReply,
+    SandboxOutOfMemory,
     StudentCrash,
     StudentError,
+    StudentException,
     StudentNameMissing,
     StudentNotImplemented,
     StudentOverTime,
@@ -27,14 +33,6 @@ from autograder.errors import (
 )
 from autograder.judge.torch_errors import clean_message, meaning
 from autograder.sandbox import wire
-from autograder.sandbox.client import (
-    ProtocolError,
-    ReplyTooLarge,
-    SandboxCrashed,
-    SandboxNoReply,
-    SandboxOutOfMemory,
-    StudentException,
-)
 
 # The problems a test meets are defined in autograder/errors.py (the one tree); staff suites may use the old name.
 StudentTimeout = StudentOverTime
@@ -399,7 +397,8 @@ class Context:
             _IN_SANDBOX_CALL[0] -= 1
 
     def _clean_probe(self, source: str, name: str, args: tuple, *, label: str) -> Any:
-        from autograder.sandbox.client import Sandbox, SandboxError
+        from autograder.errors import SandboxError
+        from autograder.sandbox.client import Sandbox
 
         assert self.session is not None
         session = self.session

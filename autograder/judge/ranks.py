@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from autograder.judge.proxy import StudentCrash, StudentError, StudentOverTime, StudentProblem
+from autograder.errors import StudentCrash, StudentError, StudentOverTime, StudentProblem
 
 # Messages gloo gives a rank whose peer failed first: the peer is the one to blame.
 _PEER_FAILURE = ("connection closed by peer", "read error", "connection reset", "timed out", "broken pipe")

@@ -435,13 +435,20 @@ def _similarity_section(pairs: Sequence[SimilarPair] | None) -> list[str]:
     return b
 
 
+def _plotted(title: str, plots: dict[str, str], key: str, alt: str) -> list[str]:
+    """A section's heading, and under it its plot where one was drawn (``plots[key]``: the image's URL)."""
+    b = [f"<h2>{title}</h2>"]
+    if key in plots:
+        b.append(f"<img alt=\"{alt}\" src=\"{plots[key]}\">")
+    return b
+
+
 def _scores_section(stats: ClassStats, plots: dict[str, str]) -> list[str]:
     """The histogram of totals."""
-    b: list[str] = []
-    b.append("<h2>Score distribution</h2>")
+    b = _plotted("Score distribution", plots, "scores", "score distribution")
     if "scores" in plots:
-        b.append(f"<img alt=\"score distribution\" src=\"{plots['scores']}\">")
-    elif not stats.graded:
+        return b
+    if not stats.graded:
         b.append("<p class=\"muted\">No graded submissions.</p>")
     else:
         b.append("<p>" + ", ".join(f"{_e(r.student or r.submission)}: {_pts(r.total)} / {_pts(r.max_total)}"
@@ -452,10 +459,7 @@ def _scores_section(stats: ClassStats, plots: dict[str, str]) -> list[str]:
 def _exercises_section(stats: ClassStats, plots: dict[str, str]) -> list[str]:
     """Mean, maximum and how many lost points, per exercise."""
     graded = stats.graded
-    b: list[str] = []
-    b.append("<h2>Per exercise</h2>")
-    if "exercises" in plots:
-        b.append(f"<img alt=\"per exercise\" src=\"{plots['exercises']}\">")
+    b = _plotted("Per exercise", plots, "exercises", "per exercise")
     b.append("<table><tr><th>exercise</th><th>mean</th><th>max</th><th>students losing points</th></tr>")
     for ex in stats.exercise_ids:
         got = [e for r in graded for e in r.exercises if e.id == ex]
@@ -471,10 +475,7 @@ def _exercises_section(stats: ClassStats, plots: dict[str, str]) -> list[str]:
 
 def _tests_section(stats: ClassStats, plots: dict[str, str]) -> list[str]:
     """How often each test failed."""
-    b: list[str] = []
-    b.append("<h2>Per test failure rates</h2>")
-    if "tests" in plots:
-        b.append(f"<img alt=\"tests failed most often\" src=\"{plots['tests']}\">")
+    b = _plotted("Per test failure rates", plots, "tests", "tests failed most often")
     b.append("<table><tr><th>exercise</th><th>test</th><th>points</th><th>failed</th></tr>")
     for t in stats.tests:
         b.append(f"<tr><td>{_e(t.exercise)}</td><td>{_e(t.name)}</td><td class=\"num\">{_pts(t.max_points)}</td>"
@@ -521,6 +522,18 @@ def _slowest_section(stats: ClassStats) -> list[str]:
     return b
 
 
+def _row(*cells: str) -> str:
+    """One table row of text cells, each escaped."""
+    return "<tr>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>"
+
+
+def _table(heads: Sequence[str], rows: Sequence[str]) -> list[str]:
+    """A table with these column heads over ``rows`` (each from :func:`_row`); "None." when there are none."""
+    if not rows:
+        return ["<p class=\"muted\">None.</p>"]
+    return ["<table><tr>" + "".join(f"<th>{h}</th>" for h in heads) + "</tr>", *rows, "</table>"]
+
+
 def _errors_section(stats: ClassStats) -> list[str]:
     """Timeouts, memory, crashes, unreadable files and grader failures."""
     b: list[str] = []
@@ -529,14 +542,8 @@ def _errors_section(stats: ClassStats) -> list[str]:
     if stats.errors:
         kinds = Counter(e.kind for e in stats.errors)
         b.append("<p>" + ", ".join(f"{_e(k)}: {n}" for k, n in sorted(kinds.items())) + "</p>")
-        b.append("<table><tr><th>kind</th><th>student</th><th>where</th><th>message</th></tr>")
-        for e in stats.errors:
-            b.append(f"<tr><td>{_e(e.kind)}</td><td>{_e(e.student)}</td><td>{_e(e.where)}</td>"
-                     f"<td>{_e(e.message)}</td></tr>")
-        b.append("</table>")
-    else:
-        b.append("<p class=\"muted\">None.</p>")
-    return b
+    rows = [_row(e.kind, e.student, e.where, e.message) for e in stats.errors]
+    return b + _table(("kind", "student", "where", "message"), rows)
 
 
 def _flagged_section(stats: ClassStats, attention: Mapping[str, Sequence[Attention]]) -> list[str]:
@@ -547,19 +554,11 @@ def _flagged_section(stats: ClassStats, attention: Mapping[str, Sequence[Attenti
     b.append("<p class=\"muted\">Blank submissions (the stub unchanged), byte-identical files, late files, and "
              "code that touches the grader or the interpreter's internals (tamper evidence found by the judge's "
              "scan of the source). Points are as measured; read the cells.</p>")
-    if flagged:
-        b.append("<table><tr><th>student</th><th>what</th><th>where</th><th>why</th></tr>")
-        for r in flagged:
-            for a in attention.get(_who(r), ()):
-                b.append(f"<tr><td>{_e(_who(r))}</td><td>{_e(a.kind)}</td><td>the submission</td>"
-                         f"<td>{_e(a.staff)}</td></tr>")
-            for f in r.flags:
-                b.append(f"<tr><td>{_e(_who(r))}</td><td>touches the grader</td><td>{_e(f.where)}</td>"
-                         f"<td>{_e(f.reason)}</td></tr>")
-        b.append("</table>")
-    else:
-        b.append("<p class=\"muted\">None.</p>")
-    return b
+    rows = []
+    for r in flagged:
+        rows += [_row(_who(r), a.kind, "the submission", a.staff) for a in attention.get(_who(r), ())]
+        rows += [_row(_who(r), "touches the grader", f.where, f.reason) for f in r.flags]
+    return b + _table(("student", "what", "where", "why"), rows)
 
 
 def _inputs_section(superseded: Sequence[tuple[str, str, str]], problems: Sequence[str]) -> list[str]:

@@ -194,25 +194,13 @@ class Cgroups:
             return cg
         except OSError:
             for d in made:
-                try:
-                    os.rmdir(d)
-                except OSError:
-                    pass
+                _rmdir(d)
             raise
 
     def close(self) -> None:
         """Remove the parent cgroups (their sandboxes' cgroups must be gone already)."""
         for p in self.parents:
-            for name in _children(p):
-                SandboxCgroup(self.version, [os.path.join(p, name)], os.path.join(p, name)).kill_all(0.5)
-                try:
-                    os.rmdir(os.path.join(p, name))
-                except OSError:
-                    pass
-            try:
-                os.rmdir(p)
-            except OSError:
-                pass
+            _remove_with_children(p, kill_version=self.version)
 
 
 def _try_write(path: str, value: str) -> None:
@@ -220,6 +208,27 @@ def _try_write(path: str, value: str) -> None:
         _write(path, value)
     except OSError:
         pass
+
+
+def _rmdir(path: str) -> None:
+    """Remove an (empty) cgroup; one that still holds a process or is already gone stays as it is."""
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
+
+
+def _remove_with_children(path: str, kill_version: int | None = None) -> None:
+    """Remove a cgroup and the cgroups under it (a cgroupfs folder goes with rmdir only, never its files).
+
+    With ``kill_version`` (the hierarchy's, 1 or 2), whatever still runs in a child is killed first.
+    """
+    for name in _children(path):
+        child = os.path.join(path, name)
+        if kill_version is not None:
+            SandboxCgroup(kill_version, [child], child).kill_all(0.5)
+        _rmdir(child)
+    _rmdir(path)
 
 
 def _children(path: str) -> list[str]:
@@ -242,16 +251,7 @@ def _sweep_stale(base: str) -> None:
             pass
         except PermissionError:
             continue
-        stale = os.path.join(base, name)
-        for child in _children(stale):
-            try:
-                os.rmdir(os.path.join(stale, child))
-            except OSError:
-                pass
-        try:
-            os.rmdir(stale)
-        except OSError:
-            pass
+        _remove_with_children(os.path.join(base, name))
 
 
 def _enable_v2(path: str) -> bool:

@@ -64,29 +64,20 @@ PERSONALITY_ALLOWED = (0x00000000, 0xFFFFFFFF)
 SOCKET_FAMILIES = {"AF_UNIX": 1, "AF_INET": 2, "AF_INET6": 10}
 AF_NETLINK, NETLINK_ROUTE = 16, 0
 
-# name -> number, per architecture (the generic table for aarch64)
-SYSCALLS = {
-    "x86_64": {
-        "unshare": 272, "setns": 308, "mount": 165, "umount2": 166, "pivot_root": 155,
-        "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
-        "mount_setattr": 442, "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311,
-        "bpf": 321, "perf_event_open": 298, "userfaultfd": 323, "keyctl": 250, "add_key": 248,
-        "request_key": 249, "init_module": 175, "finit_module": 313, "delete_module": 176,
-        "kexec_load": 246, "kexec_file_load": 320, "clone": 56, "clone3": 435, "seccomp": 317,
-        "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
-        "personality": 135, "socket": 41, "socketpair": 53,
-    },
-    "aarch64": {
-        "unshare": 97, "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41,
-        "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
-        "mount_setattr": 442, "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271,
-        "bpf": 280, "perf_event_open": 241, "userfaultfd": 282, "keyctl": 219, "add_key": 217,
-        "request_key": 218, "init_module": 105, "finit_module": 273, "delete_module": 106,
-        "kexec_load": 104, "kexec_file_load": 294, "clone": 220, "clone3": 435, "seccomp": 277,
-        "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
-        "personality": 92, "socket": 198, "socketpair": 199,
-    },
+# name -> (its number on x86_64, on aarch64): the generic table for aarch64
+_NUMBERS = {
+    "unshare": (272, 97), "setns": (308, 268), "mount": (165, 40), "umount2": (166, 39), "pivot_root": (155, 41),
+    "open_tree": (428, 428), "move_mount": (429, 429), "fsopen": (430, 430), "fsconfig": (431, 431),
+    "fsmount": (432, 432), "fspick": (433, 433), "mount_setattr": (442, 442), "ptrace": (101, 117),
+    "process_vm_readv": (310, 270), "process_vm_writev": (311, 271), "bpf": (321, 280), "perf_event_open": (298, 241),
+    "userfaultfd": (323, 282), "keyctl": (250, 219), "add_key": (248, 217), "request_key": (249, 218),
+    "init_module": (175, 105), "finit_module": (313, 273), "delete_module": (176, 106), "kexec_load": (246, 104),
+    "kexec_file_load": (320, 294), "clone": (56, 220), "clone3": (435, 435), "seccomp": (317, 277),
+    "io_uring_setup": (425, 425), "io_uring_enter": (426, 426), "io_uring_register": (427, 427),
+    "personality": (135, 92), "socket": (41, 198), "socketpair": (53, 199),
 }  # fmt: skip
+_ARCHES = ("x86_64", "aarch64")
+SYSCALLS = {arch: {name: nrs[i] for name, nrs in _NUMBERS.items()} for i, arch in enumerate(_ARCHES)}
 AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 X32_SYSCALL_BIT = 0x40000000
 

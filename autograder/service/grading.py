@@ -28,13 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder.assignment import Assignment, AssignmentError, find_course, load_assignment
-from autograder.batch.backends import Backend, Job, Where, WorkerDied, WorkerFatal, make_backend
+from autograder.assignment import Assignment, find_course, load_assignment
+from autograder.batch.backends import Backend, Job, Where, make_backend
 from autograder.batch.backends.config import WorkerConfig
 from autograder.batch.backends.pipe import WorkerPipe
 from autograder.batch.inputs import Entry
 from autograder.batch.runner import grader_failure
 from autograder.batch.store import suite_version
+from autograder.errors import AssignmentError, WorkerDied, WorkerFatal
 from autograder.options import Budget, GradeOptions
 from autograder.results import SubmissionResult
 from autograder.sandbox.isolation import Limits

@@ -30,9 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from autograder.batch import material
-from autograder.batch.backends import Deliver, Job, WorkerDied, WorkerFatal
+from autograder.batch.backends import Deliver, Job
 from autograder.batch.backends.config import WorkerConfig
 from autograder.batch.backends.pipe import WorkerPipe
+from autograder.errors import WorkerDied, WorkerFatal
 
 # ---------------------------------------------------------------------- client side
 

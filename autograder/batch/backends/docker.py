@@ -30,9 +30,10 @@ import subprocess
 from pathlib import Path
 
 from autograder.batch import DEFAULT_IMAGE, image_digest, material
-from autograder.batch.backends import DEFAULT_GPUS, Deliver, Job, WorkerFatal
+from autograder.batch.backends import DEFAULT_GPUS, Deliver, Job
 from autograder.batch.backends.config import WorkerConfig
 from autograder.batch.backends.process import ProcessBackend
+from autograder.errors import WorkerFatal
 
 COURSE_MOUNT = "/course"
 JUDGE_UID = 10001  # the images' `judge` user: who the container runs as when the batch runs as root

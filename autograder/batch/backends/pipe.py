@@ -12,7 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from autograder.batch.backends import Job, WorkerDied, WorkerFatal
+from autograder.batch.backends import Job
+from autograder.errors import WorkerDied, WorkerFatal
 
 
 class _Payload(Protocol):

@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder.batch.backends import Deliver, Job, WorkerDied, WorkerFatal
+from autograder.batch.backends import Deliver, Job
 from autograder.batch.backends.config import WorkerConfig
 from autograder.batch.backends.pipe import WorkerPipe
+from autograder.errors import WorkerDied, WorkerFatal
 
 MAX_START_FAILURES = 3  # in a row, per worker slot, before the batch gives up
 _DONE = object()

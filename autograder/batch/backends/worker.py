@@ -116,7 +116,7 @@ class Worker:
         """
         if not self.cfg.options.isolate:
             return None
-        from autograder.sandbox.isolation import SetupRefused
+        from autograder.errors import SetupRefused
         from autograder.sandbox.preflight import advice, message, probe
 
         found = probe()
@@ -183,11 +183,11 @@ class Worker:
         why = self.isolation_problem()
         if why:
             return self.fatal(why)
-        from autograder.assignment import AssignmentError, SuiteProblems, load_assignment
+        from autograder.assignment import load_assignment
         from autograder.batch.inputs import private_tempdir
         from autograder.batch.store import suite_version
-        from autograder.grade import start_server
-        from autograder.sandbox.client import SandboxCannotStart, ServerFailed
+        from autograder.errors import AssignmentError, SandboxCannotStart, ServerFailed, SuiteProblems
+        from autograder.warmup import start_server
 
         cfg = self.cfg
         try:
