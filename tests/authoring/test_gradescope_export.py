@@ -55,6 +55,7 @@ def test_the_bundled_wheel_installs_with_pip(autograder_zip: Path, tmp_path: Pat
                         str(target), str(tmp_path / wheel)], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert (target / "autograder" / "authoring" / "gradescope_export.py").is_file()
+    assert (target / "autograder" / "judge" / "torch_errors.toml").is_file()  # the modules' data files too
     assert (target / "bin" / "torchgrader").is_file()
     meta = next(target.glob("torchgrader-*.dist-info")) / "METADATA"
     assert "Requires-Dist: torch" in meta.read_text()
