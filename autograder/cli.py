@@ -20,8 +20,8 @@ from typing import Any
 from autograder import gcpause
 from autograder.assignment import load_assignment
 from autograder.batch.backends import REGISTRY
-from autograder.defaults import Owner, add_option
-from autograder.errors import AssignmentError, TorchgraderError, meaning
+from autograder.defaults import Owner, add_option, default_of
+from autograder.errors import AssignmentError, Exit, TorchgraderError, meaning
 from autograder.options import Budget, GradeOptions
 from autograder.printable import printable
 from autograder.sandbox.isolation import Limits
@@ -38,8 +38,6 @@ def cmd_grade(args: argparse.Namespace) -> int:
     """TAs: grade a class in parallel, resumably; gradebook, feedback and class report in --out."""
     from autograder.batch.backends.config import WorkerConfig
     from autograder.batch.runner import BatchOptions, grade_batch
-    from autograder.errors import BatchError
-    from autograder.grade import default_jobs
     from autograder.report.text import plural
 
     assignment = load_assignment(args.assignment, Path(args.course) if args.course else None, only=args.exercise)
@@ -48,21 +46,17 @@ def cmd_grade(args: argparse.Namespace) -> int:
     stale = stale_image_problem(assignment.id)  # inside a grader image: is the mounted checkout newer?
     if stale:
         print(f"torchgrader: {stale}", file=sys.stderr)
-        return 2
+        return Exit.ERROR
     out = Path(args.out)
     worker = WorkerConfig(course=str(assignment.course), assignment=assignment.id, options=_options(args),
                           allow_unisolated=args.allow_unisolated, fallback_unisolated=args.allow_unisolated)
-    opts = BatchOptions(out=out, worker=worker, jobs=args.jobs or default_jobs(), backend=args.backend,
-                        scheduler=args.scheduler, docker_image=args.docker_image, docker_gpus=args.gpus,
-                        regrade=args.regrade,
+    opts = BatchOptions(out=out, worker=worker, jobs=args.jobs or default_of(BatchOptions, "jobs"),
+                        backend=args.backend, scheduler=args.scheduler, docker_image=args.docker_image,
+                        docker_gpus=args.gpus, regrade=args.regrade,
                         verbose=args.verbose, progress=args.progress, nbgrader_db=args.nbgrader_db,
                         nbgrader_assignment=args.nbgrader_assignment, nbgrader_notebook=args.nbgrader_notebook,
                         argv=sys.argv[1:])
-    try:
-        summary = grade_batch(assignment, args.paths, opts)
-    except BatchError as e:
-        print(f"torchgrader: {printable(str(e), lines=True)}", file=sys.stderr)
-        return 2
+    summary = grade_batch(assignment, args.paths, opts)  # a BatchError is said by main(), as every error is
     rate = 60 * summary.graded / summary.seconds if summary.seconds else 0
     print(f"\n{len(summary.results)} submissions: {summary.graded} graded now ({rate:.0f}/min on "
           f"{plural(summary.workers, 'worker')}), {summary.reused} already graded, {summary.failed} not gradable, "
@@ -71,7 +65,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     print(f"Class report: {out / 'report.html'}; feedback: {out}/<student>/feedback.html")
     if args.nbgrader_db:
         print(f"nbgrader gradebook updated: {args.nbgrader_db}")
-    return 0
+    return Exit.OK
 
 
 def _assignment_of(path: Path, given: str | None) -> str:
@@ -109,7 +103,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         except LoadError:
             sources = []
         print("\n".join([why, *still_to_write(assignment, sources)]))
-        return 2
+        return Exit.ERROR
     options = _options(args)
     options.public = True
     stream = sys.stdout
@@ -127,7 +121,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     for r in results:
         print(check_report(r, assignment), file=stream)
         failing += sum(t.status != "passed" for e in r.exercises for t in e.tests) + (r.status != "graded")
-    return 1 if failing or not results else 0
+    return Exit.NO if failing or not results else Exit.OK
 
 
 def _gib(n_bytes: int) -> float:
@@ -156,7 +150,8 @@ def add_grade_arguments(g: argparse.ArgumentParser) -> None:
     g.add_argument("--out", required=True, help="output folder: gradebook.csv, report.html, <student>/feedback.html, "
                    "grades.sqlite (what makes a rerun resume)")
     _add_limits(g)
-    g.add_argument("-j", "--jobs", type=int, help="parallel workers (default: the machine's cores)")
+    add_option(g, "-j", "--jobs", type=int, owner=Owner(BatchOptions, "jobs"),
+               help="parallel workers, one per core of this machine unless given")
     add_option(g, "--backend", choices=list(REGISTRY), owner=Owner(BatchOptions, "backend"),
                help="where workers run: local processes, Docker or rootless Podman containers, a Dask cluster")
     g.add_argument("--scheduler", help="Dask scheduler address (tcp://host:8786), for --backend dask")

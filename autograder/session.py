@@ -21,6 +21,7 @@ from autograder.errors import (
     SandboxNoReply,
     SandboxOutOfMemory,
     StudentException,
+    meaning,
 )
 from autograder.load import Cell, Submission
 from autograder.options import Budget
@@ -167,8 +168,13 @@ class Session:
         return msg + ("\n" + frames if frames else "")
 
     def _stopped(self, e: SandboxError, timeout: float) -> tuple[CellStatus, str]:
-        """(status, message) of a cell that hung, ran out of memory or stopped the Python process."""
-        if isinstance(e, SandboxNoReply):
+        """(status, message) of a cell that hung, ran out of memory or stopped the Python process.
+
+        A cell's status is not a test's: errors.TABLE says which of these errors is a timeout (a test that
+        met it is one too), and a cell that met any other never came back ("crashed"), where a test would
+        read "error". The message, with what to do, depends on which error it was.
+        """
+        if meaning(e).status == "timeout":
             return "timeout", (
                 f"did not finish within {timeout:.0f} s, so it was skipped: "
                 "move long computations out of top-level code"

@@ -31,15 +31,23 @@ import pytest
 from autograder.assignment import HIDDEN_TESTS, PUBLIC_TESTS, SUITE_NAMES, CourseDir, suite_owner
 
 
+def _default_case() -> str:
+    """The case a course suite runs against without ``--against``: ``torchgrader try``'s default."""
+    from autograder.authoring.trial import try_case
+    from autograder.defaults import default_of
+
+    return str(default_of(try_case, "against"))
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     from autograder.authoring.trial import CASES
 
     group = parser.getgroup("torchgrader", "torchgrader: run an exercise's suite against one case")
     group.addoption(
         "--against",
-        default=None,
+        default=None,  # None: not asked for (the plugin stays inert unless the paths are course suites)
         metavar="CASE",
-        help=f"grade the suite against {CASES} (default for a course suite: reference)",
+        help=f"grade the suite against {CASES} (default for a course suite: {_default_case()})",
     )
 
 
@@ -77,7 +85,7 @@ def pytest_configure(config: pytest.Config) -> None:
     exercises = sorted({e for _, _, e in suites})
     if len(courses) > 1:
         raise pytest.UsageError("--against: give suites of one assignment at a time")
-    against = against or "reference"
+    against = against or _default_case()
     if against not in ("reference", "stub") and len(exercises) > 1:
         raise pytest.UsageError(
             f"--against {against}: a case file belongs to one exercise; give only its suite "

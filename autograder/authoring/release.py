@@ -42,7 +42,7 @@ from autograder.assignment import (
 )
 from autograder.authoring.notebook import build
 from autograder.defaults import Owner, add_option
-from autograder.errors import AssignmentError
+from autograder.errors import AssignmentError, Exit
 from autograder.report.files import writable_folder
 
 HOWTO = """\
@@ -301,7 +301,7 @@ def cmd_release(args: argparse.Namespace) -> int:
         print(f"release {args.assignment}: refused, nothing was written:", file=sys.stderr)
         for line in refused:
             print(f"  {line}", file=sys.stderr)
-        return 2
+        return Exit.ERROR
     a = load_assignment(args.assignment, course)
     files = release(a, Path(args.out), force=args.force, server=args.server)
     print(f"released {a.id} to {args.out}: {len(files)} files, checked for staff-only material (none found)")

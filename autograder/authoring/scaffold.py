@@ -33,22 +33,24 @@ from autograder.assignment import (
     REFERENCE,
     STUB,
     CourseDir,
+    Exercise,
     ExerciseLayout,
     find_course,
 )
 from autograder.authoring.lint import ID_PATTERN
-from autograder.defaults import Owner, add_option
-from autograder.errors import AssignmentError
+from autograder.defaults import Owner, add_option, default_of
+from autograder.errors import AssignmentError, Exit
 
 # A small, complete example that passes `validate` as generated: staff edit it rather than replace it.
 # Keyed by the ExerciseLayout attribute that names the file ("attr/name" for a file inside a folder).
-# {f} is the example function's name, {e} the exercise id, {title} the title, {p1}/{p2} the hidden points.
+# {f} is the example function's name, {e} the exercise id, {title} the title, {p1}/{p2} the hidden points,
+# {timeout} the seconds per test (Exercise's default).
 FILES = {
     "toml": '''\
 # The exercise id is its folder's name ({e}); the title below is the only place it is written.
 title = "{title}"
 points = {points:g}                 # must equal the sum of the hidden tests' points
-timeout = 10                # seconds per test (wall clock)
+timeout = {timeout:g}                # seconds per test (wall clock)
 gpu = false                 # graded on CUDA when available, CPU fallback otherwise
 ''',
     "statement": '''\
@@ -247,7 +249,7 @@ def scaffold(course: Path, assignment: str, exercise: str, *, points: float = 10
         meta.write_text(ASSIGNMENT_META.format(a=assignment))
     p1 = round(points * 0.6, 6)
     fields = {"e": exercise, "points": points, "f": function, "title": (title or EXAMPLE_TITLE).replace('"', "'"),
-              "p1": p1, "p2": round(points - p1, 6)}
+              "p1": p1, "p2": round(points - p1, 6), "timeout": default_of(Exercise, "timeout")}
     created = []
     for path, body in targets.items():
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -462,7 +464,7 @@ def cmd_tidy_mutants(args: argparse.Namespace) -> int:
     by_hand = tidy_mutants(course, args.assignment, args.exercise)
     if by_hand:
         print(f"{by_hand} mutant(s) left as they are: write their CHANGE by hand (docs/authoring.md, Mutants)")
-    return 1 if by_hand else 0
+    return Exit.NO if by_hand else Exit.OK
 
 
 def add_tidy_arguments(p: argparse.ArgumentParser) -> None:

@@ -25,7 +25,7 @@ from pathlib import Path
 from autograder.assignment import ALTERNATIVES_DIR, MUTANTS_DIR, Assignment, Exercise, find_course, load_assignment
 from autograder.authoring.cases import compose
 from autograder.defaults import Owner, add_option
-from autograder.errors import AssignmentError
+from autograder.errors import AssignmentError, Exit
 from autograder.grade import grade
 from autograder.options import GradeOptions
 from autograder.printable import printable
@@ -134,4 +134,4 @@ def cmd_try(args: argparse.Namespace) -> int:
     print(f"{args.exercise} {suite} against {args.against}" + (f" (-k {args.keyword})" if args.keyword else ""))
     bad = report(r, args.exercise, show_feedback=args.show_feedback, out=print)
     print(f"  ({time.monotonic() - started:.1f} s)")
-    return 1 if bad else 0
+    return Exit.NO if bad else Exit.OK

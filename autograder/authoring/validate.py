@@ -74,7 +74,7 @@ from autograder.authoring.lint import (
 from autograder.authoring.plan import imported_names, plan, suite_names
 from autograder.authoring.stamp import write_stamp
 from autograder.defaults import Owner, add_option
-from autograder.errors import AssignmentError
+from autograder.errors import AssignmentError, Exit
 from autograder.grade import default_jobs, grade
 from autograder.options import GradeOptions
 from autograder.report.text import first_line as _first_line
@@ -83,6 +83,7 @@ from autograder.sandbox.client import SandboxServer
 
 GRADER_ERROR = "grader could not"
 REPEATS = 3  # gradings of the reference and of one alternative, compared test by test
+JOBS = default_jobs(cap=4)  # grading processes: one per core, at most 4 (each holds torch twice)
 REPEAT = "repeat"
 
 
@@ -543,7 +544,7 @@ class Task:
 
 
 def grade_tasks(assignment: Assignment, tasks: list[Task], tmp: Path, *, server: SandboxServer | None = None,
-                jobs: int = 1, on_result: Callable[[SubmissionResult], None] | None = None,
+                jobs: int, on_result: Callable[[SubmissionResult], None] | None = None,
                 ) -> list[dict[str, SubmissionResult]]:
     """Each task's results by submission name (a file's stem), in the order of ``tasks``.
 
@@ -683,7 +684,7 @@ STOPPED = ("nothing else was graded: every other case is the reference with one 
 
 
 def grading_phase(assignment: Assignment, exercises: list[str] | None = None, *,
-                  server: SandboxServer | None = None, jobs: int = 1, full: bool = True,
+                  server: SandboxServer | None = None, jobs: int, full: bool = True,
                   progress: Callable[[str], None] | None = None, repeats: int = REPEATS) -> list[Row]:
     """Phase 2: grade the material and judge every case; one Row per check.
 
@@ -806,10 +807,10 @@ def public_coverage_row(ex_id: str, f: ExerciseFacts) -> Row:
 
 
 def validate(assignment_id: str, course: Path | None = None, exercises: list[str] | None = None, *,
-             server: SandboxServer | None = None, jobs: int = 1, static_only: bool = False, full: bool = True,
+             server: SandboxServer | None = None, jobs: int = JOBS, static_only: bool = False, full: bool = True,
              out: Callable[[str], None] = print, progress: Callable[[str], None] | None = None,
              repeats: int = REPEATS, show_feedback: bool = False) -> int:
-    """Run both phases and print the report; the exit status: 0 sound, 1 a check failed, 2 authoring mistakes.
+    """Run both phases and print the report; the exit status: OK sound, NO a check failed, ERROR authoring mistakes.
 
     Each exercise that passes gets its pass recorded, which ``release`` asks for
     (:mod:`autograder.authoring.stamp`, :func:`record_passes`).
@@ -820,14 +821,14 @@ def validate(assignment_id: str, course: Path | None = None, exercises: list[str
         out(f"validate {assignment_id}: {len(problems)} authoring problem(s); nothing was graded\n")
         for p in problems:
             out(f"  {p.format(course)}")
-        return 2
+        return Exit.ERROR
     scope = exercises or assignment.ids
     rows = static_rows(facts, assignment, scope)
     out(f"validate {assignment_id}: static checks pass ({len(scope)} exercise{'s' if len(scope) != 1 else ''}, "
         f"{sum(assignment.exercise(i).points for i in scope):g} points)")
     if static_only:
         out(table(assignment, rows, facts))
-        return 1 if any(not r.ok for r in rows) else 0
+        return Exit.NO if any(not r.ok for r in rows) else Exit.OK
     out("Each mutant and alternative is graded on its own exercise and on every other exercise it can reach "
         "(a name that exercise's suite uses, or a global effect such as patching torch)"
         + ("; by default (--full) every case is graded on every suite." if full
@@ -843,7 +844,7 @@ def validate(assignment_id: str, course: Path | None = None, exercises: list[str
         out("\nThe reference does not earn full marks (above, with what a student would read): " + STOPPED + ".")
     if recorded := record_passes(course, assignment_id, rows, exercises, "full" if full else "quick"):
         out(f"\nValidation pass recorded for {', '.join(recorded)} (release asks again only for what changes)")
-    return 1 if bad else 0
+    return Exit.NO if bad else Exit.OK
 
 
 def record_passes(course: Path, assignment_id: str, rows: list[Row], exercises: list[str] | None,
@@ -871,8 +872,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--exercise", action="append", help="only this exercise (repeatable); its mutants are then "
                                                        "checked against the chosen exercises only")
     p.add_argument("--course", help="folder holding assignments/ and solutions/ (default: found from cwd)")
-    add_option(p, "--jobs", "-j", type=int, default=default_jobs(cap=4),  # each holds torch twice: cap memory
-               help="grading processes")
+    add_option(p, "--jobs", "-j", type=int, owner=Owner(validate, "jobs"), help="grading processes")
     p.add_argument("--static-only", action="store_true", help="only the authoring checks; grade nothing")
     reach_group = p.add_mutually_exclusive_group()
     reach_group.add_argument("--full", dest="quick", action="store_false",

@@ -39,6 +39,7 @@ from autograder.batch.inputs import Entry, Inputs, Workspace, expand
 from autograder.batch.progress import PROGRESS_MODES, make_progress
 from autograder.batch.store import DB_NAME, Store, grading_key, suite_version
 from autograder.errors import BatchError, BatchInterrupted, WorkerFatal
+from autograder.grade import default_jobs
 from autograder.printable import printable
 from autograder.report.files import writable_folder
 from autograder.report.gradebook import write_gradebook
@@ -50,7 +51,7 @@ from autograder.results import ExerciseResult, SubmissionResult
 class BatchOptions:
     out: Path
     worker: WorkerConfig
-    jobs: int = 1
+    jobs: int = field(default_factory=default_jobs)  # one worker per core this process may use
     backend: str = DEFAULT_BACKEND
     scheduler: str | None = None
     docker_image: str = DEFAULT_IMAGE

@@ -23,8 +23,9 @@ import pytest
 from _pytest.runner import runtestprotocol
 
 from autograder import errors, gcpause
-from autograder.assignment import Assignment
+from autograder.assignment import Assignment, Exercise
 from autograder.caps import cap_result
+from autograder.defaults import default_of
 from autograder.errors import GraderError, JudgeOvertime, LoadError, SandboxError, ServerFailed, StudentProblem
 from autograder.judge import collect
 from autograder.judge.collect import EXERCISE, TRACEBACK, test_name
@@ -52,7 +53,7 @@ def _judge_clock(request: pytest.FixtureRequest) -> Any:
     random.seed(seed)
     marker = item.get_closest_marker("timeout")
     ex = item.stash.get(EXERCISE, None)
-    CONTEXT.timeout = float(marker.args[0]) if marker else (ex.timeout if ex else 10.0)
+    CONTEXT.timeout = float(marker.args[0]) if marker else (ex.timeout if ex else default_of(Exercise, "timeout"))
     CONTEXT.exercise = ex.id if ex else ""
     CONTEXT.probes_path = ex.probes if ex else None
     CONTEXT.seed = seed

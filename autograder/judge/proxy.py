@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autograder.assignment import PROBES
+from autograder.assignment import PROBES, Exercise
+from autograder.defaults import default_of
 from autograder.errors import (
     GraderError,
     JudgeOvertime,
@@ -153,7 +154,7 @@ class Context:
         self.session: Session | None = None
         self.deadline: float = float("inf")
         self.overran = False  # the last test ran past its deadline (judge-side work included)
-        self.timeout: float = 10.0
+        self.timeout: float = default_of(Exercise, "timeout")  # each test sets its exercise's
         self.exercise: str = ""
         self.probes_path: Path | None = None
         self.seed: int = 0

@@ -50,6 +50,7 @@ from autograder.sandbox.describe import _cell_of, describe_exception
 from autograder.sandbox.isolation import die_with_parent
 
 GRACE_SECONDS = 0.5  # after a rank fails, how long the others get to report before all are killed
+TIMEOUT = 10.0  # seconds every rank has for its body, unless the caller gives its own
 _PREFIX = wire._PREFIX  # magic, header length, body length: where a frame ends
 
 
@@ -181,7 +182,7 @@ def _describe_exit(status: int) -> str:
     return f"exit code {os.WEXITSTATUS(status)}" if os.WIFEXITED(status) else "ended"
 
 
-def run_ranks(world_size: int, body: Callable[[int, int], Any], *, timeout: float = 10.0,
+def run_ranks(world_size: int, body: Callable[[int, int], Any], *, timeout: float = TIMEOUT,
               group_check: float | None = None) -> dict[str, Any]:
     """Run ``body(rank, world_size)`` on every rank of a fresh gloo group; the report as plain values.
 
@@ -457,7 +458,7 @@ class Signals:
         return True
 
 
-def call_on_ranks(name: str, rank_args: list, *, timeout: float = 10.0) -> dict[str, Any]:
+def call_on_ranks(name: str, rank_args: list, *, timeout: float = TIMEOUT) -> dict[str, Any]:
     """Call the student's ``name(*rank_args[rank])`` on every rank of a fresh gloo group.
 
     For public tests, which cannot ship a probe: objects built in the sandbox

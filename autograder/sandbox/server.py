@@ -382,14 +382,16 @@ class Spare:
     """
 
     def __init__(self, key: str, req: dict, root_dir: str, groups: Cgroups) -> None:
+        from autograder.sandbox.isolation import Limits
+
         self.key = key
-        limits = req.get("limits", {})
-        memory = int(limits.get("memory_bytes", 6 * 2**30))
+        limits = Limits(**req.get("limits", {}))  # what the judge asked for; Limits' own defaults for the rest
+        memory = limits.memory_bytes
         self.cgroup: SandboxCgroup | None = None
         why = groups.reason
         if groups.available:
             try:
-                self.cgroup = groups.create(memory, int(limits.get("max_processes", 64)))
+                self.cgroup = groups.create(memory, limits.max_processes)
             except OSError as e:
                 why = f"the kernel refused a cgroup ({e.strerror})"
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -421,7 +423,7 @@ class Spare:
                 self.cgroup.remove()
                 self.cgroup = None
         if self.cgroup is not None:
-            self.memory = self.cgroup.report(memory, int(limits.get("max_processes", 64)))
+            self.memory = self.cgroup.report(memory, limits.max_processes)
         else:
             self.memory = per_process_report(memory, why)
 

@@ -30,7 +30,7 @@ def problems(course: Path, assignment: str = "demo") -> list[str]:
 
 def run_validate(course: Path, assignment: str = "demo", **kw) -> tuple[int, str]:
     lines: list[str] = []
-    code = validate(assignment, course, out=lines.append, **kw)
+    code = validate(assignment, course, out=lines.append, jobs=1, **kw)  # in this process
     return code, "\n".join(lines)
 
 

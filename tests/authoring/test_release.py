@@ -191,11 +191,11 @@ def test_a_pass_is_kept_per_exercise_and_release_asks_only_for_the_changed_ones(
     shutil.copytree(DEMO_COURSE, course, ignore=shutil.ignore_patterns("__pycache__", ".torchgrader-*"))
     args = ["release", "demo", "--course", str(course), "--out", str(tmp_path / "b"), "--force"]
     quiet: list[str] = []
-    assert validate("demo", course, ["basics"], server=server, out=quiet.append, repeats=1) == 0, quiet
+    assert validate("demo", course, ["basics"], server=server, jobs=1, out=quiet.append, repeats=1) == 0, quiet
     assert main(args) == 2
     err = capsys.readouterr().err
     assert "counter: never validated" in err and "--exercise counter`" in err and "basics:" not in err, err
-    assert validate("demo", course, ["counter"], server=server, out=quiet.append, repeats=1) == 0, quiet
+    assert validate("demo", course, ["counter"], server=server, jobs=1, out=quiet.append, repeats=1) == 0, quiet
     assert main(args) == 0, capsys.readouterr().err
     capsys.readouterr()
     hidden = course / "solutions/demo/counter/test_hidden.py"  # one exercise edited: only it is asked for
@@ -204,7 +204,7 @@ def test_a_pass_is_kept_per_exercise_and_release_asks_only_for_the_changed_ones(
     err = capsys.readouterr().err
     assert "counter: changed since its pass of" in err and "validate demo --exercise counter`" in err, err
     assert "basics" not in err, err
-    assert validate("demo", course, ["counter"], server=server, out=quiet.append, repeats=1) == 0, quiet
+    assert validate("demo", course, ["counter"], server=server, jobs=1, out=quiet.append, repeats=1) == 0, quiet
     assert main(args) == 0
     record = json.loads(stamp_path(course, "demo").read_text())
     assert sorted(record["exercises"]) == ["basics", "counter"]

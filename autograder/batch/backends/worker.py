@@ -18,6 +18,8 @@ as ``validate`` sends): consecutive jobs with the same choice share one
 Lines it writes: ``{"ready": true, ...}`` once, then per job ``{"id", "result"}``
 or ``{"id", "error"}`` (the worker could not grade it and exits), or
 ``{"fatal": message}`` (the assignment's suites cannot run: no job can be graded).
+The batch acts on these lines; the exit status, which only its logs show, is the
+one errors.TABLE gives what stopped the worker (WorkerFatal's after a fatal line).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from autograder import gcpause
 from autograder.batch.backends.config import WorkerConfig
+from autograder.errors import WorkerFatal, meaning
 
 if TYPE_CHECKING:
     from autograder.assignment import Assignment
@@ -103,8 +106,9 @@ class Worker:
         self.proto.flush()
 
     def fatal(self, message: str) -> int:
+        """Tell the batch that no job can be graded here (it raises WorkerFatal); the exit status is its."""
         self.send({"fatal": message})
-        return 2
+        return meaning(WorkerFatal).exit
 
     def isolation_problem(self) -> str | None:
         """Why grading must not start here, or None: the pre-flight probe sets one sandbox up for real.
@@ -223,7 +227,7 @@ class Worker:
             if isinstance(e, SuiteProblems) or "job" not in self.current:
                 return self.fatal(str(e))
             self.send({"id": self.current["job"]["id"], "error": str(e)[-3000:]})
-            return 1
+            return meaning(e).exit
         except Exception as e:  # noqa: BLE001 - report what stopped the worker, then exit
             job = self.current.get("job")
             detail = "".join(traceback.format_exception(e))[-3000:]
@@ -231,7 +235,7 @@ class Worker:
                 detail = (f"the judge went over its own memory limit ({cfg.judge_memory_gb:g} GiB) grading this "
                           f"submission; it was not graded (the rest of the batch is unaffected)\n{detail[-1500:]}")
             self.send({"id": job["id"], "error": detail} if job else {"fatal": detail})
-            return 1
+            return meaning(e).exit
         finally:
             shutil.rmtree(self.tmp, ignore_errors=True)
         return 0

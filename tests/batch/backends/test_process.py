@@ -78,7 +78,7 @@ def test_a_worker_whose_sandbox_server_never_starts_says_so_as_fatal(tmp_path: P
     import io
     import json
 
-    import autograder.grade
+    import autograder.warmup
     from autograder import gcpause
     from autograder.batch.backends.worker import Worker
     from autograder.options import GradeOptions
@@ -90,7 +90,7 @@ def test_a_worker_whose_sandbox_server_never_starts_says_so_as_fatal(tmp_path: P
         server.proc.wait()
         return server
 
-    monkeypatch.setattr(autograder.grade, "start_server", dead_server)
+    monkeypatch.setattr(autograder.warmup, "start_server", dead_server)  # where the worker takes it from
     job = {"id": "1", "name": "ref.py", "data": base64.b64encode(REF.encode()).decode()}
     proto = io.StringIO()
     cfg = WorkerConfig(course=str(DEMO_COURSE), assignment="demo", options=GradeOptions(), judge_memory_gb=0)
