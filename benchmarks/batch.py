@@ -75,8 +75,28 @@ def correct_class(assignment: Assignment, n: int, dest: Path, seed: int = 0) -> 
             continue
         seen.add(pick)
         swap = {ex.id: o[i] for ex, o, i in zip(assignment.exercises, options, pick, strict=True) if o[i]}
-        paths.append(compose(assignment, swap, dest / f"correct{len(paths):04d}.py"))
+        path = compose(assignment, swap, dest / f"correct{len(paths):04d}.py")
+        if _helpers_collide(path.read_text()):
+            continue  # one namespace, as in a notebook: a later exercise's helper would replace an earlier one's
+        paths.append(path)
     return paths
+
+
+def _helpers_collide(source: str) -> bool:
+    """Whether two exercises' cells of a composed submission define the same top-level function or class.
+
+    A notebook's cells share one namespace: two alternatives that each define a helper ``_one`` would make
+    the earlier exercise call the later one's, and a correct class would not be correct.
+    """
+    import ast
+
+    owner: dict[str, int] = {}
+    for n, chunk in enumerate(source.split("# %% [")):
+        for node in ast.parse(chunk.partition("\n")[2] if n else chunk).body:
+            defines = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            if defines and owner.setdefault(node.name, n) != n:
+                return True
+    return False
 
 
 def class_of(sources: list[Path], n: int, dest: Path) -> list[Path]:
@@ -99,6 +119,7 @@ def floor(assignment: Assignment, paths: list[Path], exercises: list[str] | None
     """Per-submission seconds with no isolation at all: the sandbox runtime serves from a thread, in process."""
     import torch
 
+    import autograder.sandbox.client
     import autograder.sandbox.runtime
     import autograder.session
     from autograder.grade import GradeOptions, grade
@@ -144,13 +165,15 @@ def floor(assignment: Assignment, paths: list[Path], exercises: list[str] | None
     main = sys.modules["__main__"]
     saved = autograder.session.Sandbox
     torch.set_num_threads(1)  # as in the sandbox
-    autograder.session.Sandbox = InProcessSandbox
+    # the session's sandboxes, and the clean ones the judge starts itself (a checkpoint resumed where no
+    # student code ran): both take Sandbox from these two modules
+    autograder.session.Sandbox = autograder.sandbox.client.Sandbox = InProcessSandbox
     try:
         opts = GradeOptions(exercises=exercises)
         grade(assignment, paths[:2], options=opts, server=NoServer())  # warm: imports, first compilations
         results = grade(assignment, paths, options=opts, server=NoServer())
     finally:
-        autograder.session.Sandbox = saved
+        autograder.session.Sandbox = autograder.sandbox.client.Sandbox = saved
         sys.modules["__main__"] = main
     return results
 
