@@ -32,6 +32,10 @@ import keyword
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 K = 25  # copydetect's noise threshold: a match shorter than this (in normalised characters) is never seen
 GUARANTEE = 30  # a match this long is always seen (the winnowing window follows from the two)
@@ -158,11 +162,45 @@ def own_code(code: str, stub: str) -> str:
 
 
 def fingerprint(code: str) -> Fingerprint:
-    from copydetect.utils import get_document_fingerprints, get_token_coverage
+    from copydetect.utils import get_token_coverage, winnow
 
     norm, where = normalise(code)
-    hashes, idx = get_document_fingerprints(norm, K, GUARANTEE - K + 1)
-    return Fingerprint(code, norm, where, set(hashes), idx, get_token_coverage(idx, K, len(norm)))
+    hashes, positions = winnow(kgram_hashes(norm, K), window_size=GUARANTEE - K + 1, remove_duplicates=False)
+    idx: dict[int, list[int]] = {}
+    for h, i in zip(hashes.tolist(), positions.tolist(), strict=True):
+        idx.setdefault(h, []).append(i)
+    return Fingerprint(code, norm, where, set(idx), idx, get_token_coverage(idx, K, len(norm)))
+
+
+_BASE = 0x100000001B3  # FNV-1a's 64-bit prime: odd, so the rolling hash below loses no bits
+
+
+def kgram_hashes(text: str, k: int) -> np.ndarray:
+    """A 64-bit hash of every ``k``-character window of ``text``, the same in every process.
+
+    copydetect hashes k-grams with Python's ``hash()``, which is salted per
+    interpreter: winnowing keeps each window's smallest hash, so which
+    fingerprints are kept, each pair's shares and so which pairs are flagged
+    would change from one run of the class report to the next. A polynomial
+    hash over the characters' code points (arithmetic modulo 2**64, one
+    vectorised step per position of the window) is the same everywhere, and
+    a final mix spreads it so that the minima winnowing picks are not biased
+    toward some characters.
+    """
+    import numpy as np
+
+    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    n = len(codes) - k + 1
+    if n <= 0:
+        return np.zeros(0, dtype=np.int64)
+    h = np.zeros(n, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(k):
+            h = h * np.uint64(_BASE) + codes[j:j + n]
+        h ^= h >> np.uint64(33)  # murmur3's finaliser
+        h *= np.uint64(0xFF51AFD7ED558CCD)
+        h ^= h >> np.uint64(33)
+    return h.view(np.int64)
 
 
 def compare(a: Fingerprint, b: Fingerprint) -> tuple[tuple[float, float], tuple[list, list]]:

@@ -150,3 +150,31 @@ def test_a_class_that_copied_one_source_lists_at_most_the_limit(tmp_path):
     review = review_class(ASSIGNMENT, entries)
     assert review.pairs == [] and sorted(review.attention) == sorted(e.student for e in entries)
     assert all(a.kind == "duplicate" for found in review.attention.values() for a in found)
+
+
+SAME_IN_EVERY_RUN = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from tests.report.test_similarity import STUB, disguised, honest_class
+from autograder.report.similarity import own_code, similar_pairs
+honest = honest_class()
+codes = {s: "\n\n".join(parts) for s, parts in honest.items()}
+codes["copy_of_alt1"] = disguised(honest["alt1"], "x")
+pairs = similar_pairs({s: own_code(c, STUB) for s, c in codes.items()})
+print(json.dumps([[p.a.student, p.b.student, p.a.similarity, p.b.similarity, p.a.marks, p.b.marks] for p in pairs]))
+"""
+
+
+def test_the_pairs_and_their_shares_are_the_same_in_every_run():
+    """Winnowing keeps each window's smallest hash: with Python's salted ``hash()`` (copydetect's), the kept
+    fingerprints, the shares and so the flagged pairs changed from one run of the class report to the next."""
+    import os
+    import subprocess
+    import sys
+
+    runs = []
+    for seed in ("1", "2"):
+        done = subprocess.run([sys.executable, "-c", SAME_IN_EVERY_RUN, str(ROOT)], capture_output=True, text=True,
+                              env={**os.environ, "PYTHONHASHSEED": seed}, check=True)
+        runs.append(done.stdout)
+    assert runs[0] == runs[1] and '"copy_of_alt1"' in runs[0]
