@@ -168,11 +168,17 @@ def floor(assignment: Assignment, paths: list[Path], exercises: list[str] | None
     # the session's sandboxes, and the clean ones the judge starts itself (a checkpoint resumed where no
     # student code ran): both take Sandbox from these two modules
     autograder.session.Sandbox = autograder.sandbox.client.Sandbox = InProcessSandbox
+    here = os.getcwd()
+    scratch = tempfile.mkdtemp(prefix="tg-floor-")
+    os.chdir(scratch)  # a sandbox's working folder is its private scratch: probes write checkpoints there
     try:
         opts = GradeOptions(exercises=exercises)
+        paths = [Path(p).resolve() for p in paths]
         grade(assignment, paths[:2], options=opts, server=NoServer())  # warm: imports, first compilations
         results = grade(assignment, paths, options=opts, server=NoServer())
     finally:
+        os.chdir(here)
+        shutil.rmtree(scratch, ignore_errors=True)
         autograder.session.Sandbox = autograder.sandbox.client.Sandbox = saved
         sys.modules["__main__"] = main
     return results
