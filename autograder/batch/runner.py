@@ -83,7 +83,10 @@ class BatchSummary:
 
 
 def grader_failure(assignment: Assignment, entry: Entry, message: str) -> SubmissionResult:
-    """The result of a submission that took two workers down: zero, marked, for staff to look at."""
+    """The result of a submission the grader could not grade: zero, marked, for staff to look at.
+
+    It took two workers down, or (in the service) its stored file is not the one uploaded.
+    """
     return SubmissionResult(
         submission=entry.submission, path=entry.source, assignment=assignment.id, student=entry.student,
         sha256=entry.sha256, status="internal_error",

@@ -41,7 +41,7 @@ from autograder.results import SubmissionResult
 from autograder.sandbox.isolation import Limits
 from autograder.service.blobs import Blobs
 from autograder.service.config import ServiceConfig
-from autograder.service.store import JobRow, ServiceStore
+from autograder.service.store import JobRow, ServiceStore, Submission
 
 RESTART_PAUSE = 5.0  # seconds between attempts to start a worker that would not start
 SERVICE_BACKENDS = ("process", "docker", "podman", "dask")  # those that keep a worker warm per slot
@@ -197,6 +197,10 @@ class GradingPool:
         assert sub is not None
         try:
             assignment = load_assignment(st.assignment, self.course)
+            damaged = self.blobs.damaged(sub.sha256)
+            if damaged is not None:  # never a grade of other bytes than the student's: staff look at it
+                self._for_staff(job, assignment, sub, damaged)
+                return backend, pipe
             version = suite_version(assignment)
         except AssignmentError as e:
             self.store.release(job.id)
@@ -222,10 +226,7 @@ class GradingPool:
         except WorkerDied as e:
             st.state = "starting"
             if not self.store.worker_died(job.id, e.message):
-                entry = Entry(path=self.blobs.path(sub.sha256), source=sub.filename, submission="submission",
-                              student=sub.person, sha256=sub.sha256, order=())
-                failed = grader_failure(assignment, entry, e.message)
-                self.store.finish(job.id, failed.to_dict(), version, needs_ta=True, error=e.message[-2000:])
+                self._for_staff(job, assignment, sub, e.message)
             return backend, None
         except WorkerFatal as e:
             self.store.release(job.id)
@@ -239,6 +240,14 @@ class GradingPool:
         st.seconds = [*st.seconds[-19:], time.monotonic() - started]
         st.state = "ready"
         return backend, pipe
+
+
+    def _for_staff(self, job: JobRow, assignment: Assignment, sub: Submission, why: str) -> None:
+        """Finish ``job`` ungraded, marked for staff: zero points, "not a judgement of your work", and why."""
+        entry = Entry(path=self.blobs.path(sub.sha256), source=sub.filename, submission="submission",
+                      student=sub.person, sha256=sub.sha256, order=())
+        failed = grader_failure(assignment, entry, why)
+        self.store.finish(job.id, failed.to_dict(), suite_version(assignment), needs_ta=True, error=why[-2000:])
 
 
 def _close(backend: Any) -> None:

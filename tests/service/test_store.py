@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+import json
 import time
 from zoneinfo import ZoneInfo
 
@@ -280,3 +281,31 @@ def test_tokens_and_ids_survive_a_csv_file(store, tmp_path):
         rows = list(csv.DictReader(f))
     assert [r["token"] for r in rows] == [x.token for x in links]
     assert all(store.person_for_token(r["token"]).id == r["id"] for r in rows)
+
+
+def test_a_stored_file_whose_bytes_changed_is_never_graded_nor_reused(store, tmp_path):
+    """A grade is of the bytes the student uploaded: the service hashes the stored file again before it grades
+    it, and before it takes an identical upload as stored already."""
+    from autograder.service.grading import GradingPool, SlotState
+    from tests.helpers import DEMO_COURSE
+
+    blobs = Blobs(tmp_path / "blobs")
+    digest = blobs.put(b"def f():\n    return 1\n")
+    assert blobs.damaged(digest) is None
+    blobs.path(digest).write_bytes(b"def f():\n    return 2\n")  # same size, other bytes (a disk, a hand)
+    assert "bytes changed" in blobs.damaged(digest)
+    assert blobs.put(b"def f():\n    return 1\n") == digest and blobs.damaged(digest) is None  # written again
+    blobs.path(digest).write_bytes(b"def f():\n    return 2\n")
+    assert "cannot be read" in blobs.damaged("f" * 64)
+
+    sid = store.add_submission("alice", "demo", digest, "py", "mine.py", 22, 0, ["hidden"])
+    pool = GradingPool(ServiceConfig(assignments=[Policy("demo")], course=DEMO_COURSE), store, blobs,
+                       tmp_path / "logs")
+    job = store.claim("demo", "w")
+    # the check comes before any worker is asked: none is started here
+    kept = pool._grade(None, None, SlotState("demo-0", "demo"), 0, job)  # type: ignore[arg-type]
+    assert kept == (None, None)
+    [row] = store.results_of(sid)
+    assert row.status == "internal_error" and row.needs_ta and row.total == 0
+    result = store.latest_results("demo")[sid]
+    assert "not a judgement of your work" in json.dumps(result.result) and "bytes changed" in json.dumps(result.result)
