@@ -227,6 +227,30 @@ def test_with_poll_1_the_page_updates_to_graded_without_the_live_channel(live, b
     assert not [u for u in asked if "/events" in u], asked  # and never opened the event stream
 
 
+def test_where_the_live_channel_is_blocked_the_page_falls_back_to_polling(live, browser):
+    """A proxy or firewall that refuses server-sent events must not leave a student staring at "queued": the
+    browser here refuses the event stream (Chromium's own URL blocking), and the page polls instead."""
+    from selenium.webdriver.common.by import By
+
+    _sign_in(browser, live, "ben")
+    body, headers = multipart("mine.py", SMALL.encode())
+    code, got = live.api("/api/submissions", "ben", body, headers)
+    assert code == 202
+    browser.execute_cdp_cmd("Network.enable", {})
+    browser.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/events*"]})
+    try:
+        _requests(browser)  # forget what came before
+        browser.get(f"{live.url}/submissions/{got['id']}")  # no ?poll=1: the page chooses the event stream
+        seen = _watch(browser)
+        asked = _requests(browser)
+    finally:
+        browser.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+    assert seen[-1] == "graded", seen
+    assert "Score: " in browser.find_element(By.ID, "feedback").text
+    assert [u for u in asked if "/events" in u], asked  # it did try the live channel first
+    assert f"{live.url}/api/submissions/{got['id']}" in asked  # then polled the status
+
+
 def test_a_hostile_submission_runs_no_script_in_the_browser(live, browser, tmp_path):
     from selenium.webdriver.common.by import By
 
