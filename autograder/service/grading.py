@@ -197,15 +197,15 @@ class GradingPool:
         assert sub is not None
         try:
             assignment = load_assignment(st.assignment, self.course)
-            damaged = self.blobs.damaged(sub.sha256)
-            if damaged is not None:  # never a grade of other bytes than the student's: staff look at it
-                self._for_staff(job, assignment, sub, damaged)
-                return backend, pipe
             version = suite_version(assignment)
         except AssignmentError as e:
             self.store.release(job.id)
             st.state, st.detail = "down", f"the assignment's material cannot be loaded: {e.message}"
             self.stop_event.wait(RESTART_PAUSE)
+            return backend, pipe
+        damaged = self.blobs.damaged(sub.sha256)
+        if damaged is not None:  # never a grade of other bytes than the student's: staff look at it
+            self._for_staff(job, assignment, version, sub, damaged)
             return backend, pipe
         if pipe.info.get("suite_version") != version:  # staff changed the suites: a worker on the new material
             pipe.close()
@@ -226,7 +226,7 @@ class GradingPool:
         except WorkerDied as e:
             st.state = "starting"
             if not self.store.worker_died(job.id, e.message):
-                self._for_staff(job, assignment, sub, e.message)
+                self._for_staff(job, assignment, version, sub, e.message)
             return backend, None
         except WorkerFatal as e:
             self.store.release(job.id)
@@ -242,12 +242,12 @@ class GradingPool:
         return backend, pipe
 
 
-    def _for_staff(self, job: JobRow, assignment: Assignment, sub: Submission, why: str) -> None:
+    def _for_staff(self, job: JobRow, assignment: Assignment, version: str, sub: Submission, why: str) -> None:
         """Finish ``job`` ungraded, marked for staff: zero points, "not a judgement of your work", and why."""
         entry = Entry(path=self.blobs.path(sub.sha256), source=sub.filename, submission="submission",
                       student=sub.person, sha256=sub.sha256, order=())
         failed = grader_failure(assignment, entry, why)
-        self.store.finish(job.id, failed.to_dict(), suite_version(assignment), needs_ta=True, error=why[-2000:])
+        self.store.finish(job.id, failed.to_dict(), version, needs_ta=True, error=why[-2000:])
 
 
 def _close(backend: Any) -> None:
