@@ -72,6 +72,9 @@ class Session:
         self.output = ""
         self.cells_by_index = {c.index: c for c in submission.cells}
         self.cannot_start: SandboxCannotStart | None = None  # set: no grade may come of this submission
+        # the grader's own code (a decoder) on this submission's bytes, in sandboxes where no student code runs:
+        # one per source for this submission only, never another student's (see clean())
+        self._clean: dict[str, Sandbox] = {}
 
     # ------------------------------------------------------------------ lifecycle
     def time_left(self) -> float:
@@ -201,9 +204,35 @@ class Session:
             if out and len(self.output) < 64 * 1024:
                 self.output += out
 
+    def clean(self, source: str, timeout: float) -> Sandbox:
+        """A sandbox that never runs student code, with the grader's ``source`` loaded as its probe module.
+
+        Kept for this submission's later calls: what it decodes is this student's bytes only, so a
+        file that could change it changes only what it says about the same student, and it ends
+        with the submission (:meth:`close`). A call that fails drops it (:meth:`drop_clean`).
+        """
+        sb = self._clean.get(source)
+        if sb is not None and sb.alive:
+            return sb
+        sb = Sandbox(self.server, self.config)
+        try:
+            sb.request("load_probes", source, exercise="clean", timeout=timeout)
+        except BaseException:
+            sb.kill()
+            raise
+        self._clean[source] = sb
+        return sb
+
+    def drop_clean(self, source: str) -> None:
+        sb = self._clean.pop(source, None)
+        if sb is not None:
+            sb.kill()
+
     def close(self) -> None:
         self._collect_output()
         self.sandbox = None
+        for source in list(self._clean):
+            self.drop_clean(source)
 
     # ------------------------------------------------------------------ requests
     def request(self, op: str, payload: Any = None, *, timeout: float, **fields: Any) -> tuple[dict, Any]:

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 
 class CleanRunner(Protocol):
-    """What runs the decoder: ``judge.proxy.Context`` (a new sandbox per call)."""
+    """What runs the decoder: ``judge.proxy.Context`` (a sandbox where no student code runs, one per submission)."""
 
     def clean_probe(self, source: str, name: str, args: tuple, *, label: str) -> Any: ...
 

@@ -384,11 +384,13 @@ class Context:
         return self.request("probe", payload, exercise=key, name=name, label=f"{name}")
 
     def clean_probe(self, source: str, name: str, args: tuple, *, label: str) -> Any:
-        """Run the grader's own ``source`` in a NEW sandbox that never runs student code; its reply.
+        """Run the grader's own ``source`` in a sandbox that never runs student code; its reply.
 
         For work on student-made bytes that must not happen in the judge (an
         unpickler, a decompressor): the sandbox's limits bound it, and nothing
         the student's code did can reach it. The student's own sandbox is left as it was.
+        One such sandbox serves this submission's calls (``Session.clean``): it sees only
+        this student's bytes, never another student's, and a failed call replaces it.
         """
         assert self.session is not None, "no submission is being graded"
         _IN_SANDBOX_CALL[0] += 1
@@ -399,37 +401,40 @@ class Context:
 
     def _clean_probe(self, source: str, name: str, args: tuple, *, label: str) -> Any:
         from autograder.errors import SandboxError
-        from autograder.sandbox.client import Sandbox
 
         assert self.session is not None
         session = self.session
         try:
-            sb = Sandbox(session.server, session.config)
-        except SandboxError as e:
+            sb = session.clean(source, self._timeout(label))
+        except (SandboxError, StudentException) as e:
             raise GraderError(f"`{label}`: a clean sandbox could not start ({e})") from None
         try:
-            sb.request("load_probes", source, exercise="clean", timeout=self._timeout(label))
             _, value = sb.request("probe", (list(args), {}), exercise="clean", name=name,
                                   timeout=self._timeout(label))
-        except StudentException as e:
+        except BaseException as e:
+            session.drop_clean(source)  # whatever it was doing, the next call starts a new one
+            self._clean_failed(e, label)
+            raise
+        return value
+
+    def _clean_failed(self, e: BaseException, label: str) -> None:
+        """What a failed clean call tells the student and staff (a raise); other exceptions pass unchanged."""
+        if isinstance(e, StudentException):
             raise GraderError(f"`{label}`: {e.error.get('type', 'Exception')}: {e.error.get('message', '')}") \
                 from None
-        except SandboxNoReply:
+        if isinstance(e, SandboxNoReply):
             raise StudentOverTime(
                 f"`{label}` did not finish within {self.timeout:g} s, the time limit of this test."
             ) from None
-        except SandboxOutOfMemory:
+        if isinstance(e, SandboxOutOfMemory):
             raise StudentError(
                 f"`{label}`: decoding the file your code wrote went over the sandbox's memory limit."
             ) from None
-        except ReplyTooLarge:
+        if isinstance(e, ReplyTooLarge):
             raise StudentError(f"`{label}`: the file your code wrote decodes to more than the grader accepts.") \
                 from None
-        except (SandboxCrashed, ProtocolError) as e:
+        if isinstance(e, SandboxCrashed | ProtocolError):
             raise StudentCrash(f"`{label}`: decoding the file your code wrote stopped the decoder ({e}).") from None
-        finally:
-            sb.kill()
-        return value
 
     def fresh(self) -> None:
         """Replace the sandbox with a fresh one (the student's cells replayed, nothing else run in it)."""
@@ -563,7 +568,7 @@ class SandboxFixture:
         """``torch.load(file, weights_only=True)`` of a file's bytes: ``(object, None)`` or ``(None, why)``.
 
         Never run in the judge: the archive's declared sizes are checked against
-        the bytes, then a new sandbox that never ran student code decodes it
+        the bytes, then a sandbox that never ran student code decodes it (one per submission)
         (:mod:`autograder.judge.archive`).
         """
         from autograder.judge.archive import load_weights_only

@@ -40,3 +40,83 @@ def test_a_compressed_storage_is_refused_before_anything_is_decompressed():
 
 def test_bytes_that_are_not_an_archive_are_left_to_the_decoder():
     assert declared_size_problem(b"not a zip at all") is None
+
+
+# ---------------------------------------------------------------- the decoder's sandbox, per submission
+
+def _session(server, tmp_path, name):
+    from autograder.load import load
+    from autograder.options import Budget
+    from autograder.sandbox.client import SandboxConfig
+    from autograder.session import Session
+
+    p = tmp_path / f"{name}.py"
+    p.write_text("X = 1\n")
+    return Session(server, load(p), SandboxConfig(), Budget(cell_seconds=20))
+
+
+def _grading(session):
+    from autograder.judge.proxy import Context, SandboxFixture
+
+    ctx = Context()
+    ctx.session = session
+    ctx.restart_clock()
+    return ctx, SandboxFixture(ctx)
+
+
+def _decoder_pid(session):
+    from autograder.judge.archive import DECODER
+
+    return session._clean[DECODER].pid
+
+
+def test_one_submission_decodes_in_one_clean_sandbox_and_the_next_student_gets_another(server, tmp_path):
+    """Every file of a submission is decoded where no student code ran, in one sandbox kept for that submission
+    only (issue 25: a sandbox each time cost a fork per file); another submission never meets it."""
+    first = _session(server, tmp_path, "first")
+    ctx, sandbox = _grading(first)
+    try:
+        student_pid = first.ensure().pid
+        a, err_a = sandbox.load_weights_only(_saved({"w": torch.ones(3)}))
+        pid = _decoder_pid(first)
+        b, err_b = sandbox.load_weights_only(_saved({"epoch": 2}))
+        assert err_a is None and err_b is None
+        assert torch.equal(a["w"], torch.ones(3)) and b == {"epoch": 2}
+        assert _decoder_pid(first) == pid != student_pid
+        kept = first._clean
+        first.close()
+        assert not kept, "the decoder's sandbox outlived its submission"
+    finally:
+        ctx.stop_clock()
+    second = _session(server, tmp_path, "second")
+    ctx, sandbox = _grading(second)
+    try:
+        _, err = sandbox.load_weights_only(_saved([1, 2]))
+        assert err is None and _decoder_pid(second) != pid
+    finally:
+        ctx.stop_clock()
+        second.close()
+
+
+def test_a_decoder_sandbox_that_failed_is_replaced_for_the_next_file(server, tmp_path):
+    import os
+    import signal
+
+    import pytest
+
+    from autograder.errors import StudentCrash
+
+    session = _session(server, tmp_path, "crash")
+    ctx, sandbox = _grading(session)
+    try:
+        sandbox.load_weights_only(_saved({"w": torch.zeros(2)}))
+        pid = _decoder_pid(session)
+        os.kill(pid, signal.SIGKILL)  # as a file that stops the decoder would
+        with pytest.raises(StudentCrash, match="stopped the decoder"):
+            sandbox.load_weights_only(_saved({"w": torch.zeros(2)}))
+        value, err = sandbox.load_weights_only(_saved({"w": torch.full((2,), 7.0)}))
+        assert err is None and torch.equal(value["w"], torch.full((2,), 7.0))
+        assert _decoder_pid(session) != pid
+    finally:
+        ctx.stop_clock()
+        session.close()
