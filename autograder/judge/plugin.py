@@ -78,7 +78,7 @@ def _ready_sandbox() -> None:
         ) from None
     # Sandbox start-up and cell replays do not count against the test's own limit.
     CONTEXT.restart_clock()
-    CONTEXT.request("seed", seed=CONTEXT.seed, label="seed")
+    CONTEXT.seed_next()
 
 
 @pytest.fixture
@@ -268,6 +268,7 @@ class GradingPlugin:
         self.server.wait_ready()
         session = Session(self.server, sub, self.config, self.budget, probes=probes)
         CONTEXT.session = session
+        CONTEXT.pending_seed = None
         tests: list[TestResult] = []
         last = {item.stash[EXERCISE].id: n for n, item in enumerate(self.items)}
         try:

@@ -158,6 +158,8 @@ class Context:
         self.exercise: str = ""
         self.probes_path: Path | None = None
         self.seed: int = 0
+        # the test's seed, sent with the next request rather than as one of its own (see seed_next)
+        self.pending_seed: int | None = None
 
     # ------------------------------------------------------------------ the test's clock
     def restart_clock(self) -> None:
@@ -196,6 +198,14 @@ class Context:
             )
         return left
 
+    def seed_next(self) -> None:
+        """Seed the sandbox's generators with the test's seed right before its next request.
+
+        The sandbox runs nothing between two requests, so seeding at the start of the next one is
+        the same as a request of its own, less a round trip per test (some 130 per submission).
+        """
+        self.pending_seed = self.seed
+
     def request(self, op: str, payload: Any = None, *, label: str, **fields: Any) -> Any:
         _IN_SANDBOX_CALL[0] += 1
         try:
@@ -205,6 +215,8 @@ class Context:
 
     def _request(self, op: str, payload: Any = None, *, label: str, **fields: Any) -> Any:
         assert self.session is not None, "no submission is being graded"
+        if self.pending_seed is not None:
+            fields["seed_first"], self.pending_seed = self.pending_seed, None
         try:
             head, value = self.session.request(op, payload, timeout=self._timeout(label), **fields)
         except StudentException as e:
@@ -441,7 +453,7 @@ class Context:
         assert self.session is not None
         self.session.restart()
         self.restart_clock()  # start-up and replay are not the test's time
-        self.request("seed", seed=self.seed, label="seed")
+        self.seed_next()
 
 
 class Handle:
