@@ -269,10 +269,11 @@ class _DictKeys:
 
     A dict can be written in place, bound to a name first (``wrong = {...}``, ``wrong["k"] = ...``,
     ``wrong.update({...})``), built by a comprehension over another (``{k: ... for k, v in wrong.items()}``),
-    returned by a module-level helper (``misconceptions=_cube_misconceptions(x)``), or handed to a helper
-    that names the key itself (``fail(..., misconception=key)`` with ``key`` not a literal: every dict
-    argument of a call to it). Each form's literal keys are found here, so that validate's key check sees
-    every key a suite can name, not only the ``misconception="key"`` literals.
+    returned by a module-level helper (``misconceptions=_cube_misconceptions(x)``), any of these behind
+    a ``lambda`` (``misconceptions=lambda: _cube_misconceptions(x)``, built only for a wrong result), or
+    handed to a helper that names the key itself (``fail(..., misconception=key)`` with ``key`` not a
+    literal: every dict argument of a call to it). Each form's literal keys are found here, so that
+    validate's key check sees every key a suite can name, not only the ``misconception="key"`` literals.
     """
 
     def __init__(self, tree: ast.Module) -> None:
@@ -328,6 +329,8 @@ class _DictKeys:
             return self._of(expr.value, scope, seen)
         if isinstance(expr, ast.BoolOp):
             return [c for v in expr.values for c in self._of(v, scope, seen)]
+        if isinstance(expr, ast.Lambda):  # misconceptions=lambda: {...}: built only when a result is wrong
+            return self._of(expr.body, scope, seen)
         if isinstance(expr, ast.Name):
             return self._bound(expr.id, scope, seen)
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in self.funcs \

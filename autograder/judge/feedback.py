@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NoReturn
 
 import numpy as np
 import torch
@@ -131,7 +132,11 @@ def _close(actual: Any, candidate: Any, rtol: float, atol: float) -> bool:
     return bool(torch.allclose(a, c, rtol=rtol, atol=atol, equal_nan=True))
 
 
-def _diagnose(actual: Any, misconceptions: Mapping[str, Any] | None, rtol: float, atol: float) -> tuple[str, str]:
+# known-wrong values by key (see assert_close), or a function that builds them when a result is wrong
+Misconceptions = Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None
+
+
+def _diagnose(actual: Any, misconceptions: Misconceptions, rtol: float, atol: float) -> tuple[str, str]:
     """(" message", key) of the first misconception whose value the result matches, else ("", "").
 
     ``misconceptions`` maps a key to ``(message, wrong_value)``; the older form
@@ -139,6 +144,10 @@ def _diagnose(actual: Any, misconceptions: Mapping[str, Any] | None, rtol: float
     """
     if not misconceptions or not isinstance(actual, torch.Tensor | int | float) or isinstance(actual, bool):
         return "", ""
+    if callable(misconceptions):
+        misconceptions = misconceptions()
+        if not misconceptions:
+            return "", ""
     hits = []
     for key, entry in misconceptions.items():
         message, candidate = entry if isinstance(entry, tuple) else (key, entry)
@@ -160,7 +169,7 @@ def assert_close(
     rtol: float = 1e-10,
     atol: float = 1e-12,
     name: str = "the result",
-    misconceptions: Mapping[str, Any] | None = None,
+    misconceptions: Misconceptions = None,
     hint: str | None = None,
     check_dtype: bool = True,
     equal_nan: bool = False,
@@ -189,7 +198,9 @@ def assert_close(
     choose inputs on which the mistakes differ. Write the message as what the student did and why it is wrong, in
     one sentence that does not give the answer away, e.g.
     ``"The gradient is n times too large: cross_entropy averages over the batch, so divide by n."``.
-    ``hint`` is appended when no misconception matched.
+    ``hint`` is appended when no misconception matched. ``misconceptions`` may also be a function
+    of no arguments that returns that mapping: it is called only when the result is wrong, so the
+    known-wrong values cost nothing for a right one (``misconceptions=lambda: _wrong(x)``).
     """
     if isinstance(expected, np.ndarray):
         _assert_close_numpy(actual, expected, rtol=rtol, atol=atol, name=name, misconceptions=misconceptions,
@@ -203,28 +214,45 @@ def assert_close(
         fail(f"Expected {name} to be a torch.Tensor, but got {describe(actual)}. Return a tensor, not a NumPy array.")
     if not isinstance(actual, torch.Tensor):
         fail(f"Expected {name} to be a torch.Tensor, but got {describe(actual)}.")
-    diag, key = _diagnose(actual, misconceptions, rtol, atol)
-    tail = diag or (f" {_sentence(hint)}" if hint else "")
+    why = _Diagnosis(actual, misconceptions, rtol, atol, f" {_sentence(hint)}" if hint else "")
     if actual.shape != expected.shape:
-        _fail_keyed(
-            key, f"Expected {name} to have shape {tuple(expected.shape)}, but it has shape {tuple(actual.shape)}.{tail}"
-        )
+        why.fail(f"Expected {name} to have shape {tuple(expected.shape)}, but it has shape {tuple(actual.shape)}.")
     if check_dtype and actual.dtype != expected.dtype:
-        _fail_keyed(
-            key,
+        why.fail(
             f"Expected {name} to have dtype {str(expected.dtype).removeprefix('torch.')}, "
-            f"but it is {str(actual.dtype).removeprefix('torch.')}.{diag or ' Keep the dtype of the inputs.'}",
+            f"but it is {str(actual.dtype).removeprefix('torch.')}.",
+            otherwise=" Keep the dtype of the inputs.",
         )
     if actual.numel() == 0:
         return
     a = actual.detach().to(torch.complex128 if actual.is_complex() else torch.float64)
     e = expected.detach().to(a.dtype)
-    _check_finite(a, e, name=name, key=key, tail=tail, equal_nan=equal_nan)
-    _check_values(a, e, name=name, key=key, tail=tail, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    _check_finite(a, e, name=name, why=why, equal_nan=equal_nan)
+    _check_values(a, e, name=name, why=why, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+@dataclass
+class _Diagnosis:
+    """The misconception a failing tensor matches, worked out only once a check has failed.
+
+    Diagnosing compares the result with every known-wrong value, which costs more than the
+    comparison itself; a result that passes never pays for it.
+    """
+
+    actual: torch.Tensor
+    misconceptions: Misconceptions
+    rtol: float
+    atol: float
+    hint: str  # the hint's sentence (with its leading space), or ""
+
+    def fail(self, message: str, otherwise: str | None = None) -> NoReturn:
+        """Fail with ``message``, then the matched misconception's sentence, else ``otherwise`` (the hint)."""
+        diag, key = _diagnose(self.actual, self.misconceptions, self.rtol, self.atol)
+        raise Failure(message + (diag or (self.hint if otherwise is None else otherwise)), key)
 
 
 def _assert_close_numpy(actual: Any, expected: np.ndarray, *, rtol: float, atol: float, name: str,
-                        misconceptions: Mapping[str, Any] | None, hint: str | None, check_dtype: bool,
+                        misconceptions: Misconceptions, hint: str | None, check_dtype: bool,
                         equal_nan: bool) -> None:
     """A NumPy result must be a NumPy array (not a tensor); numbers are then compared as tensors."""
     if isinstance(actual, torch.Tensor):
@@ -247,7 +275,7 @@ NON_FINITE = (" Find the first operation that produces it: the usual sources are
               "division by zero, a log of zero and a fractional power of a negative number.")
 
 
-def _check_finite(a: torch.Tensor, e: torch.Tensor, *, name: str, key: str, tail: str, equal_nan: bool) -> None:
+def _check_finite(a: torch.Tensor, e: torch.Tensor, *, name: str, why: _Diagnosis, equal_nan: bool) -> None:
     """A NaN or inf where the expected value is finite gets its own message: it has its own usual causes."""
     bad_a = ~torch.isfinite(a)
     bad_e = ~torch.isfinite(e)
@@ -259,10 +287,10 @@ def _check_finite(a: torch.Tensor, e: torch.Tensor, *, name: str, key: str, tail
         where = (f"{_cap(name)} is {value} where a finite value was expected." if a.numel() == 1 else
                  f"{_cap(name)} contains {value} at index {idx} where a finite value was expected "
                  f"({int((bad_a & ~bad_e).sum())} such entries).")
-        _fail_keyed(key, f"{where}{tail or NON_FINITE}")
+        why.fail(where, otherwise=why.hint or NON_FINITE)
 
 
-def _check_values(a: torch.Tensor, e: torch.Tensor, *, name: str, key: str, tail: str, rtol: float,
+def _check_values(a: torch.Tensor, e: torch.Tensor, *, name: str, why: _Diagnosis, rtol: float,
                   atol: float, equal_nan: bool = False) -> None:
     """Name the worst entry and how many differ, so the student can find the bug's footprint."""
     # a NaN equals nothing, not even an expected NaN, unless the caller allows it
@@ -285,7 +313,7 @@ def _check_values(a: torch.Tensor, e: torch.Tensor, *, name: str, key: str, tail
         extra = (f" {n_bad} of {a.numel()} entries differ; the largest difference is at index {idx}: "
                  f"got {got}, expected {want}.")
         head = f"{_cap(name)} has the right shape and dtype but wrong values."
-    _fail_keyed(key, f"{head}{extra}{tail}")
+    why.fail(f"{head}{extra}")
 
 
 def _fail_keyed(key: str, message: str) -> None:
@@ -293,7 +321,7 @@ def _fail_keyed(key: str, message: str) -> None:
 
 
 def _assert_close_scalar(actual: Any, expected: Any, *, rtol: float, atol: float, name: str, hint: str | None,
-                         misconceptions: Mapping[str, Any] | None = None) -> None:
+                         misconceptions: Misconceptions = None) -> None:
     tail = f" {_sentence(hint)}" if hint else ""
     if isinstance(expected, bool) or not isinstance(expected, int | float):
         if actual != expected:

@@ -301,6 +301,8 @@ def test_suite_keys_see_every_dict_keyed_form_of_a_misconception():
     src = (
         "def _cube(x):\n"
         '    return {"from_helper": ("It looks like a helper sentence, long enough.", x)}\n'
+        "def _cube2(x):\n"
+        '    return {"lazy_helper": ("It looks like a lazy helper sentence, long enough.", x)}\n'
         "def _judge(value, wrong, msg):\n"
         "    fits = [(key, why) for key, (why, v) in wrong.items() if v == value]\n"
         "    fail(msg, misconception=fits[0][0])\n"
@@ -314,12 +316,15 @@ def test_suite_keys_see_every_dict_keyed_form_of_a_misconception():
         '    wrong.update({"updated": ("It looks like the updated sentence, written out.", 6)})\n'
         "    assert_close(1, 2, misconceptions={k: (m, v) for k, (m, v) in wrong.items()})\n"
         "    assert_close(1, 2, misconceptions=_cube(1))\n"
+        '    assert_close(1, 2, misconceptions=lambda: {"lazy": ("It looks like the lazy sentence, written.", 8)})\n'
+        "    assert_close(1, 2, misconceptions=lambda x=1: _cube2(x))\n"
         '    _judge(1, {"via_judge": ("It looks like the judged sentence, written out.", 7)}, "m")\n'
         '    _linear(student, (3, 4), {"bias": False})\n'
         '    spec = {"sizes": [1, 2], "lr": 0.1}\n'
     )
     keys = suite_keys(_ast.parse(src), Path("test_hidden.py"))
-    assert set(keys.named) == {"in_place", "bound", "by_item", "updated", "from_helper", "via_judge"}
+    assert set(keys.named) == {"in_place", "bound", "by_item", "updated", "from_helper", "via_judge", "lazy",
+                               "lazy_helper"}
     assert keys.sentences["via_judge"] == "It looks like the judged sentence, written out."
     assert keys.sentences["from_helper"].startswith("It looks like a helper")
 

@@ -155,3 +155,53 @@ def test_within_is_nan_safe(value, ok):
     from autograder.judge import within
 
     assert within(value, 1.0, rtol=1e-6) is ok
+
+
+def test_misconceptions_are_compared_only_once_a_check_has_failed():
+    """A passing result never pays for the diagnosis (issue 25: noisy_digits built it for every correct image)."""
+    import torch
+
+    from autograder.errors import Failure
+    from autograder.judge.feedback import assert_close
+
+    class Counting(dict):
+        asked = 0
+
+        def items(self):
+            Counting.asked += 1
+            return super().items()
+
+    wrong = Counting({"doubled": ("Everything was doubled.", torch.tensor([2.0, 4.0]))})
+    assert_close(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0]), misconceptions=wrong)
+    assert Counting.asked == 0
+    try:
+        assert_close(torch.tensor([2.0, 4.0]), torch.tensor([1.0, 2.0]), misconceptions=wrong, hint="Look again.")
+    except Failure as e:
+        assert e.misconception == "doubled" and "Everything was doubled." in str(e) and "Look again" not in str(e)
+    else:
+        raise AssertionError("a wrong result passed")
+    assert Counting.asked == 1
+
+
+def test_misconceptions_given_as_a_function_are_built_only_for_a_wrong_result():
+    import torch
+
+    from autograder.errors import Failure
+    from autograder.judge.feedback import assert_close
+
+    built = []
+
+    def wrong():
+        built.append(1)
+        return {"halved": ("Everything was halved.", torch.tensor([0.5, 1.0]))}
+
+    assert_close(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0]), misconceptions=wrong)
+    assert_close(3.0, 3.0, misconceptions=wrong)
+    assert not built
+    for actual, expected in ((torch.tensor([0.5, 1.0]), torch.tensor([1.0, 2.0])), (0.5, 1.0)):
+        with pytest.raises(Failure) as info:
+            assert_close(actual, expected, misconceptions=lambda e=expected: {"halved": ("Halved.", e / 2)})
+        assert info.value.misconception == "halved"
+    with pytest.raises(Failure) as info:
+        assert_close(torch.tensor([0.5, 1.0]), torch.tensor([1.0, 2.0]), misconceptions=wrong)
+    assert built == [1] and "Everything was halved." in str(info.value)

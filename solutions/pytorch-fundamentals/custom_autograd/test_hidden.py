@@ -53,7 +53,7 @@ def test_ste_forward_rounds(sandbox):
         res = sandbox.probe("apply_with_grad", "StraightThroughRound", x, torch.ones_like(x))
         assert_close(res["y"], torch.round(x), rtol=0, atol=0,
                      name=f"StraightThroughRound.apply(x) for a {dtype} x",
-                     misconceptions=_rounding_misconceptions(x))
+                     misconceptions=lambda x=x: _rounding_misconceptions(x))
 
 
 TIES = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.5, -3.5, 4.5, 0.49, -0.51, 7.0]
@@ -67,7 +67,7 @@ def test_ste_forward_ties_to_even(sandbox):
         res = sandbox.probe("apply_with_grad", "StraightThroughRound", x, torch.ones_like(x))
         assert_close(res["y"], torch.round(x), rtol=0, atol=0,
                      name=f"StraightThroughRound.apply(x) for x = {TIES} ({dtype})",
-                     misconceptions=_rounding_misconceptions(x))
+                     misconceptions=lambda x=x: _rounding_misconceptions(x))
 
 
 @pytest.mark.points(1.5)
@@ -132,11 +132,11 @@ def test_cube_backward_values(sandbox):
           "return a tensor.")
     assert_close(res["grad"], 3 * x ** 2 * g, rtol=1e-10, atol=1e-12,
                  name="the gradient through Cube for upstream gradient g",
-                 misconceptions=_cube_misconceptions(x, g))
+                 misconceptions=lambda: _cube_misconceptions(x, g))
     x32, g32 = x.float(), g.float()
     res32 = sandbox.probe("apply_with_grad", "Cube", x32, g32)
     assert_close(res32["grad"], 3 * x32 ** 2 * g32, rtol=1e-5, atol=1e-5,
-                 name="the float32 gradient through Cube", misconceptions=_cube_misconceptions(x32, g32))
+                 name="the float32 gradient through Cube", misconceptions=lambda: _cube_misconceptions(x32, g32))
 
 
 def _cube_misconceptions(x, g):
@@ -315,7 +315,7 @@ def test_generated_inputs(sandbox):
         assert_close(cube["y"], x ** 3, rtol=1e-12, atol=1e-12, name=f"Cube.apply(x) for x = {vals}")
         check(cube["grad"] is not None, "Backpropagating through Cube gave no gradient for its input.")
         assert_close(cube["grad"], 3 * x ** 2 * g, rtol=1e-10, atol=1e-12,
-                     name=f"the gradient through Cube at x = {vals}", misconceptions=_cube_misconceptions(x, g))
+                     name=f"the gradient through Cube at x = {vals}", misconceptions=lambda: _cube_misconceptions(x, g))
         ste = sandbox.probe("apply_with_grad", "StraightThroughRound", x, g)
         assert_close(ste["y"], torch.round(x), rtol=0, atol=0, name=f"StraightThroughRound.apply(x) for x = {vals}")
         assert_close(ste["grad"], g, rtol=0, atol=0, name="the gradient through StraightThroughRound")

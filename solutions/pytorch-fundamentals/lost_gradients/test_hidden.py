@@ -409,7 +409,7 @@ def _judge_loss(label, logits, target, info, upstream, grads=True):
             rtol=gtol,
             atol=gtol,
             name=f"the gradient of {upstream} * training_loss with respect to the logits ({label})",
-            misconceptions=_wrong_grads(logits, target, upstream, gtol, g_expected),
+            misconceptions=lambda: _wrong_grads(logits, target, upstream, gtol, g_expected),
         )
 
 

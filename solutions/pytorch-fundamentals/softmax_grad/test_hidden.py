@@ -214,7 +214,7 @@ def _judge(label, logits, target, reply, tol):
         expected,
         **tol,
         name=f"the gradient returned by softmax_ce_grad on {label}",
-        misconceptions=_value_misconceptions(logits, target, expected),
+        misconceptions=lambda: _value_misconceptions(logits, target, expected),
         hint="Check yourself against autograd: z = logits.clone().requires_grad_(True); "
         "F.cross_entropy(z, target).backward(); then compare z.grad with your result.",
     )
