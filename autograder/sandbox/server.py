@@ -587,6 +587,8 @@ def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
                 warmed = only is None  # the whole warm-up happens once; a partial one may be followed by more
                 try:
                     if _preload_later(warm_compiler, only if isinstance(only, list) else None):
+                        # only a server that will fork many sandboxes is warmed up: folding its heap costs
+                        # 0.05 to 0.8 s once, and saves some 55 ms of CPU at each later fork
                         hugepages.collapse()
                         spares.renew()
                 except _Stop:
@@ -620,9 +622,6 @@ def main() -> None:
     _STOPPABLE = False
     gcpause.resume()
     sock.sendall(json.dumps({"ok": True, "ready": True, "pid": os.getpid()}).encode() + b"\n")
-    # Before the first fork, after "ready": the judge is still collecting its suites, and a spawn asked
-    # meanwhile waits at most this long (0.05 to 0.8 s, as the kernel finds free huge pages)
-    hugepages.collapse()
     serve(sock, warm_compiler=warm_compiler)
     # Nothing to flush; skipping interpreter shutdown (torch's atexit work) saves seconds.
     os._exit(0)

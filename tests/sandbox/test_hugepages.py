@@ -12,7 +12,7 @@ import mmap
 import pytest
 
 from autograder.sandbox import hugepages
-from autograder.sandbox.client import Sandbox, SandboxConfig
+from autograder.sandbox.client import Sandbox, SandboxConfig, SandboxServer
 
 
 def _private(size: int) -> mmap.mmap:
@@ -47,13 +47,21 @@ def _anon_huge_kib(pid: int) -> int:
     return 0
 
 
-def test_the_servers_heap_is_in_huge_pages_once_it_is_ready(server):
+def test_a_warmed_up_servers_heap_is_in_huge_pages():
+    """A server asked to warm up (a batch's second submission, a kernel's later checks) will fork many
+    sandboxes: it folds its heap before the next one. One that serves a single submission does not."""
     why = _kernel_collapses()
     if why:
         pytest.skip(why)
-    server.wait_ready()
-    Sandbox(server, SandboxConfig()).kill()  # the server folds its heap after "ready", before this fork
-    assert _anon_huge_kib(server.proc.pid) >= 64 * 1024, "less than 64 MiB of the server's heap is in huge pages"
+    with SandboxServer(warm_compiler=False) as server:
+        server.wait_ready()
+        Sandbox(server, SandboxConfig()).kill()
+        before = _anon_huge_kib(server.proc.pid)
+        server.warm_later(only=["sklearn.datasets"])
+        Sandbox(server, SandboxConfig()).kill()  # served once the warm-up and the fold are done
+        after = _anon_huge_kib(server.proc.pid)
+    assert before < 16 * 1024, f"a server that was not warmed up folded {before} KiB already"
+    assert after >= 64 * 1024, f"only {after} KiB of a warmed-up server's heap is in huge pages"
 
 
 SMAPS = """\
