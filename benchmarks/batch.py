@@ -115,8 +115,12 @@ def pct(values: list[float], q: float) -> float:
 
 
 # ---------------------------------------------------------------------- the floor
-def floor(assignment: Assignment, paths: list[Path], exercises: list[str] | None) -> list:
-    """Per-submission seconds with no isolation at all: the sandbox runtime serves from a thread, in process."""
+def floor(assignment: Assignment, paths: list[Path], exercises: list[str] | None,
+          cpu: list[float] | None = None) -> list:
+    """Per-submission seconds with no isolation at all: the sandbox runtime serves from a thread, in process.
+
+    ``cpu``, when given, receives this process's CPU seconds (every thread) over the measured submissions.
+    """
     import torch
 
     import autograder.sandbox.client
@@ -175,7 +179,10 @@ def floor(assignment: Assignment, paths: list[Path], exercises: list[str] | None
         opts = GradeOptions(exercises=exercises)
         paths = [Path(p).resolve() for p in paths]
         grade(assignment, paths[:2], options=opts, server=NoServer())  # warm: imports, first compilations
+        c0 = time.process_time()
         results = grade(assignment, paths, options=opts, server=NoServer())
+        if cpu is not None:
+            cpu.append(time.process_time() - c0)
     finally:
         os.chdir(here)
         shutil.rmtree(scratch, ignore_errors=True)

@@ -11,7 +11,9 @@ Prints, each with its ratio to what it is compared with in the same run:
 4. batch throughput with ``--jobs``, worker start-up included, for two classes side
    by side: N copies of the samples (the mix) and CORRECT_N distinct correct
    submissions (combinations of references and alternatives), each against its
-   floor (the same checks in one warm process, no isolation) and the load;
+   floor (the same checks in one warm process, no isolation) and the load, in
+   wall time and in CPU seconds per submission (the whole machine's, from
+   /proc/stat: steady under noisy neighbours), with the idle and stolen shares;
 5. at scale: BIG submissions (copies of the samples plus broken files) graded
    by the real command; killed at 90 %, then rerun: per-submission time of the
    first hundred against the last hundred before the kill, peak memory (RSS)
@@ -39,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -73,6 +76,41 @@ def uptime() -> str:
         return "load average " + " ".join(Path("/proc/loadavg").read_text().split()[:3])
     except OSError:
         return "load average unknown"
+
+
+@dataclass(frozen=True)
+class Cpu:
+    """The whole machine's CPU seconds so far (``/proc/stat``): what it ran, what it waited, what the host took.
+
+    Differences of two samples say how a phase used the machine: ``busy`` counts every process of
+    the benchmark (judges, sandbox servers, sandboxes, the floor's one process) whatever the wall
+    clock did; ``steal`` is time the VM's host gave to other guests. On a shared VM the wall clock
+    moves with the neighbours; busy seconds per submission move much less.
+    """
+
+    busy: float = 0.0
+    idle: float = 0.0
+    steal: float = 0.0
+
+    @classmethod
+    def now(cls) -> Cpu:
+        try:
+            fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+        except OSError:
+            return cls()
+        user, nice, system, idle, iowait, irq, softirq, steal = (int(x) / os.sysconf("SC_CLK_TCK")
+                                                                 for x in (fields + ["0"] * 8)[:8])
+        return cls(busy=user + nice + system + irq + softirq, idle=idle + iowait, steal=steal)
+
+    def __sub__(self, other: Cpu) -> Cpu:
+        return Cpu(self.busy - other.busy, self.idle - other.idle, self.steal - other.steal)
+
+    def shares(self) -> str:
+        """Idle and stolen shares of all cores' time over the phase."""
+        total = self.busy + self.idle + self.steal
+        if total <= 0:
+            return "idle ?, steal ?"
+        return f"idle {100 * self.idle / total:.0f} %, steal {100 * self.steal / total:.0f} %"
 
 
 def timed(cmd: list[str], **kw) -> tuple[float, subprocess.CompletedProcess]:
@@ -385,13 +423,17 @@ def _one_class(args, assignment, label: str, what: str, paths: list[Path], out: 
     opts = BatchOptions(out=out, worker=cfg, jobs=args.jobs, progress="plain", report=True)
     load = uptime()
     with open(out.with_suffix(".log"), "w") as log:
-        t0 = time.perf_counter()
+        c0, t0 = Cpu.now(), time.perf_counter()
         summary = grade_batch(assignment, [paths[0].parent], opts, stream=log, err=log)
-        wall = time.perf_counter() - t0
+        wall, batch_cpu = time.perf_counter() - t0, Cpu.now() - c0
     rate = 60 * len(paths) / wall
     per = [r.seconds for r in summary.results]
-    floor_results = floor(assignment, paths[: args.floor_n], None)
+    c0, own = Cpu.now(), []
+    floor_results = floor(assignment, paths[: args.floor_n], None, cpu=own)
+    floor_cpu = Cpu.now() - c0
     fl = [r.seconds for r in floor_results]
+    floor_busy = own[0] / len(fl)  # its process's CPU over the measured submissions (not its warm-up)
+    batch_busy = batch_cpu.busy / len(paths)
     batch_totals = {Path(r.path).name: r.total for r in summary.results}
     differ = [r.path for r in floor_results if batch_totals.get(Path(r.path).name) != r.total]
     floor_rate = 60 / statistics.mean(fl)
@@ -405,6 +447,10 @@ def _one_class(args, assignment, label: str, what: str, paths: list[Path], out: 
         f"{floor_rate:.0f}/min on one core, {two_core:.0f}/min on {args.jobs}\n"
         f"     batch / {args.jobs}-core floor = {rate / two_core:.2f}x; per-submission median / floor median = "
         f"{statistics.median(per) / statistics.median(fl):.2f}x; {uptime()} at the end\n"
+        f"     CPU time of the whole machine (/proc/stat), start-up included: batch {batch_busy:.2f} s per "
+        f"submission, floor {floor_busy:.2f} s (its process, warm); floor / batch = "
+        f"{floor_busy / batch_busy:.2f}x; over the batch {batch_cpu.shares()}, over the floor "
+        f"{floor_cpu.shares()} (of {os.cpu_count()} cores)\n"
         f"     same scores in the floor and the batch: {'yes' if not differ else f'NO ({len(differ)} differ)'}"
         + (f"; full marks for all: {'yes' if not lost else f'NO ({len(lost)}: {lost[:3]})'}" if full_marks else "")
     )

@@ -1,0 +1,29 @@
+"""benchmarks/speed.py's CPU accounting reads /proc/stat's columns for what they are (timings are never asserted)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from benchmarks.speed import Cpu
+
+pytestmark = pytest.mark.skipif(not Path("/proc/stat").is_file(), reason="no /proc/stat on this system")
+
+
+def test_work_done_here_shows_as_busy_time_of_the_machine():
+    before, own = Cpu.now(), time.process_time()
+    while time.process_time() - own < 0.5:
+        pass
+    spent = time.process_time() - own
+    used = Cpu.now() - before
+    # busy counts every process: at least this one's work (minus a tick of rounding), never idle time instead
+    assert used.busy >= spent - 0.05, (used, spent)
+    assert used.busy + used.idle + used.steal > 0
+
+
+def test_shares_are_of_all_cores_time():
+    assert Cpu(busy=2.0, idle=1.0, steal=1.0).shares() == "idle 25 %, steal 25 %"
+    assert Cpu().shares() == "idle ?, steal ?"
+    assert Cpu(3.0, 2.0, 1.0) - Cpu(1.0, 1.0, 1.0) == Cpu(2.0, 1.0, 0.0)
