@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import errno
 import os
 from collections.abc import Iterable
 
@@ -64,6 +65,6 @@ def collapse() -> int:
             continue
         if libc.madvise(lo, hi - lo, MADV_COLLAPSE) == 0:
             done += hi - lo
-        elif ctypes.get_errno() == 22:  # EINVAL: this kernel has no MADV_COLLAPSE
+        elif ctypes.get_errno() == errno.EINVAL:  # this kernel has no MADV_COLLAPSE
             return done
     return done
