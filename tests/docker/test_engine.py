@@ -91,9 +91,25 @@ def stored(out: Path, student: str | None = None) -> list[str]:
     return [r for s, r in rows if student is None or s == student]
 
 
-def tg(*args: str, timeout: float = 900, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "autograder.cli", "grade", *args, "--progress", "plain"],
-                          capture_output=True, text=True, timeout=timeout, cwd=ROOT, **kw)
+class Ran(subprocess.CompletedProcess):
+    pid: int  # the batch's process: its containers are named torchgrader-PID-SLOT
+
+    def containers(self) -> list[str]:
+        """This batch's containers the engine still lists (other tests' batches and services run beside it)."""
+        return leftover_containers(f"torchgrader-{self.pid}-")
+
+
+def tg(*args: str, timeout: float = 900, **kw) -> Ran:
+    argv = [sys.executable, "-m", "autograder.cli", "grade", *args, "--progress", "plain"]
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, **kw) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+    ran = Ran(argv, proc.returncode, out, err)
+    ran.pid = proc.pid
+    return ran
 
 
 def demo_folder(path: Path, **subs: str) -> Path:
@@ -191,7 +207,24 @@ def test_backend_docker_grades_a_folder_the_same(image, tmp_path):
     result = json.loads(stored(out, "alice")[0])
     assert "private root" in result["protections"]["filesystem"]
     assert result["protections"]["memory"].startswith("per container")
-    assert leftover_containers() == []
+    assert p.containers() == []  # at once: the batch waits for the engine's --rm before it exits
+
+
+def test_a_closed_backend_leaves_no_container_listed(image, tmp_path):
+    """close() returns only once the engine has removed its containers (--rm runs a moment after exit)."""
+    from autograder.batch.backends import Job
+    from autograder.batch.backends.config import WorkerConfig
+    from autograder.batch.backends.docker import DockerBackend
+
+    sub = tmp_path / "alice.py"
+    sub.write_text(REF)
+    backend = DockerBackend(WorkerConfig(course=str(DEMO_COURSE), assignment="demo"), 1, tmp_path, image=image)
+    got: list[tuple] = []
+    backend.grade_jobs([Job("alice", "alice.py", sub)], lambda job, result, why, worker: got.append((result, why)))
+    assert got and got[0][0] is not None, got
+    backend.close()
+    assert leftover_containers(f"{backend.run_tag}-") == []
+    assert not backend.stage_dir.exists()
 
 
 def test_a_missing_image_or_a_refused_option_gives_dockers_message_and_what_to_do(image, tmp_path):
@@ -206,7 +239,7 @@ def test_a_missing_image_or_a_refused_option_gives_dockers_message_and_what_to_d
     assert "docker could not create or start the container" in p.stderr  # what it means, then docker's message:
     assert re.search(r"could not select device driver|nvidia|gpu", p.stderr, re.I)
     assert stored(tmp_path / "o1") == stored(tmp_path / "o2") == []
-    assert leftover_containers() == []
+    assert p.containers() == []
 
 
 def _wait(what, seconds: float = 120.0, every: float = 0.5):

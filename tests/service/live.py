@@ -55,7 +55,11 @@ class LiveServer:
                 time.sleep(0.2)
             with open(self.root / "links.csv") as f:
                 self.tokens = {r["id"]: r["token"] for r in csv.DictReader(f)}
-        self.wait_ready()
+        try:
+            self.wait_ready()
+        except BaseException:  # a server that never got ready is stopped here: its test's finally never runs
+            self.stop()
+            raise
 
     def wait_ready(self, timeout: float = 300) -> None:
         deadline = time.monotonic() + timeout

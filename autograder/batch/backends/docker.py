@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 from autograder.batch import DEFAULT_IMAGE, image_digest, material
@@ -36,6 +37,7 @@ from autograder.batch.backends.process import ProcessBackend
 from autograder.errors import WorkerFatal
 
 COURSE_MOUNT = "/course"
+CONTAINER_GONE_S = 30.0  # how long the engine may take to remove an exited --rm container
 JUDGE_UID = 10001  # the images' `judge` user: who the container runs as when the batch runs as root
 
 # `docker run` exits with these codes when the container never ran the worker.
@@ -188,8 +190,38 @@ class DockerBackend(ProcessBackend):
                   "is below")
 
     def close(self) -> None:
+        """Wait for the workers, then for their containers to be gone, before the staged material goes.
+
+        ``--rm`` is the engine's to carry out once a container has exited, a moment after its
+        ``docker run`` returns: a batch that ended with its containers still listed would leave
+        them behind for whoever looks next, so each one started here is waited for, and removed
+        if the engine has not done it within CONTAINER_GONE_S.
+        """
+        super().close()
+        with self._lock:
+            names = [f"{self.run_tag}-{slot}" for slot in self._pipes]
+        if names:
+            self.remove_containers(names)
         if self._own_stage:
             shutil.rmtree(self.stage_dir, ignore_errors=True)
+
+    def remove_containers(self, names: list[str]) -> None:
+        deadline = time.monotonic() + CONTAINER_GONE_S
+        left = self.listed(names)
+        while left and time.monotonic() < deadline:
+            time.sleep(0.2)
+            left = self.listed(names)
+        if left:
+            subprocess.run([self.docker, "rm", "-f", *left], capture_output=True, timeout=120)
+
+    def listed(self, names: list[str]) -> list[str]:
+        """Which of these containers the engine still lists (running, exiting or awaiting removal)."""
+        try:
+            got = subprocess.run([self.docker, "ps", "-a", "--filter", f"name={self.run_tag}-",
+                                  "--format", "{{.Names}}"], capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            return []
+        return [n for n in got.stdout.split() if n in names]
 
 
 class PodmanBackend(DockerBackend):
