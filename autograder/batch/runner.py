@@ -26,7 +26,7 @@ import hashlib
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -134,8 +134,8 @@ def grade_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOpti
             _write_partial(assignment, inputs, store, version, opts, err)
             raise BatchInterrupted from None
         store.close_batch(run_id)
-        results = _collect(assignment, inputs, store, version, written, out, err)
-        write_outputs(assignment, inputs, results, opts, err=err)
+        results = _collect(assignment, inputs, store, version)
+        write_outputs(assignment, inputs, results, opts, err=err, feedback={r.student for r in results} - written)
     return BatchSummary(inputs.entries, results, len(todo), reused, inputs, time.monotonic() - started,
                         suite, workers)
 
@@ -260,16 +260,13 @@ def _grade(assignment: Assignment, todo: list[Entry], opts: BatchOptions, store:
     return written, min(backend.workers, len(jobs))
 
 
-def _collect(assignment: Assignment, inputs: Inputs, store: Store, version: str, written: set[str],
-             out: Path, err: TextIO) -> list[SubmissionResult]:
-    """One result per entry, from the store (this run's and earlier runs'); outputs written for reused ones."""
+def _collect(assignment: Assignment, inputs: Inputs, store: Store, version: str) -> list[SubmissionResult]:
+    """One result per entry, from the store (this run's and earlier runs')."""
     results: list[SubmissionResult] = []
     for entry in inputs.entries:
         r = store.get(assignment.id, entry.student, entry.sha256, version)
         if r is None:  # only when a worker could not deliver it: already reported
             r = grader_failure(assignment, entry, "no result was recorded")
-        if entry.student not in written:
-            _guarded(f"the feedback of {entry.source}", functools.partial(write_submission, r, out), err)
         results.append(r)
     return results
 
@@ -304,8 +301,13 @@ def _guarded(what: str, write: Callable[[], object], err: TextIO) -> bool:
 
 
 def write_outputs(assignment: Assignment, inputs: Inputs, all_results: Sequence[SubmissionResult | None],
-                  opts: BatchOptions, *, partial: str = "", err: TextIO | None = None) -> None:
+                  opts: BatchOptions, *, partial: str = "", err: TextIO | None = None,
+                  feedback: Collection[str] = ()) -> None:
     """The gradebook, inputs.csv and report; ``None`` for a submission not graded yet (``partial`` says so).
+
+    Each student's feedback is written here when they are in ``feedback`` (results reused from the store,
+    not written during this run) or the review marks them (blank, duplicate, late: known only now):
+    once per student, whichever of the two.
 
     Each is written on its own: one that fails is reported and the others are still written; the batch
     then fails with :class:`BatchError` naming what is missing (the results stay stored: a rerun writes it).
@@ -325,9 +327,9 @@ def write_outputs(assignment: Assignment, inputs: Inputs, all_results: Sequence[
              lambda: reviewed.append(review_class(assignment, graded, similarity=opts.report)), err)
     review = reviewed[0] if reviewed else ClassReview()
     for r in ordered:  # blank, duplicate, late are known only now: those students' feedback says so
-        if review.attention.get(r.student):
+        if r.student in feedback or review.attention.get(r.student):
             _guarded(f"the feedback of {r.path}",
-                     functools.partial(write_submission, r, out, review.attention[r.student]), err)
+                     functools.partial(write_submission, r, out, review.attention.get(r.student, ())), err)
     for name, write in [
         ("gradebook.csv", lambda: write_gradebook(ordered, out / "gradebook.csv", assignment.ids, names,
                                                   review.attention)),

@@ -15,18 +15,21 @@ from autograder.report.view import FLAGGED, CauseView, SubmissionView, cause_hea
 from autograder.results import SubmissionResult
 
 
-def feedback_html(r: SubmissionResult, attention: Sequence[Attention] = ()) -> str:
-    """One student's feedback page (the HTML twin of feedback.md); ``attention``: blank, duplicate, late."""
+def feedback_html(r: SubmissionResult, attention: Sequence[Attention] = (), *, v: SubmissionView | None = None) -> str:
+    """One student's feedback page (the HTML twin of feedback.md); ``attention``: blank, duplicate, late.
+
+    ``v``: ``view(r, attention)`` when the caller has built it already (one per result, for all its files).
+    """
     who = r.student or r.submission
-    return _page(f"Feedback: {who}", f"<h1>Feedback: {_e(who)}</h1>\n" + feedback_body(r, attention))
+    return _page(f"Feedback: {who}", f"<h1>Feedback: {_e(who)}</h1>\n" + feedback_body(r, attention, v=v))
 
 
-def feedback_body(r: SubmissionResult, attention: Sequence[Attention] = ()) -> str:
+def feedback_body(r: SubmissionResult, attention: Sequence[Attention] = (), *, v: SubmissionView | None = None) -> str:
     """The page's feedback without its heading and shell (the submission service shows it in its own pages).
 
     A rendering of :func:`view`, as feedback.md is: the same sections, marks, messages and causes.
     """
-    v = view(r, attention)
+    v = view(r, attention) if v is None else v
     out = [f"<p class=\"score\">Score: {v.score}</p>"]
     if v.error:
         out.append(f"<p class=\"fail\">{_e(v.error)}</p>")

@@ -64,14 +64,15 @@ def protections_report(protections: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
-def gradescope_results(r: SubmissionResult) -> dict:
+def gradescope_results(r: SubmissionResult, *, v: SubmissionView | None = None) -> dict:
     """Gradescope's results.json for one submission (visible feedback, no test code), a rendering of :func:`view`.
 
     Gradescope renders ``md`` outputs, so every message (it carries student
     values) is a fenced block there: shown as written, never as Markdown or HTML.
     A cause several tests share is said once, in the submission's output above the tests.
+    ``v``: the result's view when built already (its attention, if any, is not part of Gradescope's file).
     """
-    v = view(r)
+    v = view(r) if v is None else v
     tests = []
     for e in v.exercises:
         for t in e.tests:
@@ -122,21 +123,24 @@ def write_submission(r: SubmissionResult, out: Path, attention: Sequence[Attenti
     """
     d = submission_dir(r, out)
     d.mkdir(parents=True, exist_ok=True)
-    write_atomic(d / "results.json", json.dumps(gradescope_results(r), indent=2))
-    write_atomic(d / "feedback.md", feedback_markdown(r, attention))
-    write_atomic(d / "feedback.html", feedback_html(r, attention))
+    v = view(r, attention)  # one view-model, three renderings
+    # compact: json's C encoder (an indented dump takes its pure-Python one, the most of this function's time)
+    write_atomic(d / "results.json", json.dumps(gradescope_results(r, v=v)))
+    write_atomic(d / "feedback.md", feedback_markdown(r, attention, v=v))
+    write_atomic(d / "feedback.html", feedback_html(r, attention, v=v))
     return d
 
 
-def feedback_markdown(r: SubmissionResult, attention: Sequence[Attention] = ()) -> str:
+def feedback_markdown(r: SubmissionResult, attention: Sequence[Attention] = (), *,
+                      v: SubmissionView | None = None) -> str:
     """What a student reads: per exercise and test, points and the teaching message; never test code.
 
     A rendering of :func:`view`. Student- and LMS-derived text (names, errors, messages, flags) is never
     rendered: inline it is escaped (:func:`md_inline`), blocks are fenced
     with a fence longer than any backtick run inside (:func:`md_block`).
-    ``attention``: blank, duplicate, late (what staff will look at).
+    ``attention``: blank, duplicate, late (what staff will look at); ``v``: ``view(r, attention)`` if built.
     """
-    v = view(r, attention)
+    v = view(r, attention) if v is None else v
     out = [f"# Feedback: {md_inline(v.who)}", "", f"**Score: {v.score}**", ""]
     if v.error:
         out += [*md_block(v.error), ""]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import json
 import os
 import signal
 import sqlite3
@@ -340,3 +341,42 @@ def test_the_bytes_graded_are_the_bytes_hashed_even_when_the_file_changes_in_bet
     assert r.sha256 == hashlib.sha256(REF.encode()).hexdigest()
     assert r.total == 4  # REF's score on basics: the bytes hashed, not the SQUARES written after (3)
     assert (subs / "alice.py").read_text() == SQUARES  # the input is never modified
+
+
+def test_each_students_feedback_is_written_once_per_run_and_a_rerun_says_who_copied(tmp_path, monkeypatch):
+    """A rerun with nothing to grade wrote every reused student's files, then the flagged ones' again."""
+    import io
+
+    from autograder.assignment import load_assignment
+    from autograder.batch import runner
+
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "alice.py").write_text(REF)
+    (subs / "bob.py").write_text(REF)  # byte-identical to alice's: both are flagged as duplicates
+    (subs / "carol.py").write_text(SQUARES)
+    writes: list[str] = []
+    write = runner.write_submission
+
+    def counted(r, out, attention=()):
+        writes.append(r.student)
+        return write(r, out, attention)
+
+    monkeypatch.setattr(runner, "write_submission", counted)
+    worker = WorkerConfig(course=str(DEMO_COURSE), assignment="demo", options=GradeOptions(exercises=["basics"]))
+    opts = runner.BatchOptions(out=tmp_path / "out", worker=worker, jobs=1, progress="plain", report=False)
+    assignment = load_assignment("demo", DEMO_COURSE, only=["basics"])
+    first = runner.grade_batch(assignment, [subs], opts, stream=io.StringIO(), err=io.StringIO())
+    assert first.graded == 3
+    # as each result arrives, then again for the two whose duplicate is known once the class is in
+    assert sorted(writes) == ["alice", "alice", "bob", "bob", "carol"]
+
+    writes.clear()
+    second = runner.grade_batch(assignment, [subs], opts, stream=io.StringIO(), err=io.StringIO())
+    assert (second.graded, second.reused) == (0, 3)
+    assert sorted(writes) == ["alice", "bob", "carol"]  # once each, the flag included
+    for student in ("alice", "bob"):
+        page = (tmp_path / "out" / student / "feedback.md").read_text()
+        assert "About your submission" in page and "identical" in page.lower(), page
+    assert "About your submission" not in (tmp_path / "out" / "carol" / "feedback.md").read_text()
+    assert json.loads((tmp_path / "out" / "alice" / "results.json").read_text())["score"] == 4
