@@ -85,6 +85,17 @@ def _sign_in(driver, live, who):
             from None
 
 
+def _text_of(driver, tag: str) -> str:
+    """The element's text, or "" while the page that has it is not there yet."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+
+    try:
+        return driver.find_element(By.TAG_NAME, tag).text
+    except (NoSuchElementException, StaleElementReferenceException):
+        return ""
+
+
 def _until(cond, timeout=240.0, step=0.2):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -175,7 +186,8 @@ def test_staff_see_the_dashboard_regrade_and_download_the_canvas_csv(live, brows
     Select(browser.find_element(By.ID, "rg-scope")).select_by_value("submission")
     browser.find_element(By.ID, "rg-target").send_keys(sid)
     browser.find_element(By.ID, "regrade").click()
-    assert "1 submission(s) queued for regrading" in browser.find_element(By.TAG_NAME, "main").text
+    # the form's answer is a new page: under load the old one (or none) may still be showing for a moment
+    _until(lambda: "1 submission(s) queued for regrading" in _text_of(browser, "main"), timeout=30)
 
     def two_results():
         with live.db() as db:
