@@ -11,6 +11,7 @@ reference's.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 from autograder.assignment import Assignment
@@ -100,18 +101,29 @@ def suite_names(ex_hidden: Path, ex_probes: Path) -> set[str]:
     """Names a suite can reach in the student's namespace: attributes and string constants it uses."""
     out: set[str] = set()
     for p in (ex_hidden, ex_probes):
-        if not p.is_file():
-            continue
-        try:
-            tree = ast.parse(p.read_text())
-        except SyntaxError:
-            continue
-        for n in ast.walk(tree):
-            if isinstance(n, ast.Attribute):
-                out.add(n.attr)
-            elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.isidentifier():
-                out.add(n.value)
+        if p.is_file():
+            out |= _names_used(p.read_text())
     return out
+
+
+@functools.lru_cache(maxsize=256)
+def _names_used(source: str) -> frozenset[str]:
+    """Attributes and identifier-like string constants of one module's source.
+
+    Cached on the text itself: :func:`reach` asks for every other exercise's suite once per case (some 2,300
+    parses of the same eleven files for one assignment's validate), and a file that changes is a new key.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return frozenset()
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Attribute):
+            out.add(n.attr)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.isidentifier():
+            out.add(n.value)
+    return frozenset(out)
 
 
 def _bindings(tree: ast.Module) -> dict[str, str]:

@@ -32,3 +32,30 @@ def test_a_file_reaches_the_suites_that_use_its_names_or_feel_its_global_effects
                                                                                              shadows.source)[1]),
                      "effect": (["basics", "counter"], reach(a, "basics", effect.source)[1])}
     assert plan(a, [confined], ["basics", "counter"], full=True) == {"confined": (["basics", "counter"], "")}
+
+
+def test_planning_reads_each_suite_once_and_sees_an_edited_suite(tmp_path: Path, monkeypatch):
+    # validate plans some 260 cases of eleven exercises: re-parsing every other suite per case took 40 s of
+    # the judge's time before the first case was graded. A suite edited between two runs must still count.
+    import ast
+
+    import autograder.authoring.plan as planning
+
+    a = load_assignment("demo", DEMO_COURSE)
+    parsed: list[str] = []
+    real_parse = ast.parse
+    monkeypatch.setattr(planning.ast, "parse", lambda src, *args, **kw: parsed.append(src) or real_parse(src))
+    for f in vars(planning).values():  # a memo from an earlier test's plan would hide the count
+        if hasattr(f, "cache_clear"):
+            f.cache_clear()
+    cs = [_case(tmp_path, f"shadows{i}", "def double(x):\n    return x + x\n\n\nclass Counter:\n    pass\n")
+          for i in range(20)]
+    quick = plan(a, cs, ["basics", "counter"], full=False)
+    assert all(suites == ["basics", "counter"] for suites, _ in quick.values())
+    counter = a.exercise("counter")
+    suite_texts = {counter.hidden_tests.read_text(), counter.probes.read_text() if counter.probes.is_file() else ""}
+    assert sum(src in suite_texts for src in parsed) <= 2  # its suite and probes, once each, for 20 cases
+    assert planning.suite_names(counter.hidden_tests, counter.probes) >= {"Counter"}
+    edited = tmp_path / "test_hidden.py"
+    edited.write_text("def test_x(student):\n    assert student.Renamed\n")
+    assert "Renamed" in planning.suite_names(edited, tmp_path / "none.py")
