@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+import autograder.judge.generated  # noqa: F401 - before any suite imports hypothesis: its plugins stay off
 from autograder.assignment import SUITE_FILE_PATTERNS, Assignment, Exercise, is_suite_module
 from autograder.judge.proxy import disarm_watchdog
 

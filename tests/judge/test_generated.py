@@ -84,3 +84,46 @@ def test_generated_inputs_do_not_depend_on_what_else_the_judge_imported(tmp_path
     plain = _examples(tmp_path, helper=False, judge=False)
     assert _examples(tmp_path, helper=True, judge=False) != plain, "this test no longer sees Hypothesis's constants"
     assert _examples(tmp_path, helper=True, judge=True) == _examples(tmp_path, helper=False, judge=True)
+
+
+PLUGIN = ("import os\n\n\ndef hook():\n    with open(os.environ['TG_PLUGIN_MARK'], 'a') as f:\n"
+          "        f.write(f'{os.getpid()}\\n')\n")
+
+
+def test_a_judge_runs_no_installed_hypothesis_plugin(tmp_path):
+    """Installed packages' Hypothesis entry points are not the course's: a judge never runs them.
+
+    One (trio's, which selenium brings) walks the judge's whole heap when Hypothesis is imported; any of
+    them could change what a suite's strategies draw in one environment and not in another.
+    """
+    import os
+    import subprocess
+    import sys
+
+    from tests.helpers import ROOT
+
+    site = tmp_path / "site"
+    dist = site / "tg_mark_plugin-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: tg-mark-plugin\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[hypothesis]\nmark = tg_mark_plugin:hook\n")
+    (site / "tg_mark_plugin.py").write_text(PLUGIN)
+    mark = tmp_path / "ran"
+    env = {k: v for k, v in os.environ.items() if k != "HYPOTHESIS_NO_PLUGINS"}
+    env.update(PYTHONPATH=f"{site}{os.pathsep}{ROOT}", TG_PLUGIN_MARK=str(mark))
+    subprocess.run([sys.executable, "-c", "import hypothesis"], env=env, check=True, timeout=120)
+    assert mark.read_text().strip(), "this test's plugin is not seen by Hypothesis"
+    mark.unlink()
+
+    sub = tmp_path / "subs" / "alice.py"
+    sub.parent.mkdir()
+    sub.write_text((ROOT / "solutions/pytorch-fundamentals/views/reference.py").read_text())
+    done = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", str(sub.parent), "--assignment",
+                           "pytorch-fundamentals", "--exercise", "views", "--out", str(tmp_path / "out")],
+                          env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    import csv
+
+    rows = list(csv.DictReader((tmp_path / "out" / "gradebook.csv").open()))
+    assert [(r["student"], r["views"]) for r in rows] == [("alice", "10")], rows
+    assert not mark.exists(), f"a judge ran an installed Hypothesis plugin (pids {mark.read_text().split()})"
