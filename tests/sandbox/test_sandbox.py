@@ -67,6 +67,37 @@ def test_each_sandbox_starts_clean(server):
         b.kill()
 
 
+def test_no_sandbox_can_reach_a_grader_module_but_the_stub(server):
+    """The grader's modules are listed once in the server; every sandbox still drops each of them."""
+    for _ in range(3):  # the spare made ahead, and the ones after it
+        sb = Sandbox(server, SandboxConfig())
+        try:
+            sb.request("exec", "import sys\nimport autograder\nLEFT = sorted(n for n in sys.modules if "
+                       "n.startswith('autograder'))\nSTUB = autograder.IN_SANDBOX", cell=1, timeout=10)
+            assert sb.request("getattr", target=None, name="LEFT", timeout=10)[1] == ["autograder"]
+            assert sb.request("getattr", target=None, name="STUB", timeout=10)[1] is True
+        finally:
+            sb.kill()
+
+
+def test_the_list_of_grader_modules_follows_every_import(monkeypatch):
+    import sys
+    import types
+
+    from autograder.sandbox import runtime
+
+    before = runtime.grader_modules()
+    assert "autograder.sandbox.runtime" in before
+    monkeypatch.setitem(sys.modules, "autograder._late_a", types.ModuleType("autograder._late_a"))
+    assert "autograder._late_a" in runtime.grader_modules()
+    # one removed and another added: the same count, another last name
+    monkeypatch.delitem(sys.modules, "autograder._late_a")
+    monkeypatch.setitem(sys.modules, "autograder._late_b", types.ModuleType("autograder._late_b"))
+    listed = runtime.grader_modules()
+    assert "autograder._late_b" in listed and "autograder._late_a" not in listed
+    assert set(listed) == {n for n in sys.modules if n == "autograder" or n.startswith("autograder.")}
+
+
 def test_isolation_probe_reports_the_kernels_refusal(monkeypatch):
     from autograder.sandbox import isolation, preflight
 
