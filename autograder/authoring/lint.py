@@ -690,7 +690,7 @@ def _check_submission_code(lay: ExerciseLayout, trees: dict[Path, ast.Module | N
         for p in (lay.public_tests, lay.hidden_tests, lay.probes):
             tree = trees.get(p)
             if tree is not None:
-                used |= _names_used(tree)
+                used |= names_mentioned(tree)
         names = contract_names(stub, used)
         f.contract = list(names)
         f.untouched = untouched_by_public(trees.get(lay.public_tests), reference, names)
@@ -776,12 +776,12 @@ def untouched_by_public(public: ast.Module | None, reference: ast.Module | None,
     """
     if public is None:
         return list(names)
-    helpers = {n.name: _names_used(n) for n in public.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
-    calls = {n.name: _names_used(n) for n in (reference.body if reference is not None else [])
+    helpers = {n.name: names_mentioned(n) for n in public.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    calls = {n.name: names_mentioned(n) for n in (reference.body if reference is not None else [])
              if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
     reached: set[str] = set()
     for fn, _ in find_tests(public):
-        reached |= _closure(_closure(_names_used(fn), helpers), calls)
+        reached |= _closure(_closure(names_mentioned(fn), helpers), calls)
     return [n for n in names if n not in reached]
 
 
@@ -916,17 +916,19 @@ def lint_points(assignment: Assignment) -> tuple[dict[str, list[CollectedTest]],
 
 
 # ---------------------------------------------------------------------- what a surviving mutant slipped past
-def _names_used(fn: ast.AST) -> set[str]:
-    """Attribute names and string constants a function mentions (``student.f``, ``probe("p")``)."""
+def names_mentioned(node: ast.AST, *, bare_names: bool = True) -> set[str]:
+    """Attribute names and identifier-like string constants under ``node`` (``student.f``, ``probe("p")``),
+    and with ``bare_names`` the plain names it reads or binds too."""
     out: set[str] = set()
-    for n in ast.walk(fn):
+    for n in ast.walk(node):
         if isinstance(n, ast.Attribute):
             out.add(n.attr)
         elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.isidentifier():
             out.add(n.value)
-        elif isinstance(n, ast.Name):
+        elif bare_names and isinstance(n, ast.Name):
             out.add(n.id)
     return out
+
 
 
 def _closure(start: set[str], functions: dict[str, set[str]]) -> set[str]:
@@ -959,19 +961,19 @@ def hidden_tests_calling(hidden_tests: Path, probes: Path, names: list[str]) -> 
         tree = ast.parse(hidden_tests.read_text())
     except (OSError, SyntaxError):
         return []
-    helpers = {n.name: _names_used(n) for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    helpers = {n.name: names_mentioned(n) for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
     probe_uses: dict[str, set[str]] = {}
     if probes.is_file():
         try:
             ptree = ast.parse(probes.read_text())
-            probe_fns = {n.name: _names_used(n) for n in ptree.body if isinstance(n, ast.FunctionDef)}
+            probe_fns = {n.name: names_mentioned(n) for n in ptree.body if isinstance(n, ast.FunctionDef)}
             probe_uses = {n: _closure(u, probe_fns) for n, u in probe_fns.items()}
         except SyntaxError:
             pass
     wanted = set(names)
     out = []
     for fn, _ in find_tests(tree):
-        used = _closure(_names_used(fn), helpers)
+        used = _closure(names_mentioned(fn), helpers)
         for p in list(used):
             used |= probe_uses.get(p, set())
         if used & wanted:

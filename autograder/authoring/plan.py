@@ -17,7 +17,7 @@ from pathlib import Path
 from autograder.assignment import Assignment
 from autograder.authoring.cases import POISONS, Case
 from autograder.authoring.change import is_change
-from autograder.authoring.lint import defined_names, mutant_code
+from autograder.authoring.lint import defined_names, mutant_code, names_mentioned
 from autograder.errors import ChangeMismatch
 
 
@@ -117,13 +117,7 @@ def _names_used(source: str) -> frozenset[str]:
         tree = ast.parse(source)
     except SyntaxError:
         return frozenset()
-    out: set[str] = set()
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Attribute):
-            out.add(n.attr)
-        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.isidentifier():
-            out.add(n.value)
-    return frozenset(out)
+    return frozenset(names_mentioned(tree, bare_names=False))
 
 
 def _bindings(tree: ast.Module) -> dict[str, str]:
