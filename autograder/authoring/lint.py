@@ -930,7 +930,6 @@ def names_mentioned(node: ast.AST, *, bare_names: bool = True) -> set[str]:
     return out
 
 
-
 def _closure(start: set[str], functions: dict[str, set[str]]) -> set[str]:
     """Names reachable through module-level helper functions (tests call helpers that call the student)."""
     seen = set(start)

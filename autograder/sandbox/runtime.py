@@ -107,9 +107,8 @@ def grader_modules() -> list[str]:
 
     Walking ``sys.modules`` (some 2,000 names once torch is imported) in a freshly forked sandbox writes
     every name's reference count, which copies the page each one lives on: about 5 ms of every sandbox's
-    start. The server lists them before it forks; a sandbox walks again only when the modules changed
-    since (another count, or another module imported last: modules are only ever added after the server's
-    imports, and a dict keeps its order).
+    start. The server lists them before it forks; a sandbox walks again when ``sys.modules`` has another
+    count or another name added last (a dict keeps its order) than when the list was made.
     """
     global _GRADER_MODULES
     key = (len(sys.modules), next(reversed(sys.modules)))
