@@ -45,9 +45,7 @@ def test_planning_reads_each_suite_once_and_sees_an_edited_suite(tmp_path: Path,
     parsed: list[str] = []
     real_parse = ast.parse
     monkeypatch.setattr(planning.ast, "parse", lambda src, *args, **kw: parsed.append(src) or real_parse(src))
-    for f in vars(planning).values():  # a memo from an earlier test's plan would hide the count
-        if hasattr(f, "cache_clear"):
-            f.cache_clear()
+    planning._names_used.cache_clear()  # a memo from an earlier test's plan would hide the count
     cs = [_case(tmp_path, f"shadows{i}", "def double(x):\n    return x + x\n\n\nclass Counter:\n    pass\n")
           for i in range(20)]
     quick = plan(a, cs, ["basics", "counter"], full=False)

@@ -96,6 +96,7 @@ def test_a_judge_runs_no_installed_hypothesis_plugin(tmp_path):
     One (trio's, which selenium brings) walks the judge's whole heap when Hypothesis is imported; any of
     them could change what a suite's strategies draw in one environment and not in another.
     """
+    import csv
     import os
     import subprocess
     import sys
@@ -122,8 +123,6 @@ def test_a_judge_runs_no_installed_hypothesis_plugin(tmp_path):
                            "pytorch-fundamentals", "--exercise", "views", "--out", str(tmp_path / "out")],
                           env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
-    import csv
-
     rows = list(csv.DictReader((tmp_path / "out" / "gradebook.csv").open()))
     assert [(r["student"], r["views"]) for r in rows] == [("alice", "10")], rows
     assert not mark.exists(), f"a judge ran an installed Hypothesis plugin (pids {mark.read_text().split()})"
