@@ -8,7 +8,7 @@ grading one submission, which docs/architecture.md draws):
 2. ``store``: what is already graded (same student, same file content, same
    hidden material) is taken from the database instead of graded again;
 3. ``backends``: the rest is graded in parallel by warm workers (trusted
-   judge processes, each with its own sandbox server), results coming back
+   judge processes; local ones share one sandbox server), results coming back
    as JSON and committed one by one as they arrive;
 4. outputs: ``gradebook.csv``, per-student feedback (Markdown, HTML) and
    Gradescope ``results.json``, ``inputs.csv``, ``report.html``, and

@@ -88,8 +88,11 @@ def _clean_env() -> dict[str, str]:
     return env
 
 
+SERVER_FD_ENV = "TORCHGRADER_SANDBOX_SERVER_FD"  # a batch worker's connection to its backend's shared server
+
+
 class SandboxServer:
-    """One warm server per judge process; spawns sandboxes in milliseconds.
+    """A warm server's connection; the server spawns sandboxes in milliseconds.
 
     Creating one only starts the server process (which imports torch and,
     with ``warm_compiler``, torch._dynamo; :meth:`warm_later` adds one tiny
@@ -98,11 +101,14 @@ class SandboxServer:
     ``spawn`` (or ``wait_ready``) waits for the server to be ready. Started
     before the judge imports torch, the two imports run side by side instead
     of one after the other.
+
+    One server may answer several judges: its owner (the process that started it)
+    makes each judge's connection with :meth:`connect_judge`, and the judge opens it
+    with :meth:`attached` (a batch's local workers share one server so: one import of
+    torch and one warm-up for all of them, not one per worker).
     """
 
     def __init__(self, *, warm_compiler: bool = True) -> None:
-        self._lock = threading.Lock()
-        self._ready = False
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         argv = [sys.executable, "-m", "autograder.sandbox.server", str(child.fileno())]
         if warm_compiler:
@@ -112,16 +118,86 @@ class SandboxServer:
         main = threading.current_thread() is threading.main_thread()
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
         try:
-            self.proc = subprocess.Popen(
+            proc = subprocess.Popen(
                 argv, pass_fds=[child.fileno()], cwd="/", env=_clean_env(), stdin=subprocess.DEVNULL
             )
         finally:
             if main:
                 signal.signal(signal.SIGINT, previous)
         child.close()
-        self.sock = parent
-        self._file = parent.makefile("rb")
+        self._connect(parent, proc)
+
+    def _connect(self, sock: socket.socket, proc: subprocess.Popen | None) -> None:
+        self._lock = threading.Lock()
+        self._ready = False
+        self.proc = proc  # None on an attached connection: the server belongs to another process
+        self.sock = sock
+        self._file = sock.makefile("rb")
         self._warming = False  # a warm-up was requested and no sandbox has been started since
+        self._judges = threading.Lock()  # connect_judge: one attach at a time on this connection
+
+    @classmethod
+    def attached(cls, fd: int) -> SandboxServer:
+        """A judge's connection to a server another process owns (made by :meth:`connect_judge`)."""
+        self = cls.__new__(cls)
+        self._connect(socket.socket(fileno=fd), None)
+        return self
+
+    @classmethod
+    def from_environment(cls) -> SandboxServer | None:
+        """The connection a batch's backend handed this worker (``SERVER_FD_ENV``), or None; read once."""
+        value = os.environ.pop(SERVER_FD_ENV, "")
+        if not value.isdigit():
+            return None
+        fd = int(value)
+        try:
+            if not _stat.S_ISSOCK(os.fstat(fd).st_mode):
+                return None
+        except OSError:
+            return None
+        return cls.attached(fd)
+
+    def connect_judge(self) -> socket.socket:
+        """A new connection to this server for a judge (pass it to the judge's process, then close it here).
+
+        Never waits for the server: the request waits in the socket until the server is ready,
+        and the judge reads its "ready" on its own connection. Only the owner attaches judges.
+        """
+        if self.proc is None:
+            raise ServerFailed("only the process that started the sandbox server can connect judges to it")
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            with self._judges:
+                # Alone in its message (it carries a descriptor): the server reads exactly this request.
+                socket.send_fds(self.sock, [json.dumps({"op": "attach"}).encode()], [theirs.fileno()])
+        except OSError as e:
+            ours.close()
+            raise ServerFailed(f"the sandbox server has exited ({e.strerror})") from None
+        finally:
+            theirs.close()
+        return ours
+
+    @property
+    def pid(self) -> int | None:
+        """The server's pid, once it said it is ready (the same for every judge of a shared server)."""
+        return self._pid if self._ready else None
+
+    def _gone(self) -> bool:
+        return self.proc is not None and self.proc.poll() is not None
+
+    def _reply(self, timeout: float) -> bytes:
+        """The next reply on this connection. A notice that the server is warming up for another judge
+        (server.WARMING_NOTICE) is skipped, and allows the reply the warm-up's time."""
+        self.sock.settimeout(timeout)
+        try:
+            while True:
+                line = self._file.readline()
+                if not line.startswith(b'{"notice"'):
+                    return line
+                self.sock.settimeout(max(timeout, WARM_TIMEOUT))
+        finally:
+            if not self._file.closed:
+                self.sock.settimeout(None)
 
     def wait_ready(self) -> None:
         """Block until the server has imported torch; raises ServerFailed if it could not start."""
@@ -131,14 +207,17 @@ class SandboxServer:
     def _wait_ready_locked(self) -> None:
         if self._ready:
             return
-        self.sock.settimeout(START_TIMEOUT)
         try:
-            line = self._file.readline()
+            line = self._reply(START_TIMEOUT)
         except (TimeoutError, OSError):
             line = b""
         if not line:
             raise ServerFailed("the sandbox server failed to start (see the errors above)")
-        self.sock.settimeout(None)
+        try:
+            hello = json.loads(line)
+        except ValueError:
+            hello = {}
+        self._pid = hello.get("pid") if isinstance(hello.get("pid"), int) else None
         self._ready = True
 
     def spawn(self, request: dict[str, Any]) -> tuple[socket.socket, int, int, dict[str, Any]]:
@@ -148,20 +227,18 @@ class SandboxServer:
         try:
             with self._lock:
                 self._wait_ready_locked()
-                if self.proc.poll() is not None:
+                if self._gone():
                     raise ServerFailed("the sandbox server has exited")
                 socket.send_fds(self.sock, [json.dumps(request).encode()], [theirs.fileno(), out_w])
                 wait = WARM_TIMEOUT if self._warming else START_TIMEOUT
-                self.sock.settimeout(wait)
                 try:
-                    reply = json.loads(self._file.readline() or b"{}")
+                    reply = json.loads(self._reply(wait) or b"{}")
                 except TimeoutError:
                     # A late reply would be read as the next sandbox's, and the reader refuses every later read
-                    # ("cannot read from timed out object"): the server is done, and says so once.
-                    self.proc.kill()
+                    # ("cannot read from timed out object"): the server is done for this judge, and says so once.
+                    self._abandon()
                     raise ServerFailed(f"the sandbox server did not start a sandbox within {wait:.0f} s; "
                                        "it was stopped (the machine may be overloaded)") from None
-                self.sock.settimeout(None)
                 self._warming = False
         finally:
             theirs.close()
@@ -171,6 +248,14 @@ class SandboxServer:
             os.close(out_r)
             raise RuntimeError(reply.get("error", "the sandbox could not be started"))
         return ours, out_r, int(reply["pid"]), reply
+
+    def _abandon(self) -> None:
+        """After a reply that never came: the server is stopped (ours), or this connection closed (shared)."""
+        if self.proc is not None:
+            self.proc.kill()
+        else:
+            self._file.close()
+            self.sock.close()
 
     def warm_later(self, only: list[str] | None = None) -> None:
         """Ask the server to import what only some sandboxes use (see server.serve), for every later sandbox.
@@ -184,35 +269,34 @@ class SandboxServer:
         try:
             with self._lock:
                 self._wait_ready_locked()
-                if self.proc.poll() is not None:
+                if self._gone():
                     return
                 self.sock.sendall(json.dumps({"op": "warm", **({"only": only} if only is not None else {})}).encode())
-                self.sock.settimeout(START_TIMEOUT)
-                self._file.readline()
-                self.sock.settimeout(None)
+                self._reply(START_TIMEOUT)
                 self._warming = True
         except (OSError, RuntimeError):
             pass
 
     def close(self) -> None:
-        """Close the socket; the server then removes its sandboxes' cgroups and exits by itself.
+        """Close the connection; a server with no connection left removes its sandboxes' cgroups and exits.
 
-        SIGUSR1 stops imports still in progress (at start-up, or asked for by
-        :meth:`warm_later`), so closing costs no wait for them; the server
-        ignores it otherwise. It is killed only if it has not left
-        after ``CLOSE_TIMEOUT`` (killing it would leave cgroups behind).
+        The owner also sends SIGUSR1, which stops imports still in progress (at start-up, or
+        asked for by :meth:`warm_later`), so closing costs no wait for them; the server
+        ignores it otherwise. It is killed only if it has not left after ``CLOSE_TIMEOUT``
+        (killing it would leave cgroups behind). Close a shared server after its judges.
         """
         try:
             self._file.close()  # the makefile() reader keeps the socket open otherwise
             self.sock.close()
-            if self.proc.poll() is None:
+            if self.proc is not None and self.proc.poll() is None:
                 self.proc.send_signal(signal.SIGUSR1)
         finally:
-            try:
-                self.proc.wait(timeout=CLOSE_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+            if self.proc is not None:
+                try:
+                    self.proc.wait(timeout=CLOSE_TIMEOUT)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
 
     def __enter__(self) -> SandboxServer:
         return self

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import socket
 import struct
@@ -157,13 +158,15 @@ class _Keeping:
     scratch: str | None  # without a private tmpfs: a folder the keeper removes afterwards
 
 
-def _keeper(req: dict, wait_sock: socket.socket, report_w: int, root_dir: str) -> None:
+def _keeper(req: dict, wait_sock: socket.socket, report_w: int, root_dir: str, judge_fd: int) -> None:
     """Runs in the forked keeper process; never returns.
 
     The sandbox is made ready *before* it is needed: namespaces, private root,
     limits and dropped privileges are all in place while init waits on
     ``wait_sock`` for its control socket and output pipe (sent by the server
-    when a judge asks for a sandbox).
+    when a judge asks for a sandbox). Once init runs, the keeper kills it when
+    the judge it was made for goes away (``judge_fd``: the server's end of that
+    judge's connection): a shared server outlives a worker killed mid-test.
     """
     from autograder.sandbox import isolation as iso
 
@@ -183,7 +186,7 @@ def _keeper(req: dict, wait_sock: socket.socket, report_w: int, root_dir: str) -
     os.write(report_w, struct.pack("!q", pid))
     os.close(report_w)
     wait_sock.close()
-    _reap(pid)
+    _reap(pid, judge_fd)
     if k.scratch is not None:
         import shutil
 
@@ -333,8 +336,33 @@ def _await_descriptors(wait_sock: socket.socket) -> tuple[int, int] | None:
     return fds[0], fds[1]
 
 
-def _reap(pid: int) -> None:
-    """Wait for init to exit (the keeper's only work once init is running)."""
+def _reap(pid: int, judge_fd: int) -> None:
+    """Wait for init to exit (the keeper's only work once init is running); kill it if its judge goes first.
+
+    Only a hang-up of the judge's connection counts (its requests are the server's to read). Without
+    pidfds (Linux before 5.3) the keeper only waits, and init ends with the server as before.
+    """
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pidfd = -1
+    if pidfd >= 0:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        poller.register(judge_fd, select.POLLRDHUP)
+        while True:
+            try:
+                events = dict(poller.poll())
+            except InterruptedError:
+                continue
+            if pidfd in events:
+                break
+            if events.get(judge_fd, 0) & (select.POLLHUP | select.POLLRDHUP | select.POLLERR | select.POLLNVAL):
+                try:
+                    os.kill(pid, signal.SIGKILL)  # still our unreaped child: the pid cannot have been reused
+                except ProcessLookupError:
+                    pass
+                break
     while True:
         try:
             os.waitpid(pid, 0)
@@ -381,7 +409,7 @@ class Spare:
     can run, so every process the sandbox starts is counted with it.
     """
 
-    def __init__(self, key: str, req: dict, root_dir: str, groups: Cgroups) -> None:
+    def __init__(self, key: str, req: dict, root_dir: str, groups: Cgroups, judge_fd: int) -> None:
         from autograder.sandbox.isolation import Limits
 
         self.key = key
@@ -404,7 +432,7 @@ class Spare:
             try:
                 ours.close()
                 os.close(report_r)
-                _keeper(req, theirs, report_w, root_dir)
+                _keeper(req, theirs, report_w, root_dir, judge_fd)
             finally:
                 os._exit(71)
         theirs.close()
@@ -506,12 +534,13 @@ def _root_mount_point() -> tuple[str, bool]:
 
 
 class _Spares:
-    """The one spare sandbox kept ready (its key and request), and the reaper of the used ones."""
+    """One judge's spare sandbox (its key and request); used sandboxes go to the server's one reaper."""
 
-    def __init__(self, root_dir: str, groups: Cgroups) -> None:
+    def __init__(self, root_dir: str, groups: Cgroups, reaper: Reaper, judge_fd: int) -> None:
         self.root_dir = root_dir
         self.groups = groups
-        self.reaper = Reaper()
+        self.reaper = reaper
+        self.judge_fd = judge_fd
         self.spare: Spare | None = None
         self.last: tuple[str, dict] | None = None  # the last spawn's key and request, for a spare after a warm-up
 
@@ -521,7 +550,7 @@ class _Spares:
         self.reaper.sweep()
         if self.spare is None or self.spare.key != key or self.spare.pid is None:
             self.discard()
-            self.spare = Spare(key, req, self.root_dir, self.groups)
+            self.spare = Spare(key, req, self.root_dir, self.groups, self.judge_fd)
         spare, self.spare = self.spare, None
         ok = spare.pid is not None and spare.hand_over(fds)
         self.reaper.add(spare.cgroup, spare.pid)
@@ -533,13 +562,13 @@ class _Spares:
     def prepare_next(self) -> None:
         """A spare like the last one handed over, made once the judge has its reply (it works meanwhile)."""
         if self.spare is None and self.last is not None:
-            self.spare = Spare(*self.last, self.root_dir, self.groups)
+            self.spare = Spare(*self.last, self.root_dir, self.groups, self.judge_fd)
 
     def renew(self) -> None:
         """After a warm-up: the spare forked before it is replaced by one that inherits it."""
         if self.spare is not None and self.last is not None:
             self.discard()
-            self.spare = Spare(*self.last, self.root_dir, self.groups)
+            self.spare = Spare(*self.last, self.root_dir, self.groups, self.judge_fd)
 
     def discard(self) -> None:
         if self.spare is not None:
@@ -548,57 +577,124 @@ class _Spares:
             self.spare = None
 
 
-def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
-    """Answer spawn requests until the judge closes ``sock``.
+WARMING_NOTICE = {"notice": "warming"}  # sent to the other judges before a warm-up: their next reply may be late
 
-    ``{"op": "warm"}`` (answered at once) imports what only some sandboxes
-    use and, with ``warm_compiler``, warms the compiler up; the spare sandbox
-    forked before it is replaced, so every later sandbox inherits it. The judge
-    asks as a second submission arrives: a single submission never waits
-    for it, a batch's later ones start warm. ``{"op": "warm", "only": [...]}``
-    imports only those modules of LATER_PRELOAD (a notebook's later checks).
+
+class _Judges:
+    """The connections a server answers: its first judge's, and those added by ``{"op": "attach"}``.
+
+    A batch's local workers share one server (see ``ProcessBackend``): its owner attaches one
+    connection per worker, and each judge's requests are answered on its own connection, one
+    at a time. Every connection is a trusted process's: only a judge, or the process that
+    started the server, ever holds one (a sandbox's init closes every descriptor it inherits).
+    """
+
+    def __init__(self, first: socket.socket, root_dir: str, groups: Cgroups) -> None:
+        self.root_dir = root_dir
+        self.groups = groups
+        self.reaper = Reaper()
+        self.open: dict[socket.socket, _Spares] = {}
+        self.add(first)
+
+    def add(self, sock: socket.socket) -> None:
+        self.open[sock] = _Spares(self.root_dir, self.groups, self.reaper, sock.fileno())
+
+    def drop(self, sock: socket.socket) -> None:
+        spares = self.open.pop(sock, None)
+        if spares is not None:
+            spares.discard()
+        sock.close()
+
+    def send(self, sock: socket.socket, reply: dict[str, Any]) -> bool:
+        """A reply on one connection; a judge that has gone is dropped (the others go on)."""
+        try:
+            sock.sendall(json.dumps(reply).encode() + b"\n")
+            return True
+        except OSError:
+            self.drop(sock)
+            return False
+
+    def tell_others(self, sock: socket.socket, notice: dict[str, Any]) -> None:
+        for other in list(self.open):
+            if other is not sock:
+                self.send(other, notice)
+
+    def close(self) -> None:
+        for sock in list(self.open):
+            self.drop(sock)
+        self.reaper.sweep(final=True)
+
+
+def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
+    """Answer the judges' requests until every connection is closed.
+
+    ``{"op": "spawn"}`` with two descriptors hands over a sandbox. ``{"op": "warm"}``
+    (answered at once) imports what only some sandboxes use and, with
+    ``warm_compiler``, warms the compiler up; the spare sandboxes forked before it are
+    replaced, so every later sandbox inherits it. A judge asks as a second submission
+    arrives: a single submission never waits for it, a batch's later ones start warm.
+    ``{"op": "warm", "only": [...]}`` imports only those modules of LATER_PRELOAD (a
+    notebook's later checks). ``{"op": "attach"}`` with one descriptor adds a judge's
+    connection, told "ready" on it (the owner of a shared server sends nothing else, and
+    reads nothing: it never waits for the server).
     """
     warmed = False
     root_dir, remove_root = _root_mount_point()
     read_only = default_read_only()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # keepers are reaped by the kernel
     groups = open_cgroups()
-    spares = _Spares(root_dir, groups)
+    judges = _Judges(sock, root_dir, groups)
     try:
-        while True:
-            try:
-                msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, 4)
-            except OSError:
-                return
-            if not msg:
-                return
-            req: dict[str, Any] = json.loads(msg)
-            if req.get("op") == "spawn" and len(fds) == 2:
-                req["read_only"] = read_only + list(req.get("extra_read_only", []))
-                reply = spares.hand_over(req, fds)
+        while judges.open:
+            ready, _, _ = select.select(list(judges.open), [], [])
+            for conn in ready:
+                if conn not in judges.open:
+                    continue
+                try:
+                    msg, fds, _, _ = socket.recv_fds(conn, 1 << 20, 4)
+                except OSError:
+                    judges.drop(conn)
+                    continue
+                if not msg:
+                    for fd in fds:
+                        os.close(fd)
+                    judges.drop(conn)
+                    continue
+                req: dict[str, Any] = json.loads(msg)
+                op = req.get("op")
+                if op == "spawn" and len(fds) == 2:
+                    req["read_only"] = read_only + list(req.get("extra_read_only", []))
+                    spares = judges.open[conn]
+                    reply = spares.hand_over(req, fds)
+                    for fd in fds:
+                        os.close(fd)
+                    if judges.send(conn, reply):
+                        spares.prepare_next()
+                    continue
+                if op == "attach" and len(fds) == 1:
+                    judge = socket.socket(fileno=fds[0])
+                    judges.add(judge)
+                    judges.send(judge, {"ok": True, "ready": True, "pid": os.getpid()})
+                    continue
                 for fd in fds:
                     os.close(fd)
-                sock.sendall(json.dumps(reply).encode() + b"\n")
-                spares.prepare_next()
-                continue
-            for fd in fds:
-                os.close(fd)
-            reply = {"ok": req.get("op") in ("ping", "warm"), "pid": os.getpid()}
-            sock.sendall(json.dumps(reply).encode() + b"\n")
-            if req.get("op") == "warm" and not warmed:
-                only = req.get("only")
-                warmed = only is None  # the whole warm-up happens once; a partial one may be followed by more
-                try:
-                    if _preload_later(warm_compiler, only if isinstance(only, list) else None):
-                        # only a server that will fork many sandboxes is warmed up: folding its heap costs
-                        # 0.05 to 0.8 s once, and saves some 55 ms of CPU at each later fork
-                        hugepages.collapse()
-                        spares.renew()
-                except _Stop:
-                    return
+                if not judges.send(conn, {"ok": op in ("ping", "warm"), "pid": os.getpid()}):
+                    continue
+                if op == "warm" and not warmed:
+                    only = req.get("only")
+                    warmed = only is None  # the whole warm-up happens once; a partial one may be followed by more
+                    judges.tell_others(conn, WARMING_NOTICE)
+                    try:
+                        if _preload_later(warm_compiler, only if isinstance(only, list) else None):
+                            # only a server that will fork many sandboxes is warmed up: folding its heap costs
+                            # 0.05 to 0.8 s once, and saves some 55 ms of CPU at each later fork
+                            hugepages.collapse()
+                            for spares in judges.open.values():
+                                spares.renew()
+                    except _Stop:
+                        return
     finally:
-        spares.discard()
-        spares.reaper.sweep(final=True)
+        judges.close()
         groups.close()
         if remove_root:
             try:

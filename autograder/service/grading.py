@@ -1,7 +1,8 @@
 """The grading pool: warm batch workers (``batch/backends/``) fed one job at a time from the store's queue.
 
 Each slot is a thread that owns one worker (``Backend.start``: the same warm
-judge process, with its own sandbox server, that ``torchgrader grade`` runs)
+judge process that ``torchgrader grade`` runs; on the process backend the slot's
+backend owns the worker's sandbox server, which a restarted worker reuses)
 and keeps it between submissions. A slot claims the oldest queued job of its
 assignment, sends the submission's bytes to its worker and stores the result
 in the same transaction that marks the job done. The worker is started on

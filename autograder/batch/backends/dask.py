@@ -3,7 +3,7 @@
 The batch (the client) ships the assignment's material once to every Dask
 worker (a tar archive, scattered), then one task per submission. On each
 Dask worker a task hands its submission to a local batch worker, the same
-warm judge process with its own sandbox server that the process backend runs,
+warm judge process (with its own sandbox server) that the process backend runs,
 kept alive between tasks. Tasks take and return JSON text only: the result
 is ``SubmissionResult.to_dict()`` as JSON, never a pickle of anything a
 sandbox produced. Run Dask workers with one thread each (``--nthreads 1``)

@@ -61,6 +61,7 @@ def gpus_for(image: str, gpus: str | None) -> str | None:
 
 class DockerBackend(ProcessBackend):
     name = "docker"
+    shares_server = False  # each container's worker starts its own, inside the container's limits
     unmask = "systempaths=unconfined"  # the engine's spelling: no masked /proc paths, so a sandbox gets its own /proc
 
     def __init__(self, config: WorkerConfig, workers: int, log_dir: Path | None = None, *,

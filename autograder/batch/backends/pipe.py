@@ -31,7 +31,7 @@ READY_TIMEOUT = 180.0  # importing torch twice on a loaded machine, or pulling a
 class WorkerPipe:
     def __init__(self, argv: list[str], label: str, log: Path | None = None,
                  env: dict[str, str] | None = None, on_kill: list[str] | None = None,
-                 explain: Callable[[int], str] | None = None) -> None:
+                 explain: Callable[[int], str] | None = None, pass_fds: tuple[int, ...] = ()) -> None:
         self.label = label
         self.log = log
         self.explain = explain  # what an exit code means (``docker run``: 125 is docker's own failure)
@@ -40,7 +40,7 @@ class WorkerPipe:
         err = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115 - closed in close()
         try:
             self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
-                                         env=env, start_new_session=False)
+                                         env=env, start_new_session=False, pass_fds=pass_fds)
         except OSError as e:
             raise WorkerDied(f"{label}: could not start `{argv[0]}` ({e.strerror})") from None
         finally:

@@ -1,9 +1,17 @@
-"""Local worker processes, each a warm judge with its own sandbox server (the default backend)."""
+"""Local worker processes: warm judges sharing one sandbox server (the default backend).
+
+The backend starts the server before the first worker and hands each worker its own
+connection to it (a worker started again after a death gets a new one). One server for
+all the workers imports torch and warms the compiler up once, not once per worker, and
+holds one copy of torch's memory instead of one per worker. It never runs student code:
+each sandbox is still forked from it for one submission, and killed with its worker.
+"""
 
 from __future__ import annotations
 
 import os
 import queue
+import socket
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -13,7 +21,8 @@ from typing import Any
 from autograder.batch.backends import Deliver, Job
 from autograder.batch.backends.config import WorkerConfig
 from autograder.batch.backends.pipe import WorkerPipe
-from autograder.errors import WorkerDied, WorkerFatal
+from autograder.errors import AssignmentError, ServerFailed, WorkerDied, WorkerFatal
+from autograder.sandbox.client import SERVER_FD_ENV, SandboxServer
 
 MAX_START_FAILURES = 3  # in a row, per worker slot, before the batch gives up
 _DONE = object()
@@ -34,6 +43,7 @@ class ProcessBackend:
     """``workers`` local worker processes fed from one queue; results come back on the caller's thread."""
 
     name = "process"
+    shares_server = True  # workers on this host share one sandbox server (a container's worker has its own)
 
     def __init__(self, config: WorkerConfig, workers: int, log_dir: Path | None = None) -> None:
         self.config = config
@@ -42,6 +52,7 @@ class ProcessBackend:
         self._pipes: dict[int, WorkerPipe] = {}
         self._finishing: list[WorkerPipe] = []  # told to stop, not yet waited for (see close)
         self._lock = threading.Lock()
+        self._server: SandboxServer | None = None
 
     # ------------------------------------------------------------------ one worker
     def argv(self, slot: int) -> list[str]:
@@ -65,11 +76,45 @@ class ProcessBackend:
 
     def start(self, slot: int) -> WorkerPipe:
         log = self.log_dir / f"worker-{slot}.log" if self.log_dir else None
-        pipe = WorkerPipe(self.argv(slot), f"worker {slot}", log, env=self.env(), on_kill=self.kill_command(slot),
-                          explain=self.explain_exit)
+        env = self.env()
+        judge = self._connect_judge()
+        try:
+            if judge is not None:
+                env = {**(env if env is not None else os.environ), SERVER_FD_ENV: str(judge.fileno())}
+            pipe = WorkerPipe(self.argv(slot), f"worker {slot}", log, env=env, on_kill=self.kill_command(slot),
+                              explain=self.explain_exit, pass_fds=(judge.fileno(),) if judge is not None else ())
+        finally:
+            if judge is not None:
+                judge.close()  # the worker holds it now
         with self._lock:
             self._pipes[slot] = pipe
         return pipe
+
+    def _connect_judge(self) -> socket.socket | None:
+        """A connection to the shared sandbox server for one worker (the server started on first use, and
+        again if it has exited); None where workers start their own (containers, an unloadable assignment:
+        the worker says what is wrong with it)."""
+        if not self.shares_server:
+            return None
+        with self._lock:
+            if self._server is not None and self._server.proc is not None and self._server.proc.poll() is not None:
+                self._server.close()
+                self._server = None
+            if self._server is None:
+                from autograder.assignment import load_assignment
+                from autograder.warmup import start_server
+
+                options = self.config.options
+                try:
+                    assignment = load_assignment(self.config.assignment, Path(self.config.course),
+                                                 only=options.exercises)
+                except AssignmentError:
+                    return None
+                self._server = start_server(assignment, options)
+            try:
+                return self._server.connect_judge()
+            except ServerFailed:
+                return None  # this worker starts its own; the next start replaces the shared one
 
     # ------------------------------------------------------------------ the pool
     def grade_jobs(self, jobs: list[Job], deliver: Deliver) -> None:
@@ -141,11 +186,15 @@ class ProcessBackend:
             pool.done.put(_DONE)
 
     def close(self) -> None:
-        """Wait for the workers told to stop (each ends its sandbox server and cleans up; killed after 10 s)."""
+        """Wait for the workers told to stop (each cleans up; killed after 10 s), then close the shared server."""
         with self._lock:
             pipes, self._finishing = self._finishing, []
         for p in pipes:
             p.close()
+        with self._lock:
+            server, self._server = self._server, None
+        if server is not None:
+            server.close()
 
     def kill_all(self) -> None:
         with self._lock:

@@ -1,4 +1,7 @@
-"""A batch worker: one trusted judge process with its own warm sandbox server.
+"""A batch worker: one trusted judge process and a warm sandbox server.
+
+The server is its backend's, shared with the other local workers (a connection
+handed over in ``SERVER_FD_ENV``), or, in a container or on a Dask worker, its own.
 
 It reads jobs from stdin, one JSON object per line, and writes one JSON line
 per job to stdout: ``{"id": ..., "result": SubmissionResult.to_dict()}``. The
@@ -191,6 +194,7 @@ class Worker:
         from autograder.batch.inputs import private_tempdir
         from autograder.batch.store import suite_version
         from autograder.errors import AssignmentError, SandboxCannotStart, ServerFailed, SuiteProblems
+        from autograder.sandbox.client import SandboxServer
         from autograder.warmup import start_server
 
         cfg = self.cfg
@@ -202,11 +206,11 @@ class Worker:
         if cfg.suite_version and cfg.suite_version != version:
             return self.fatal(f"this worker's copy of {cfg.assignment} is version {version}, the batch's is "
                               f"{cfg.suite_version}: the workers must grade with the same hidden material")
-        # Nothing above imports torch. The sandbox server starts now and imports torch in its own process
-        # while this one imports the judge and collects the suites (inside grade()); the first submission
-        # is read before waiting for it (GradingPlugin.grade_one).
+        # Nothing above imports torch. The sandbox server (the backend's shared one, or this worker's own,
+        # started now) imports torch in its own process while this one imports the judge and collects the
+        # suites (inside grade()); the first submission is read before waiting for it (GradingPlugin.grade_one).
         try:
-            server = start_server(assignment, cfg.options)
+            server = SandboxServer.from_environment() or start_server(assignment, cfg.options)
         except OSError as e:
             return self.fatal(f"the sandbox server could not start: {e}")
         self.server = server

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -103,3 +106,88 @@ def test_a_worker_whose_sandbox_server_never_starts_says_so_as_fatal(tmp_path: P
     assert lines[-1] == {"fatal": "the sandbox server could not start: the sandbox server failed to start "
                                   "(see the errors above)"}, lines
     assert not any("result" in line for line in lines)
+
+
+def _sandbox_servers() -> dict[int, int]:
+    """pid -> parent pid of every sandbox server process started below this one (not a server's forks: keepers
+    and sandboxes; not another test process's servers)."""
+    procs: dict[int, tuple[int, bool]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    is_server = b"autograder.sandbox.server" in f.read()
+                with open(f"/proc/{entry}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            procs[int(entry)] = (ppid, is_server)
+
+    def mine(pid: int) -> bool:
+        while pid > 1:
+            pid = procs.get(pid, (0, False))[0]
+            if pid == os.getpid():
+                return True
+        return False
+
+    return {pid: ppid for pid, (ppid, is_server) in procs.items()
+            if is_server and not procs.get(ppid, (0, False))[1] and mine(pid)}
+
+
+def test_the_workers_share_one_sandbox_server_and_a_killed_one_leaves_no_sandbox(tmp_path: Path):
+    """Two workers, one server: started by the backend (this process), none by a worker. A worker killed
+    while it waits (as when a job's time is up) takes its sandboxes with it; the server stays for the next."""
+    sub = tmp_path / "ref.py"
+    sub.write_text(REF)
+    mine = {pid for pid, ppid in _sandbox_servers().items() if ppid == os.getpid()}  # the session fixture's
+    seen: dict[int, int] = {}
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            seen.update({p: pp for p, pp in _sandbox_servers().items() if p not in mine})
+            time.sleep(0.05)
+
+    backend = ProcessBackend(WorkerConfig(course=str(DEMO_COURSE), assignment="demo", allow_unisolated=True), 2,
+                             tmp_path)
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    got: dict[str, Any] = {}
+    try:
+        jobs = [Job(id=str(i), name=f"s{i}.py", path=sub) for i in range(4)]
+        backend.grade_jobs(jobs, lambda job, result, error, worker: got.setdefault(job.id, (result, worker)))
+        assert {w for _, w in got.values()} == {"worker 0", "worker 1"} and all(r for r, _ in got.values())
+        done.set()
+        watcher.join()
+        assert len(seen) == 1 and set(seen.values()) == {os.getpid()}, seen  # one server, the backend's
+        server = next(iter(seen))
+        pipe = backend.start(0)
+        result = pipe.grade(Job(id="again", name="again.py", path=sub), 120)  # a new worker, the same server
+        assert result["exercises"] and _sandbox_servers().get(server) == os.getpid()
+        below = _below(server)
+        assert below, "the worker's spare sandbox should be waiting"
+        pipe.kill()
+        deadline = time.monotonic() + 15
+        while _below(server) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _below(server), "a killed worker's sandboxes outlived it"
+    finally:
+        done.set()
+        backend.kill_all()
+        backend.close()
+    assert server not in _sandbox_servers()  # closed with the backend
+
+
+def _below(pid: int) -> list[int]:
+    """The living processes whose parent is ``pid`` (a server's keepers)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != "Z":
+                out.append(int(entry))
+    return out

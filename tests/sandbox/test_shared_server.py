@@ -1,0 +1,138 @@
+"""One sandbox server answering several judges (a batch's local workers share one, see ProcessBackend)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from autograder.errors import ServerFailed
+from autograder.sandbox.client import Sandbox, SandboxConfig, SandboxServer
+
+CONFIG = SandboxConfig()
+
+
+def _judge(owner: SandboxServer) -> SandboxServer:
+    return SandboxServer.attached(owner.connect_judge().detach())
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every living process below ``pid`` (keepers, inits, their children)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            found.add(c)
+            todo.append(c)
+    return found
+
+
+def _until(check, seconds: float = 15.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return check()
+
+
+def test_two_judges_share_one_server_each_with_its_own_sandboxes():
+    owner = SandboxServer(warm_compiler=False)
+    a, b = _judge(owner), _judge(owner)
+    try:
+        sa, sb = Sandbox(a, CONFIG), Sandbox(b, CONFIG)
+        sa.request("exec", "who = 'a'\n", cell=1, timeout=30)
+        sb.request("exec", "who = 'b'\n", cell=1, timeout=30)
+        assert sa.request("getattr", target=None, name="who", timeout=30)[1] == "a"
+        assert sb.request("getattr", target=None, name="who", timeout=30)[1] == "b"
+        assert a.pid == b.pid == owner.proc.pid  # one server process answered both
+        assert sa.pid != sb.pid
+        sa.kill()
+        sb.kill()
+    finally:
+        a.close()
+        b.close()
+        owner.close()
+    assert owner.proc.returncode == 0  # it left by itself once every connection was closed
+
+
+def test_a_judge_that_goes_away_takes_its_sandboxes_with_it_and_the_others_go_on():
+    """A worker killed mid-test (its job's time is up) leaves no sandbox running on the shared server: each
+    sandbox's keeper kills it when its judge's connection hangs up, spare included."""
+    owner = SandboxServer(warm_compiler=False)
+    a, b = _judge(owner), _judge(owner)
+    try:
+        doomed = Sandbox(a, CONFIG)
+        doomed.request("exec", "import time\n", cell=1, timeout=30)
+        kept = Sandbox(b, CONFIG)
+        a.close()  # the judge is gone; its sandbox's control socket is still open here
+        assert _until(lambda: not os.path.exists(f"/proc/{doomed.pid}")), "the sandbox outlived its judge"
+        assert kept.request("ping", timeout=30)[1] == "pong"
+        again = Sandbox(b, CONFIG)  # the server still forks sandboxes for the judge that is left
+        assert again.request("ping", timeout=30)[1] == "pong"
+        again.kill()
+        kept.kill()
+        doomed.kill()
+    finally:
+        b.close()
+        owner.close()
+    assert owner.proc.returncode == 0
+
+
+def test_a_warm_up_for_one_judge_is_told_to_the_others_not_read_as_their_reply():
+    """The server warms up between two requests of another judge; that judge's next reply comes after a notice
+    line, which it skips (and it allows the reply the warm-up's time)."""
+    owner = SandboxServer(warm_compiler=False)
+    a, b = _judge(owner), _judge(owner)
+    try:
+        b.wait_ready()
+        a.warm_later(only=[])  # a warm-up of nothing: still announced to b
+        sb = Sandbox(b, CONFIG)
+        assert sb.request("ping", timeout=30)[1] == "pong"
+        sb.kill()
+    finally:
+        a.close()
+        b.close()
+        owner.close()
+
+
+def test_only_the_owner_connects_judges():
+    owner = SandboxServer(warm_compiler=False)
+    judge = _judge(owner)
+    try:
+        with pytest.raises(ServerFailed, match="only the process that started the sandbox server"):
+            judge.connect_judge()
+    finally:
+        judge.close()
+        owner.close()
+
+
+def test_a_worker_reads_its_connection_once_from_the_environment(monkeypatch):
+    owner = SandboxServer(warm_compiler=False)
+    fd = owner.connect_judge().detach()
+    try:
+        monkeypatch.setenv("TORCHGRADER_SANDBOX_SERVER_FD", str(fd))
+        judge = SandboxServer.from_environment()
+        assert judge is not None and judge.proc is None
+        assert "TORCHGRADER_SANDBOX_SERVER_FD" not in os.environ  # a process it starts never inherits it
+        sb = Sandbox(judge, CONFIG)
+        assert sb.request("ping", timeout=30)[1] == "pong"
+        sb.kill()
+        judge.close()
+        monkeypatch.setenv("TORCHGRADER_SANDBOX_SERVER_FD", "0")  # not a socket: the worker starts its own
+        assert SandboxServer.from_environment() is None
+    finally:
+        owner.close()
+    assert _until(lambda: not _descendants(owner.proc.pid))
