@@ -427,6 +427,7 @@ class Spare:
         from autograder.sandbox import runtime  # imported by _preload (it imports torch)
 
         runtime.grader_modules()  # listed here, again only after an import: every sandbox inherits the list
+        seccomp.prepared()  # built once here; each sandbox only loads it
         keeper = os.fork()
         if keeper == 0:
             try:

@@ -221,3 +221,21 @@ def test_in_the_sandbox_the_filter_is_reported_blocks_namespaces_and_torch_keeps
         assert call("compiled", "inductor", timeout=300) == [1.0] * 8  # C++ compiler subprocesses
     finally:
         sb.kill()
+
+
+@ARCH_OK
+def test_a_sandbox_loads_the_programs_its_server_built_before_the_fork(monkeypatch):
+    """The programs are built once per server process (3 ms of every sandbox's set-up before); the
+    sandbox's install() only loads them, and refuses the same calls (its child reports EPERM)."""
+    built = seccomp.prepared()
+    assert [how for how, _ in built][-1] == "BPF program" and all(p for _, progs in built for p in progs)
+
+    def rebuilt(*args, **kwargs):
+        raise AssertionError("a sandbox built the filter again")
+
+    monkeypatch.setattr(seccomp, "libseccomp_programs", rebuilt)
+    monkeypatch.setattr(seccomp, "bpf_programs", rebuilt)
+    got = _probe_in_child("install")
+    assert "error" not in got, got
+    assert got["unshare"] == got["mount"] == got["ptrace"] == errno.EPERM
+    assert got["clone3"] == errno.ENOSYS and got["fork"] == 7
