@@ -7,6 +7,7 @@ in, and rendered by the gradebook, the class report and the feedback pages
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 from autograder.assignment import Assignment
@@ -55,3 +56,39 @@ def review_class(assignment: Assignment, entries: list[Entry], *, similarity: bo
             seen.add(s.sha256)
             own[s.student] = own_code(s.code, stub)
     return ClassReview(attention, similar_pairs(own) if similarity else [])
+
+
+class EarlyReview:
+    """The class review computed in a thread while the batch's last submissions are graded.
+
+    The review reads only the submitted files, never a result, so it can start once a worker has
+    no submission left (a core would idle until the last ones are done) instead of after every result.
+    :func:`autograder.batch.runner.write_outputs` takes it when it reviewed exactly the entries graded;
+    otherwise, or when it failed, the review is computed there as before (and a failure said there).
+    """
+
+    def __init__(self, assignment: Assignment, entries: list[Entry], *, similarity: bool) -> None:
+        self.assignment = assignment
+        self.entries = list(entries)
+        self.similarity = similarity
+        self._done: ClassReview | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Start reviewing (once; later calls do nothing)."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, daemon=True, name="tg-review")
+            self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._done = review_class(self.assignment, self.entries, similarity=self.similarity)
+        except Exception:  # noqa: BLE001 - write_outputs reviews again, and says what failed
+            self._done = None
+
+    def result(self, entries: list[Entry], *, similarity: bool) -> ClassReview | None:
+        """The review of ``entries`` if this one was started for exactly them (waiting for it to finish)."""
+        if self._thread is None or similarity != self.similarity or list(entries) != self.entries:
+            return None
+        self._thread.join()
+        return self._done

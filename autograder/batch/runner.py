@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from autograder.assignment import Assignment
 from autograder.batch import DEFAULT_IMAGE
@@ -45,6 +45,9 @@ from autograder.report.files import writable_folder
 from autograder.report.gradebook import write_gradebook
 from autograder.report.submission import write_submission
 from autograder.results import ExerciseResult, SubmissionResult
+
+if TYPE_CHECKING:
+    from autograder.batch.review import EarlyReview  # imported where it is made: it loads notebooks
 
 
 @dataclass
@@ -127,15 +130,19 @@ def grade_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOpti
             for why, n in _regrade_reasons(assignment, todo, store, version).items():
                 print(f"regrading {n} submission(s) graded before: {why}", file=stream, flush=True)
         run_id = store.open_batch(assignment.id, version, opts.argv, len(todo), reused)
+        from autograder.batch.review import EarlyReview
+
+        early = EarlyReview(assignment, inputs.entries, similarity=opts.report)
         try:
-            written, workers = (_grade(assignment, todo, opts, store, version, run_id, stream, later, err) if todo
-                                else (set(), 0))
+            written, workers = (_grade(assignment, todo, opts, store, version, run_id, stream, later, err, early)
+                                if todo else (set(), 0))
         except KeyboardInterrupt:
             _write_partial(assignment, inputs, store, version, opts, err)
             raise BatchInterrupted from None
         store.close_batch(run_id)
         results = _collect(assignment, inputs, store, version)
-        write_outputs(assignment, inputs, results, opts, err=err, feedback={r.student for r in results} - written)
+        write_outputs(assignment, inputs, results, opts, err=err, feedback={r.student for r in results} - written,
+                      early=early)
     return BatchSummary(inputs.entries, results, len(todo), reused, inputs, time.monotonic() - started,
                         suite, workers)
 
@@ -218,9 +225,10 @@ def _plan(assignment: Assignment, inputs: Inputs, store: Store, version: str, op
 
 
 def _grade(assignment: Assignment, todo: list[Entry], opts: BatchOptions, store: Store, version: str, run_id: int,
-           stream: TextIO, later: contextlib.ExitStack, err: TextIO) -> tuple[set[str], int]:
+           stream: TextIO, later: contextlib.ExitStack, err: TextIO, early: EarlyReview) -> tuple[set[str], int]:
     """Grade ``todo`` on the backend, storing and writing each result as it arrives.
 
+    The class review starts once fewer submissions are left than workers (``early``): a worker is idle.
     Returns the students whose outputs were written, and the workers alive at the end (Dask's may come and go).
     """
     out = opts.out
@@ -238,6 +246,7 @@ def _grade(assignment: Assignment, todo: list[Entry], opts: BatchOptions, store:
     except WorkerFatal as exc:
         raise BatchError(str(exc)) from None
     progress = make_progress(len(jobs), stream, verbose=opts.verbose, mode=opts.progress)
+    left = [len(jobs)]
 
     def deliver(job: Job, result: dict | None, error: str, worker: str) -> None:
         entry = by_id[job.id]
@@ -250,6 +259,9 @@ def _grade(assignment: Assignment, todo: list[Entry], opts: BatchOptions, store:
         if _guarded(f"the feedback of {entry.source}", lambda: write_submission(r, out), err):
             written.add(entry.student)
         progress.advance(r)
+        left[0] -= 1
+        if left[0] < backend.workers:
+            early.start()
 
     try:
         backend.grade_jobs(jobs, deliver)
@@ -302,7 +314,7 @@ def _guarded(what: str, write: Callable[[], object], err: TextIO) -> bool:
 
 def write_outputs(assignment: Assignment, inputs: Inputs, all_results: Sequence[SubmissionResult | None],
                   opts: BatchOptions, *, partial: str = "", err: TextIO | None = None,
-                  feedback: Collection[str] = ()) -> None:
+                  feedback: Collection[str] = (), early: EarlyReview | None = None) -> None:
     """The gradebook, inputs.csv and report; ``None`` for a submission not graded yet (``partial`` says so).
 
     Each student's feedback is written here when they are in ``feedback`` (results reused from the store,
@@ -311,6 +323,7 @@ def write_outputs(assignment: Assignment, inputs: Inputs, all_results: Sequence[
 
     Each is written on its own: one that fails is reported and the others are still written; the batch
     then fails with :class:`BatchError` naming what is missing (the results stay stored: a rerun writes it).
+    ``early``: the review, if it was started while the last submissions were graded (for exactly these).
     """
     from autograder.batch.review import ClassReview, review_class
 
@@ -323,8 +336,12 @@ def write_outputs(assignment: Assignment, inputs: Inputs, all_results: Sequence[
     names = {e.student: e.name for e in inputs.entries}
     graded = [e for e, r in zip(inputs.entries, all_results, strict=True) if r is not None]
     reviewed: list[ClassReview] = []  # a review that fails costs only its flags and pairs, never the gradebook
-    _guarded("the review of the class (blank, duplicate, late, similar code)",
-             lambda: reviewed.append(review_class(assignment, graded, similarity=opts.report)), err)
+    done = early.result(graded, similarity=opts.report) if early is not None else None
+    if done is not None:
+        reviewed.append(done)
+    else:
+        _guarded("the review of the class (blank, duplicate, late, similar code)",
+                 lambda: reviewed.append(review_class(assignment, graded, similarity=opts.report)), err)
     review = reviewed[0] if reviewed else ClassReview()
     for r in ordered:  # blank, duplicate, late are known only now: those students' feedback says so
         if r.student in feedback or review.attention.get(r.student):

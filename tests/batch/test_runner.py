@@ -380,3 +380,78 @@ def test_each_students_feedback_is_written_once_per_run_and_a_rerun_says_who_cop
         assert "About your submission" in page and "identical" in page.lower(), page
     assert "About your submission" not in (tmp_path / "out" / "carol" / "feedback.md").read_text()
     assert json.loads((tmp_path / "out" / "alice" / "results.json").read_text())["score"] == 4
+
+
+def test_the_class_review_runs_while_the_last_submission_is_graded_and_only_once(tmp_path, monkeypatch):
+    """The review reads only the files: it starts once a worker is idle (two workers, one submission left),
+    before the last result, and its flags (byte-identical copies) still reach the gradebook."""
+    import io
+    import threading
+
+    from autograder.assignment import load_assignment
+    from autograder.batch import review, runner
+
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    for name in ("alice", "bob"):
+        (subs / f"{name}.py").write_text(REF)  # duplicates of each other
+    (subs / "carol.py").write_text(SQUARES)
+    calls: list[tuple[str, int]] = []  # (thread, results delivered so far)
+    delivered = [0]
+    reviewing = review.review_class
+    advance = runner.make_progress
+
+    def counted(*args, **kwargs):
+        calls.append((threading.current_thread().name, delivered[0]))
+        return reviewing(*args, **kwargs)
+
+    def progress(*args, **kwargs):
+        p = advance(*args, **kwargs)
+        original = p.advance
+
+        def step(r):
+            original(r)
+            delivered[0] += 1
+
+        p.advance = step
+        return p
+
+    monkeypatch.setattr(review, "review_class", counted)
+    monkeypatch.setattr(runner, "make_progress", progress)
+    worker = WorkerConfig(course=str(DEMO_COURSE), assignment="demo", options=GradeOptions(exercises=["basics"]))
+    opts = runner.BatchOptions(out=tmp_path / "out", worker=worker, jobs=2, progress="plain", report=True)
+    assignment = load_assignment("demo", DEMO_COURSE, only=["basics"])
+    summary = runner.grade_batch(assignment, [subs], opts, stream=io.StringIO(), err=io.StringIO())
+    assert summary.graded == 3
+    assert calls == [("tg-review", 2)], calls  # once, in its thread, when the second of three results was in
+    flagged = {row["student"]: row["review"] for row in gradebook(tmp_path / "out")}
+    assert "identical" in flagged["alice"].lower() and "identical" in flagged["bob"].lower(), flagged
+    assert "identical" not in flagged["carol"].lower()
+
+
+def test_an_early_review_is_used_only_for_the_entries_it_read(tmp_path, monkeypatch):
+    from autograder.assignment import load_assignment
+    from autograder.batch import review
+    from autograder.batch.inputs import expand
+
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "alice.py").write_text(REF)
+    (subs / "bob.py").write_text(REF)
+    entries = expand([subs], tmp_path / "ws", exclude=[], assignment="demo").entries
+    assignment = load_assignment("demo", DEMO_COURSE, only=["basics"])
+    early = review.EarlyReview(assignment, entries, similarity=False)
+    assert early.result(entries, similarity=False) is None  # never started: write_outputs reviews itself
+    early.start()
+    got = early.result(entries, similarity=False)
+    assert got is not None and set(got.attention) == {"alice", "bob"}
+    assert early.result(entries[:1], similarity=False) is None  # other entries
+    assert early.result(entries, similarity=True) is None  # asked for the similar pairs it did not compute
+
+    def broken(*args, **kwargs):
+        raise OSError("unreadable")
+
+    monkeypatch.setattr(review, "review_class", broken)
+    failed = review.EarlyReview(assignment, entries, similarity=False)
+    failed.start()
+    assert failed.result(entries, similarity=False) is None  # write_outputs reviews again and says what failed
