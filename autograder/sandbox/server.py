@@ -626,6 +626,19 @@ class _Judges:
         self.reaper.sweep(final=True)
 
 
+def _readable(socks: list[socket.socket]) -> list[socket.socket]:
+    """The connections with a request (or a hang-up) waiting; poll, not select: any descriptor number."""
+    poller = select.poll()
+    by_fd = {s.fileno(): s for s in socks}
+    for fd in by_fd:
+        poller.register(fd, select.POLLIN)
+    while True:
+        try:
+            return [by_fd[fd] for fd, _ in poller.poll()]
+        except InterruptedError:
+            continue
+
+
 def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
     """Answer the judges' requests until every connection is closed.
 
@@ -647,8 +660,7 @@ def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
     judges = _Judges(sock, root_dir, groups)
     try:
         while judges.open:
-            ready, _, _ = select.select(list(judges.open), [], [])
-            for conn in ready:
+            for conn in _readable(list(judges.open)):
                 if conn not in judges.open:
                     continue
                 try:

@@ -108,9 +108,9 @@ class ProcessBackend:
                 try:
                     assignment = load_assignment(self.config.assignment, Path(self.config.course),
                                                  only=options.exercises)
-                except AssignmentError:
-                    return None
-                self._server = start_server(assignment, options)
+                    self._server = start_server(assignment, options)
+                except (AssignmentError, OSError):
+                    return None  # the worker meets the same problem and says what it is
             try:
                 return self._server.connect_judge()
             except ServerFailed:
