@@ -345,9 +345,6 @@ def test_the_bytes_graded_are_the_bytes_hashed_even_when_the_file_changes_in_bet
 
 def test_each_students_feedback_is_written_once_per_run_and_a_rerun_says_who_copied(tmp_path, monkeypatch):
     """A rerun with nothing to grade wrote every reused student's files, then the flagged ones' again."""
-    import io
-
-    from autograder.assignment import load_assignment
     from autograder.batch import runner
 
     subs = tmp_path / "subs"
@@ -363,16 +360,13 @@ def test_each_students_feedback_is_written_once_per_run_and_a_rerun_says_who_cop
         return write(r, out, attention)
 
     monkeypatch.setattr(runner, "write_submission", counted)
-    worker = WorkerConfig(course=str(DEMO_COURSE), assignment="demo", options=GradeOptions(exercises=["basics"]))
-    opts = runner.BatchOptions(out=tmp_path / "out", worker=worker, jobs=1, progress="plain", report=False)
-    assignment = load_assignment("demo", DEMO_COURSE, only=["basics"])
-    first = runner.grade_batch(assignment, [subs], opts, stream=io.StringIO(), err=io.StringIO())
+    first = _basics_batch(subs, tmp_path / "out", jobs=1, report=False)
     assert first.graded == 3
     # as each result arrives, then again for the two whose duplicate is known once the class is in
     assert sorted(writes) == ["alice", "alice", "bob", "bob", "carol"]
 
     writes.clear()
-    second = runner.grade_batch(assignment, [subs], opts, stream=io.StringIO(), err=io.StringIO())
+    second = _basics_batch(subs, tmp_path / "out", jobs=1, report=False)
     assert (second.graded, second.reused) == (0, 3)
     assert sorted(writes) == ["alice", "bob", "carol"]  # once each, the flag included
     for student in ("alice", "bob"):
@@ -385,10 +379,8 @@ def test_each_students_feedback_is_written_once_per_run_and_a_rerun_says_who_cop
 def test_the_class_review_runs_while_the_last_submission_is_graded_and_only_once(tmp_path, monkeypatch):
     """The review reads only the files: it starts once a worker is idle (two workers, one submission left),
     before the last result, and its flags (byte-identical copies) still reach the gradebook."""
-    import io
     import threading
 
-    from autograder.assignment import load_assignment
     from autograder.batch import review, runner
 
     subs = tmp_path / "subs"
@@ -418,10 +410,7 @@ def test_the_class_review_runs_while_the_last_submission_is_graded_and_only_once
 
     monkeypatch.setattr(review, "review_class", counted)
     monkeypatch.setattr(runner, "make_progress", progress)
-    worker = WorkerConfig(course=str(DEMO_COURSE), assignment="demo", options=GradeOptions(exercises=["basics"]))
-    opts = runner.BatchOptions(out=tmp_path / "out", worker=worker, jobs=2, progress="plain", report=True)
-    assignment = load_assignment("demo", DEMO_COURSE, only=["basics"])
-    summary = runner.grade_batch(assignment, [subs], opts, stream=io.StringIO(), err=io.StringIO())
+    summary = _basics_batch(subs, tmp_path / "out", jobs=2, report=True)
     assert summary.graded == 3
     assert calls == [("tg-review", 2)], calls  # once, in its thread, when the second of three results was in
     flagged = {row["student"]: row["review"] for row in gradebook(tmp_path / "out")}
@@ -455,3 +444,16 @@ def test_an_early_review_is_used_only_for_the_entries_it_read(tmp_path, monkeypa
     failed = review.EarlyReview(assignment, entries, similarity=False)
     failed.start()
     assert failed.result(entries, similarity=False) is None  # write_outputs reviews again and says what failed
+
+
+def _basics_batch(subs: Path, out: Path, *, jobs: int, report: bool):
+    """grade_batch (in this process) of a folder on the demo course's basics exercise."""
+    import io
+
+    from autograder.assignment import load_assignment
+    from autograder.batch import runner
+
+    worker = WorkerConfig(course=str(DEMO_COURSE), assignment="demo", options=GradeOptions(exercises=["basics"]))
+    opts = runner.BatchOptions(out=out, worker=worker, jobs=jobs, progress="plain", report=report)
+    assignment = load_assignment("demo", DEMO_COURSE, only=["basics"])
+    return runner.grade_batch(assignment, [subs], opts, stream=io.StringIO(), err=io.StringIO())
