@@ -183,7 +183,8 @@ class SandboxServer:
         return self._pid if self._ready else None
 
     def _gone(self) -> bool:
-        return self.proc is not None and self.proc.poll() is not None
+        """The server has exited (ours), or this connection was given up (see :meth:`_abandon`)."""
+        return self.sock.fileno() < 0 or (self.proc is not None and self.proc.poll() is not None)
 
     def _reply(self, timeout: float) -> bytes:
         """The next reply on this connection. A notice that the server is warming up for another judge
@@ -228,7 +229,8 @@ class SandboxServer:
             with self._lock:
                 self._wait_ready_locked()
                 if self._gone():
-                    raise ServerFailed("the sandbox server has exited")
+                    raise ServerFailed("the sandbox server has exited" if self.sock.fileno() >= 0 or self.proc
+                                       else "the sandbox server stopped answering this judge (said above)")
                 socket.send_fds(self.sock, [json.dumps(request).encode()], [theirs.fileno(), out_w])
                 wait = WARM_TIMEOUT if self._warming else START_TIMEOUT
                 try:

@@ -136,3 +136,33 @@ def test_a_worker_reads_its_connection_once_from_the_environment(monkeypatch):
     finally:
         owner.close()
     assert _until(lambda: not _descendants(owner.proc.pid))
+
+
+def test_a_shared_server_that_does_not_answer_is_given_up_by_that_judge_only(monkeypatch):
+    """A judge whose spawn is not answered in time closes its connection (a late reply would be read as the
+    next one's) and says so; its next spawn says the server is gone. The owner's server is not killed."""
+    import signal
+
+    from autograder.sandbox import client
+
+    owner = SandboxServer(warm_compiler=False)
+    judge = _judge(owner)
+    try:
+        judge.wait_ready()
+        monkeypatch.setattr(client, "START_TIMEOUT", 1.0)
+        os.kill(owner.proc.pid, signal.SIGSTOP)
+        try:
+            with pytest.raises(ServerFailed, match="did not start a sandbox within 1 s"):
+                Sandbox(judge, CONFIG)
+        finally:
+            os.kill(owner.proc.pid, signal.SIGCONT)
+        with pytest.raises(ServerFailed, match="stopped answering this judge"):
+            Sandbox(judge, CONFIG)
+        assert owner.proc.poll() is None  # only this judge gave the server up
+        again = _judge(owner)
+        sb = Sandbox(again, CONFIG)
+        assert sb.request("ping", timeout=30)[1] == "pong"
+        sb.kill()
+        again.close()
+    finally:
+        owner.close()
