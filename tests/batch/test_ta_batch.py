@@ -58,7 +58,10 @@ def test_ctrl_c_writes_a_partial_gradebook_and_report_and_says_how_to_finish(tmp
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "autograder.cli", "grade", str(subs), "--out", str(out), "--assignment", "demo",
            "--course", str(DEMO_COURSE), "--jobs", "1", "--progress", "plain"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # as a terminal runs a foreground job: Ctrl-C's signal at its default, whatever this test process inherited
+    # (a job started in the background by a shell without job control has SIGINT ignored, and Python keeps that)
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.2)
