@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from autograder import gcpause
-from autograder.sandbox import hugepages, seccomp
+from autograder.sandbox import compiler, hugepages, seccomp
 from autograder.sandbox.cgroups import Cgroups, SandboxCgroup, open_cgroups, per_process_report
 
 if TYPE_CHECKING:
@@ -105,6 +105,7 @@ def _import_all(names: tuple[str, ...], required: bool = False) -> None:
         except Exception:  # noqa: BLE001 - optional: a missing package only costs import time later
             if required:
                 raise
+    compiler.skip_guard_profiling()  # once torch._dynamo is in, before any sandbox inherits it
 
 
 def _warm_compiler() -> None:
