@@ -166,6 +166,11 @@ def floor(assignment: Assignment, paths: list[Path], exercises: list[str] | None
         def wait_ready(self) -> None:
             pass
 
+    import torch._dynamo  # noqa: F401 - imported now, so that the sandboxes' compiler set-up applies here too
+
+    from autograder.sandbox.compiler import skip_guard_profiling
+
+    skip_guard_profiling()  # as the sandbox server does before its first sandbox: the same checks
     main = sys.modules["__main__"]
     saved = autograder.session.Sandbox
     torch.set_num_threads(1)  # as in the sandbox
@@ -175,20 +180,78 @@ def floor(assignment: Assignment, paths: list[Path], exercises: list[str] | None
     here = os.getcwd()
     scratch = tempfile.mkdtemp(prefix="tg-floor-")
     os.chdir(scratch)  # a sandbox's working folder is its private scratch: probes write checkpoints there
+    undo = _Undo()
+    close = autograder.session.Session.close
+
+    def close_and_undo(session) -> None:  # what one student's code rebound must not grade the next one
+        close(session)
+        undo()
+
+    autograder.session.Session.close = close_and_undo
     try:
         opts = GradeOptions(exercises=exercises)
         paths = [Path(p).resolve() for p in paths]
         grade(assignment, paths[:2], options=opts, server=NoServer())  # warm: imports, first compilations
-        c0 = time.process_time()
+        c0, undone = time.process_time(), undo.seconds
         results = grade(assignment, paths, options=opts, server=NoServer())
-        if cpu is not None:
-            cpu.append(time.process_time() - c0)
+        if cpu is not None:  # the undoing is the floor's own book-keeping, not grading: left out
+            cpu.append(time.process_time() - c0 - (undo.seconds - undone))
     finally:
         os.chdir(here)
         shutil.rmtree(scratch, ignore_errors=True)
         autograder.session.Sandbox = autograder.sandbox.client.Sandbox = saved
+        autograder.session.Session.close = close
         sys.modules["__main__"] = main
     return results
+
+
+class _Undo:
+    """Puts back what a student's code rebound in the libraries it shares with the floor's judge.
+
+    In a real sandbox ``torch.allclose = lambda *a, **k: True`` dies with the sandbox; in the floor
+    the "sandbox" is a thread of the judge, and without this every later submission (and the judge's
+    own comparisons) would run with it. Taken once, before grading: the attributes of torch's, NumPy's
+    and the standard modules a notebook touches, and of the classes students patch. At each
+    submission's end, a name bound to something the student's cells made (its ``__module__`` is the
+    notebook's, ``__main__``) gets its value back, and a name deleted is put back. Everything else a
+    library changed lazily (caches, counters, fused kernels looked up at first use) is kept, as a warm
+    process keeps it.
+    """
+
+    PACKAGES = ("torch", "numpy", "builtins", "math", "random", "functools", "operator", "copy", "itertools")
+
+    def __init__(self) -> None:
+        import torch
+
+        self.seconds = 0.0
+        self.modules = [(m, dict(vars(m))) for name, m in list(sys.modules.items())
+                        if m is not None and name.split(".", 1)[0] in self.PACKAGES]
+        classes = (torch.Tensor, torch.nn.Module, torch.nn.Parameter, torch.optim.Optimizer)
+        self.classes = [(c, dict(vars(c))) for c in classes]
+
+    @staticmethod
+    def _students(value: object) -> bool:
+        try:
+            return getattr(value, "__module__", None) == "__main__"
+        except Exception:  # noqa: BLE001 - an object whose attributes raise is not one of ours either
+            return True
+
+    def __call__(self) -> None:
+        t0 = time.process_time()
+        for m, before in self.modules:
+            now = vars(m)
+            for k, v in before.items():
+                if k not in now or (now[k] is not v and self._students(now[k])):
+                    now[k] = v
+        for c, before in self.classes:
+            now = vars(c)
+            for k in [k for k in now if k not in before and self._students(now[k])]:
+                delattr(c, k)
+            for k, v in before.items():
+                if k not in ("__dict__", "__weakref__") and (k not in now or (now[k] is not v
+                                                                          and self._students(now[k]))):
+                    setattr(c, k, v)
+        self.seconds += time.process_time() - t0
 
 
 def per_exercise(results: list) -> str:
