@@ -242,6 +242,30 @@ def test_a_missing_image_or_a_refused_option_gives_dockers_message_and_what_to_d
     assert p.containers() == []
 
 
+def test_an_engine_that_cannot_run_the_image_is_named_not_blamed_on_the_image(engine, tmp_path):
+    """A container that never starts (rootless Podman without /dev/fuse, an image without `cat`) says so and
+    how to try the engine, instead of calling the image older than the grader."""
+    (tmp_path / "ctx").mkdir()
+    (tmp_path / "ctx" / "material.json").write_text("{}")
+    (tmp_path / "ctx" / "Dockerfile").write_text("FROM scratch\nCOPY material.json /opt/torchgrader/material.json\n")
+    tag = "torchgrader:no-cat-test"
+    b = subprocess.run(["docker", "build", "--network", "none", "-t", tag, str(tmp_path / "ctx")],
+                       capture_output=True, text=True, timeout=300)
+    assert b.returncode == 0, b.stderr
+    try:
+        subs = demo_folder(tmp_path / "subs", alice=REF)
+        p = tg(str(subs), "--out", str(tmp_path / "o"), "--assignment", "demo", "--course", str(DEMO_COURSE),
+               "--backend", "docker", "--docker-image", tag)
+        assert p.returncode == 2
+        assert f"docker could not create or start a container from {tag} to read its build record" in p.stderr
+        assert "executable file not found" in p.stderr  # the engine's own words
+        assert f"docker run --rm --network none {tag} true" in p.stderr
+        assert "predates" not in p.stderr
+        assert stored(tmp_path / "o") == []
+    finally:
+        subprocess.run(["docker", "image", "rm", tag], capture_output=True, timeout=120)
+
+
 def _wait(what, seconds: float = 120.0, every: float = 0.5):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:

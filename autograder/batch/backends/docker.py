@@ -110,6 +110,11 @@ class DockerBackend(ProcessBackend):
         got = subprocess.run([self.docker, "run", "--rm", "--network", "none", "--pull", "never",
                               "--entrypoint", "cat", self.image, image_digest.RECORD],
                              capture_output=True, text=True, timeout=120)
+        if got.returncode in DOCKER_EXITS:  # the container never ran: nothing was read, nothing is known of the image
+            raise WorkerFatal(f"{self.docker} could not create or start a container from {self.image} to read "
+                              f"its build record ({self.docker} says: {got.stderr.strip()[-500:] or 'nothing'}). "
+                              f"Check that {self.docker} runs containers for this user "
+                              f"(`{self.docker} run --rm --network none {self.image} true`), then grade again")
         recorded = None
         if got.returncode == 0:
             import json
