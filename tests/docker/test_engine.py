@@ -8,6 +8,7 @@ host``): no bridge network. One image serves every test (conftest.image).
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -177,23 +178,36 @@ def test_a_stale_image_is_named_before_grading(image, tmp_path):
     assert stored(work / "out") == []
 
     # --backend docker: the image's grader code is older than this checkout's
-    stale = "torchgrader:stale-test"
     dockerfile = (f"FROM {image}\nUSER root\nRUN python -c \"import json; r = json.load(open('/opt/torchgrader/"
                   "material.json')); r['code'] = 'older'; json.dump(r, open('/opt/torchgrader/material.json', 'w'))\""
                   "\nUSER judge\n")
-    b = subprocess.run(["docker", "build", "--network", "none", "-t", stale, "-"], input=dockerfile, text=True,
-                       capture_output=True, timeout=300)
-    assert b.returncode == 0, b.stderr
-    try:
-        subs = demo_folder(tmp_path / "subs", alice=REF)
-        p = tg(str(subs), "--out", str(tmp_path / "o"), "--assignment", "demo", "--course", str(DEMO_COURSE),
-               "--backend", "docker", "--docker-image", stale)
+    (tmp_path / "stale").mkdir()
+    (tmp_path / "stale" / "Dockerfile").write_text(dockerfile)
+    with _built("torchgrader:stale-test", tmp_path / "stale") as stale:
+        p = _grade_alice_with(stale, tmp_path)
         assert p.returncode == 2
         assert "older than this checkout: the grader's code (autograder/) changed" in p.stderr
         assert f"rebuild the image: docker build --network host -f docker/cpu/Dockerfile -t {stale} ." in p.stderr
         assert stored(tmp_path / "o") == []
+
+
+@contextlib.contextmanager
+def _built(tag: str, context: Path):
+    """An image built from ``context`` (its Dockerfile) for one test, removed afterwards."""
+    b = subprocess.run(["docker", "build", "--network", "none", "-t", tag, str(context)],
+                       capture_output=True, text=True, timeout=300)
+    assert b.returncode == 0, b.stderr
+    try:
+        yield tag
     finally:
-        subprocess.run(["docker", "image", "rm", stale], capture_output=True, timeout=120)
+        subprocess.run(["docker", "image", "rm", tag], capture_output=True, timeout=120)
+
+
+def _grade_alice_with(image: str, tmp_path: Path):
+    """`--backend docker` on one demo submission with ``image``, into tmp_path/o."""
+    subs = demo_folder(tmp_path / "subs", alice=REF)
+    return tg(str(subs), "--out", str(tmp_path / "o"), "--assignment", "demo", "--course", str(DEMO_COURSE),
+              "--backend", "docker", "--docker-image", image)
 
 
 def test_backend_docker_grades_a_folder_the_same(image, tmp_path):
@@ -248,22 +262,14 @@ def test_an_engine_that_cannot_run_the_image_is_named_not_blamed_on_the_image(en
     (tmp_path / "ctx").mkdir()
     (tmp_path / "ctx" / "material.json").write_text("{}")
     (tmp_path / "ctx" / "Dockerfile").write_text("FROM scratch\nCOPY material.json /opt/torchgrader/material.json\n")
-    tag = "torchgrader:no-cat-test"
-    b = subprocess.run(["docker", "build", "--network", "none", "-t", tag, str(tmp_path / "ctx")],
-                       capture_output=True, text=True, timeout=300)
-    assert b.returncode == 0, b.stderr
-    try:
-        subs = demo_folder(tmp_path / "subs", alice=REF)
-        p = tg(str(subs), "--out", str(tmp_path / "o"), "--assignment", "demo", "--course", str(DEMO_COURSE),
-               "--backend", "docker", "--docker-image", tag)
+    with _built("torchgrader:no-cat-test", tmp_path / "ctx") as tag:
+        p = _grade_alice_with(tag, tmp_path)
         assert p.returncode == 2
         assert f"docker could not create or start a container from {tag} to read its build record" in p.stderr
         assert "executable file not found" in p.stderr  # the engine's own words
         assert f"docker run --rm --network none {tag} true" in p.stderr
         assert "predates" not in p.stderr
         assert stored(tmp_path / "o") == []
-    finally:
-        subprocess.run(["docker", "image", "rm", tag], capture_output=True, timeout=120)
 
 
 def _wait(what, seconds: float = 120.0, every: float = 0.5):
