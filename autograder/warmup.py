@@ -51,6 +51,9 @@ def import_judge_dynamo(assignment: Assignment, options: GradeOptions) -> None:
     exercises, and the module locks their checks needed (``torch.autograd.grad``
     imports part of it): slower than importing it here, while the sandbox
     server, which imports it too for the same exercises, is not ready yet anyway.
+    A grading worker has put :mod:`autograder.judge.lazy_dynamo`'s stand-in in its place by now, so
+    there this costs nothing; the judges that share a process with others (``check()`` in a kernel,
+    validate) import the real one.
     """
     if warm_dynamo(assignment, options.exercises):
         try:

@@ -185,7 +185,7 @@ class Worker:
 
     def serve(self) -> int:
         # Until the first submission this process only imports: torch, pytest, the judge, the suites,
-        # torch._dynamo (warmup.import_judge_dynamo). The judge resumes collecting before it grades.
+        # a stand-in for torch._dynamo (judge/lazy_dynamo.py). The judge resumes collecting before it grades.
         gcpause.pause()
         why = self.isolation_problem()
         if why:
@@ -194,6 +194,7 @@ class Worker:
         from autograder.batch.inputs import private_tempdir
         from autograder.batch.store import suite_version
         from autograder.errors import AssignmentError, SandboxCannotStart, ServerFailed, SuiteProblems
+        from autograder.judge import lazy_dynamo
         from autograder.sandbox.client import SandboxServer
         from autograder.warmup import start_server
 
@@ -214,6 +215,7 @@ class Worker:
         except OSError as e:
             return self.fatal(f"the sandbox server could not start: {e}")
         self.server = server
+        lazy_dynamo.install()  # a judge only: torch._dynamo when it compiles, never for an optimizer's step
         limit_judge_memory(cfg.judge_memory_gb)  # the server is started already: it does not inherit the limit
         self.tmp = private_tempdir("worker")  # after the checks above, so that no early exit leaves it behind
         options = cfg.options
