@@ -73,8 +73,11 @@ def rank_values(report: Any, world_size: int, label: str) -> list[Any]:
         return [r.get("value") for r in ranks]
     where = f"`{label}` on {world_size} ranks"
     by = {s: [i for i, x in enumerate(status) if x == s] for s in set(status)}
-    if "setup" in by:
-        problem = _student_problem(ranks[by["setup"][0]], label)
+    # A rank that returned and exited while a slower one was still connecting the group's mesh makes that
+    # one's set-up fail with "connection closed by peer": the exit is the cause, whichever finished first.
+    setup = [i for i in by.get("setup", []) if "exited" not in by or not _is_peer_failure(ranks[i])]
+    if setup:
+        problem = _student_problem(ranks[setup[0]], label)
         raise StudentError(
             f"The grader could not start its process group for {where}: {problem.message}\n"
             "If your notebook calls torch.distributed.init_process_group (or sets a default group) at the top "
