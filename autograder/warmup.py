@@ -53,7 +53,7 @@ def import_judge_dynamo(assignment: Assignment, options: GradeOptions) -> None:
     server, which imports it too for the same exercises, is not ready yet anyway.
     A grading worker has put :mod:`autograder.judge.lazy_dynamo`'s stand-in in its place by now, so
     there this costs nothing; the judges that share a process with others (``check()`` in a kernel,
-    validate) import the real one.
+    ``validate -j 1``) import the real one.
     """
     if warm_dynamo(assignment, options.exercises):
         try:

@@ -215,7 +215,10 @@ class Worker:
         except OSError as e:
             return self.fatal(f"the sandbox server could not start: {e}")
         self.server = server
-        lazy_dynamo.install()  # a judge only: torch._dynamo when it compiles, never for an optimizer's step
+        try:  # a judge only: torch._dynamo when it compiles, never for an optimizer's step
+            lazy_dynamo.install()
+        except Exception:  # noqa: BLE001 - only a speed-up: torch's own import error is reported by grade()
+            pass
         limit_judge_memory(cfg.judge_memory_gb)  # the server is started already: it does not inherit the limit
         self.tmp = private_tempdir("worker")  # after the checks above, so that no early exit leaves it behind
         options = cfg.options
