@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,8 @@ from autograder.judge.proxy import disarm_watchdog
 EXERCISE = pytest.StashKey[Exercise]()  # the exercise whose folder holds the test
 POINTS = pytest.StashKey[float | None]()  # @pytest.mark.points(n); None when the test has no (usable) mark
 TRACEBACK = pytest.StashKey[str]()  # staff-only: the judge-side traceback of the test's first failure
+
+HYPOTHESIS_PLUGIN = "hypothesispytest"  # Hypothesis's pytest11 entry point: the only installed plugin a judge loads
 
 MARKERS = (
     "points(n): points the test is worth",
@@ -91,6 +94,7 @@ def pytest_args(files: Iterable[Path], course: Path, ini: Path, *, collect_only:
         "--import-mode=importlib",
         "-o", "python_files=" + " ".join(SUITE_FILE_PATTERNS),
         "-p", "no:torchgrader",  # the staff's plain-pytest plugin (autograder.authoring.pytest_plugin) has no part here
+        "-p", HYPOTHESIS_PLUGIN,  # the one installed plugin loaded (see no_plugin_autoload)
         "-q",
         *(["--collect-only"] if collect_only else []),
         *(["-k", keyword] if keyword else []),
@@ -106,13 +110,39 @@ def invoke_pytest(files: list[Path], course: Path, plugins: list[object], *,
         sink = io.StringIO()
         forget_suite_modules()
         try:
-            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            with no_plugin_autoload(), contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
                 code = pytest.main(pytest_args(files, course, ini, collect_only=collect_only, keyword=keyword),
                                    plugins=plugins)
         finally:
             forget_suite_modules()
             disarm_watchdog()  # however the run ended, no test's clock outlives it
     return int(code), sink.getvalue()
+
+
+@contextlib.contextmanager
+def no_plugin_autoload() -> Iterator[None]:
+    """For this call, pytest loads only the plugins on its command line and those the judge passes.
+
+    No other installed package's pytest plugin, nor one named in the caller's ``PYTEST_PLUGINS``,
+    takes part in grading: Hypothesis's (``-p``) says how a generated test failed, the others
+    have nothing to do there, and loading them cost a quarter of a second of every judge's start
+    (anyio's imports trio). Environment variables rather than ``--disable-plugin-autoload``
+    (pytest 8.4): the package supports pytest 8.0, and pytest reads them while it parses arguments.
+    """
+    saved = {name: os.environ.get(name) for name in _PLUGIN_ENV}
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    os.environ.pop("PYTEST_PLUGINS", None)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+_PLUGIN_ENV = ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTEST_PLUGINS")
 
 
 def forget_suite_modules() -> None:

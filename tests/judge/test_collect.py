@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -10,6 +11,8 @@ import pytest
 from autograder.assignment import AssignmentError, load_assignment
 from autograder.authoring.lint import lint_points
 from autograder.grade import grade
+from autograder.judge.collect import invoke_pytest
+from autograder.options import GradeOptions
 from tests.helpers import DEMO_COURSE
 
 
@@ -35,3 +38,31 @@ def test_a_points_mark_that_is_not_a_number_is_named_by_grading_and_by_the_linte
     sub.write_text((bad_points_course / "solutions/demo/basics/reference.py").read_text())
     with pytest.raises(AssignmentError, match=r"test_hidden.py:\d+: test_worded_points: points\('two'\) is not a"):
         grade(a, [sub], server=server)
+
+
+def test_a_judge_loads_no_installed_or_environment_plugin_but_hypothesis(server, tmp_path, monkeypatch):
+    """Any package's pytest11 plugin (xdist here, anyio's imports trio) and PYTEST_PLUGINS used to join grading."""
+    (tmp_path / "saboteur.py").write_text(
+        "import pytest\n\n"
+        "@pytest.hookimpl(tryfirst=True)\n"
+        "def pytest_runtest_call(item):\n"
+        "    raise AssertionError('a plugin from the environment ran in the judge')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTEST_PLUGINS", "saboteur")
+    a = load_assignment("demo", DEMO_COURSE)
+    seen: list[str] = []
+
+    class Names:
+        @pytest.hookimpl(trylast=True)
+        def pytest_configure(self, config: pytest.Config) -> None:
+            seen.extend(name for name, _ in config.pluginmanager.list_name_plugin())
+
+    code, output = invoke_pytest([a.exercise("basics").hidden_tests], DEMO_COURSE, [Names()], collect_only=True)
+    assert code == 0, output
+    assert "hypothesispytest" in seen and "saboteur" not in seen
+    assert not [n for n in seen if n.startswith("xdist")], seen
+    sub = tmp_path / "s.py"
+    sub.write_text((DEMO_COURSE / "solutions/demo/basics/reference.py").read_text())
+    (result,) = grade(a, [sub], server=server, options=GradeOptions(exercises=["basics"]))
+    assert [t.status for e in result.exercises for t in e.tests] == ["passed"] * 3
+    assert os.environ["PYTEST_PLUGINS"] == "saboteur" and "PYTEST_DISABLE_PLUGIN_AUTOLOAD" not in os.environ
