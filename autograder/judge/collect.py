@@ -119,6 +119,9 @@ def invoke_pytest(files: list[Path], course: Path, plugins: list[object], *,
     return int(code), sink.getvalue()
 
 
+_PLUGIN_ENV = ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTEST_PLUGINS")  # what no_plugin_autoload sets, then restores
+
+
 @contextlib.contextmanager
 def no_plugin_autoload() -> Iterator[None]:
     """For this call, pytest loads only the plugins on its command line and those the judge passes.
@@ -140,9 +143,6 @@ def no_plugin_autoload() -> Iterator[None]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
-
-
-_PLUGIN_ENV = ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTEST_PLUGINS")
 
 
 def forget_suite_modules() -> None:
