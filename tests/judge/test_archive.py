@@ -55,11 +55,16 @@ def _session(server, tmp_path, name):
     return Session(server, load(p), SandboxConfig(), Budget(cell_seconds=20))
 
 
-def _grading(session):
+def _grading(session, *, timeout=None):
+    """As the ``sandbox`` fixture: the student's sandbox is started, then the test's clock."""
     from autograder.judge.proxy import Context, SandboxFixture
 
     ctx = Context()
     ctx.session = session
+    if timeout is not None:
+        ctx.timeout = timeout
+    else:
+        session.ensure()
     ctx.restart_clock()
     return ctx, SandboxFixture(ctx)
 
@@ -120,3 +125,20 @@ def test_a_decoder_sandbox_that_failed_is_replaced_for_the_next_file(server, tmp
     finally:
         ctx.stop_clock()
         session.close()
+
+
+def test_the_decoders_start_up_is_not_the_students_time(tmp_path):
+    """The decoder's sandbox is the grader's: its spawn may wait for a server that is still importing torch or
+    warming up for another judge. That wait left a 10 s test too little time on a loaded machine (CI, stop 34)."""
+    from autograder.sandbox.client import SandboxServer
+
+    with SandboxServer(warm_compiler=False) as fresh:  # not ready: its first spawn waits for `import torch`
+        session = _session(fresh, tmp_path, "slow-start")
+        ctx, sandbox = _grading(session, timeout=1.0)
+        try:
+            value, err = sandbox.load_weights_only(_saved({"w": torch.ones(2)}))
+            assert err is None and torch.equal(value["w"], torch.ones(2))
+        finally:
+            ctx.stop_clock()
+            session.close()
+        assert not ctx.overran
