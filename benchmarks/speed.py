@@ -78,19 +78,48 @@ def uptime() -> str:
         return "load average unknown"
 
 
+def kernel_threads() -> dict[str, float]:
+    """CPU seconds so far of each of the kernel's own threads (children of kthreadd), by name.
+
+    Some VMs run memory daemons (DAMON's kdamond, khugepaged, kswapd) that take a few per cent of the
+    machine while a batch forks sandboxes: that time counts in ``busy`` and takes cores from the batch,
+    and a floor that runs on one core leaves it the other. kworkers are summed under one name.
+    """
+    tck = os.sysconf("SC_CLK_TCK")
+    out: dict[str, float] = {}
+    try:
+        pids = [d for d in os.listdir("/proc") if d.isdigit()]
+    except OSError:
+        return out
+    for pid in pids:
+        try:
+            name, rest = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)
+        except (OSError, ValueError):
+            continue
+        fields = rest.split()
+        if fields[1] != "2":  # ppid: kthreadd's children only
+            continue
+        comm = name.split("(", 1)[1]
+        key = "kworker" if comm.startswith("kworker") else comm
+        out[key] = out.get(key, 0.0) + (int(fields[11]) + int(fields[12])) / tck
+    return out
+
+
 @dataclass(frozen=True)
 class Cpu:
     """The whole machine's CPU seconds so far (``/proc/stat``): what it ran, what it waited, what the host took.
 
     Differences of two samples say how a phase used the machine: ``busy`` counts every process of
     the benchmark (judges, sandbox servers, sandboxes, the floor's one process) whatever the wall
-    clock did; ``steal`` is time the VM's host gave to other guests. On a shared VM the wall clock
-    moves with the neighbours; busy seconds per submission move much less.
+    clock did, and the kernel's own threads too (``kernel``, by name); ``steal`` is time the VM's
+    host gave to other guests. On a shared VM the wall clock moves with the neighbours; busy seconds
+    per submission move much less.
     """
 
     busy: float = 0.0
     idle: float = 0.0
     steal: float = 0.0
+    kernel: tuple[tuple[str, float], ...] = ()
 
     @classmethod
     def now(cls) -> Cpu:
@@ -100,17 +129,25 @@ class Cpu:
             return cls()
         user, nice, system, idle, iowait, irq, softirq, steal = (int(x) / os.sysconf("SC_CLK_TCK")
                                                                  for x in (fields + ["0"] * 8)[:8])
-        return cls(busy=user + nice + system + irq + softirq, idle=idle + iowait, steal=steal)
+        return cls(busy=user + nice + system + irq + softirq, idle=idle + iowait, steal=steal,
+                   kernel=tuple(sorted(kernel_threads().items())))
 
     def __sub__(self, other: Cpu) -> Cpu:
-        return Cpu(self.busy - other.busy, self.idle - other.idle, self.steal - other.steal)
+        before = dict(other.kernel)
+        kernel = tuple((k, v - before.get(k, 0.0)) for k, v in self.kernel)
+        return Cpu(self.busy - other.busy, self.idle - other.idle, self.steal - other.steal, kernel)
 
     def shares(self) -> str:
-        """Idle and stolen shares of all cores' time over the phase."""
+        """Idle, stolen and kernel-thread shares of all cores' time over the phase (the largest thread named)."""
         total = self.busy + self.idle + self.steal
         if total <= 0:
             return "idle ?, steal ?"
-        return f"idle {100 * self.idle / total:.0f} %, steal {100 * self.steal / total:.0f} %"
+        shares = f"idle {100 * self.idle / total:.0f} %, steal {100 * self.steal / total:.0f} %"
+        if not self.kernel:  # no kernel thread visible (a container's own PID namespace)
+            return shares
+        threads = sorted(((max(v, 0.0), k) for k, v in self.kernel), reverse=True)
+        top = f" ({threads[0][1]} {100 * threads[0][0] / total:.0f} %)" if threads[0][0] > 0 else ""
+        return f"{shares}, kernel threads {100 * sum(v for v, _ in threads) / total:.0f} %{top}"
 
 
 def timed(cmd: list[str], **kw) -> tuple[float, subprocess.CompletedProcess]:
