@@ -88,7 +88,11 @@ def _write(path: str, value: str) -> None:
 
 
 def _counter(path: str, key: str) -> int:
-    for line in _read(path).splitlines():
+    return _parse_counter(_read(path), key)
+
+
+def _parse_counter(text: str, key: str) -> int:
+    for line in text.splitlines():
         name, _, value = line.partition(" ")
         if name == key and value.strip().isdigit():
             return int(value)
@@ -332,6 +336,42 @@ def open_cgroups(tag: int | None = None) -> Cgroups:
 def oom_kills(path: str) -> int:
     """The OOM-kill count in a cgroup's ``memory.events`` (v2) or ``memory.oom_control`` (v1)."""
     return _counter(path, "oom_kill")
+
+
+class OomCounter:
+    """:func:`oom_kills` of one sandbox's cgroup, its file kept open while the sandbox runs.
+
+    The judge reads it after every reply (a child may have been killed for memory while the first
+    process answered): some 700 times per correct submission. Kept open, each read is one
+    ``pread`` instead of an open, a read and a close; the kernel writes the counter afresh at every
+    read from offset 0. Once :meth:`close` d (the sandbox is killed), it reads by path again, so a
+    count asked for after the kill still comes from the file, and no descriptor is left behind.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._fd: int | None = None
+        self._closed = False
+
+    def value(self) -> int:
+        if self._closed:
+            return oom_kills(self.path)
+        if self._fd is None:
+            try:
+                self._fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                return 0
+        try:
+            text = os.pread(self._fd, 4096, 0).decode("ascii", "replace")
+        except OSError:  # the cgroup was removed (ENODEV): as a file that is gone
+            return 0
+        return _parse_counter(text, "oom_kill")
+
+    def close(self) -> None:
+        self._closed = True
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)
 
 
 def container_memory_gib() -> float | None:

@@ -32,6 +32,7 @@ from autograder.errors import (
     SetupRefused,
     StudentException,
 )
+from autograder.sandbox.cgroups import OomCounter
 from autograder.sandbox.isolation import TEST_REFUSE, Limits
 
 if TYPE_CHECKING:
@@ -336,6 +337,9 @@ class Sandbox:
         self.sock, self._out_r, self.pid, facts = server.spawn(request)
         self.scratch_fd: int | None = None  # the sandbox's scratch folder, opened by its init before student code
         self._oom_file = facts.get("oom_file") if isinstance(facts.get("oom_file"), str) else None
+        self._oom_counter: OomCounter | None = None
+        if self._oom_file is not None:
+            self._oom_counter = OomCounter(self._oom_file)
         self._ooms = self._oom_kills()
         self.alive = True
         self._reader = threading.Thread(target=self._drain, daemon=True)
@@ -357,11 +361,7 @@ class Sandbox:
             self.protections["memory"] = str(facts["memory"])
 
     def _oom_kills(self) -> int:
-        if self._oom_file is None:
-            return 0
-        from autograder.sandbox.cgroups import oom_kills
-
-        return oom_kills(self._oom_file)
+        return 0 if self._oom_counter is None else self._oom_counter.value()
 
     def out_of_memory(self) -> bool:
         """True when the kernel killed a process of this sandbox for exceeding its cgroup's memory limit."""
@@ -538,6 +538,8 @@ class Sandbox:
         if self.scratch_fd is not None:  # it keeps the sandbox's tmpfs alive while open
             os.close(self.scratch_fd)
             self.scratch_fd = None
+        if self._oom_counter is not None:
+            self._oom_counter.close()
         # The output reader ends by itself at EOF; not waiting for it keeps kills cheap.
         # Everything printed before the last reply is already in the buffer (the
         # runtime flushes after every request).

@@ -93,6 +93,67 @@ def test_children_that_together_exceed_the_limit_are_reported_as_out_of_memory(s
         sb.kill()
 
 
+def _judge_fds_on(path: str) -> int:
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}") == path
+        except OSError:
+            pass
+    return count
+
+
+@needs_cgroups
+def test_a_child_killed_for_memory_after_its_parent_answered_is_read_from_the_counter_kept_open(server):
+    """The judge reads the sandbox's OOM counter after every reply through one descriptor it keeps open
+    (one pread, not an open and a close per request), closed with the sandbox: a memory kill in a child the
+    first process waited for is still reported."""
+    sb = Sandbox(server, SandboxConfig(limits=Limits(memory_bytes=2 * 2**30)))
+    oom_file = os.path.realpath(sb._oom_file)
+    code = (
+        "import os, torch\n"
+        "def hog():\n"
+        "    r, w = os.pipe()\n"
+        "    kids = []\n"
+        "    for _ in range(2):  # each under the per-process limit, together over the sandbox's\n"
+        "        pid = os.fork()\n"
+        "        if pid == 0:\n"
+        "            t = torch.ones(1200 * 2**20, dtype=torch.uint8)\n"
+        "            os.write(w, b'!')\n"
+        "            os.read(r, 1)  # never: both wait for the OOM killer\n"
+        "            os._exit(0)\n"
+        "        kids.append(pid)\n"
+        "    for pid in kids:\n"
+        "        os.waitpid(pid, 0)\n"
+        "    return 'answered'\n"
+    )
+    try:
+        sb.request("exec", code, cell=1, timeout=10)
+        sb.request("exec", "X = 1", cell=2, timeout=10)
+        assert _judge_fds_on(oom_file) == 1, "the counter is not kept open while the sandbox runs"
+        with pytest.raises(SandboxOutOfMemory, match="2.0 GiB"):
+            sb.request("call", ([], {}), target=None, name="hog", timeout=60)
+        assert not sb.alive
+    finally:
+        sb.kill()
+    assert _judge_fds_on(oom_file) == 0, "the counter's descriptor outlived its sandbox"
+
+
+def test_the_counter_kept_open_reads_each_value_afresh_and_reads_by_path_once_closed(tmp_path):
+    path = tmp_path / "memory.events"
+    path.write_text("oom 0\noom_kill 0\n")
+    counter = cgroups.OomCounter(str(path))
+    assert counter.value() == 0
+    with open(path, "r+") as f:  # rewritten in place, as the kernel does at every read
+        f.write("oom 4\noom_kill 4\n")
+    assert counter.value() == 4
+    counter.close()
+    assert _judge_fds_on(str(path)) == 0
+    path.write_text("oom 5\noom_kill 5\n")  # a new file at the same path: read by path now
+    assert counter.value() == 5 and _judge_fds_on(str(path)) == 0
+    assert cgroups.OomCounter(str(tmp_path / "gone")).value() == 0
+
+
 def test_without_a_cgroup_the_report_says_the_limit_is_per_process(monkeypatch):
     monkeypatch.setenv("TORCHGRADER_NO_CGROUPS", "1")
     got = cgroups.open_cgroups(tag=1)
