@@ -344,8 +344,8 @@ class OomCounter:
     The judge reads it after every reply (a child may have been killed for memory while the first
     process answered): some 700 times per correct submission. Kept open, each read is one
     ``pread`` instead of an open, a read and a close; the kernel writes the counter afresh at every
-    read from offset 0. Once :meth:`close` d (the sandbox is killed), it reads by path again, so a
-    count asked for after the kill still comes from the file, and no descriptor is left behind.
+    read from offset 0. Once closed (the sandbox is killed), it reads by path again, so a count asked
+    for after the kill still comes from the file, and no descriptor is left behind.
     """
 
     def __init__(self, path: str) -> None:
