@@ -55,15 +55,16 @@ def _session(server, tmp_path, name):
     return Session(server, load(p), SandboxConfig(), Budget(cell_seconds=20))
 
 
-def _grading(session, *, timeout=None):
-    """As the ``sandbox`` fixture: the student's sandbox is started, then the test's clock."""
+def _grading(session, *, timeout=None, student_first=True):
+    """As the ``sandbox`` fixture: the student's sandbox is started (unless not ``student_first``), then the
+    test's clock (the exercise's default limit unless ``timeout``)."""
     from autograder.judge.proxy import Context, SandboxFixture
 
     ctx = Context()
     ctx.session = session
     if timeout is not None:
         ctx.timeout = timeout
-    else:
+    if student_first:
         session.ensure()
     ctx.restart_clock()
     return ctx, SandboxFixture(ctx)
@@ -134,7 +135,7 @@ def test_the_decoders_start_up_is_not_the_students_time(tmp_path):
 
     with SandboxServer(warm_compiler=False) as fresh:  # not ready: its first spawn waits for `import torch`
         session = _session(fresh, tmp_path, "slow-start")
-        ctx, sandbox = _grading(session, timeout=1.0)
+        ctx, sandbox = _grading(session, timeout=1.0, student_first=False)
         try:
             value, err = sandbox.load_weights_only(_saved({"w": torch.ones(2)}))
             assert err is None and torch.equal(value["w"], torch.ones(2))
