@@ -158,11 +158,13 @@ class SandboxServer:
             return None
         return cls.attached(fd)
 
-    def connect_judge(self) -> socket.socket:
+    def connect_judge(self, *, warm_up: bool = False) -> socket.socket:
         """A new connection to this server for a judge (pass it to the judge's process, then close it here).
 
         Never waits for the server: the request waits in the socket until the server is ready,
         and the judge reads its "ready" on its own connection. Only the owner attaches judges.
+        ``warm_up``: the judges will grade more than one submission each; the server warms up now,
+        between their requests (see server.serve), instead of at their second submission.
         """
         if self.proc is None:
             raise ServerFailed("only the process that started the sandbox server can connect judges to it")
@@ -170,7 +172,8 @@ class SandboxServer:
         try:
             with self._judges:
                 # Alone in its message (it carries a descriptor): the server reads exactly this request.
-                socket.send_fds(self.sock, [json.dumps({"op": "attach"}).encode()], [theirs.fileno()])
+                attach = {"op": "attach", **({"warm": "between requests"} if warm_up else {})}
+                socket.send_fds(self.sock, [json.dumps(attach).encode()], [theirs.fileno()])
         except OSError as e:
             ours.close()
             raise ServerFailed(f"the sandbox server has exited ({e.strerror})") from None

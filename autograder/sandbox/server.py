@@ -13,6 +13,7 @@ every process the student started; the keeper reaps it and exits.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import select
@@ -22,6 +23,7 @@ import struct
 import sys
 import tempfile
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -82,18 +84,30 @@ def _preload_later(warm_compiler: bool = False, only: Any = None) -> bool:
     ``only``: the modules of LATER_PRELOAD wanted (a notebook's checks know theirs), without the
     compiler warm-up; None: all of them and the warm-up. True when anything new was imported.
     """
-    global _STOPPABLE
-    names = LATER_PRELOAD if only is None else tuple(n for n in LATER_PRELOAD if n in only)
     before = len(sys.modules)
+    for step in _warm_steps(warm_compiler, only):
+        step()
+    return len(sys.modules) != before
+
+
+def _warm_steps(warm_compiler: bool = False, only: Any = None) -> list[Callable[[], None]]:
+    """:func:`_preload_later` as steps of a second or two each, for a warm-up between requests (see serve)."""
+    names = LATER_PRELOAD if only is None else tuple(n for n in LATER_PRELOAD if n in only)
+    steps: list[Callable[[], None]] = [functools.partial(_stoppable, _import_all, (name,)) for name in names]
+    if warm_compiler and only is None:
+        steps += [functools.partial(_stoppable, _warm_compiler, how) for how in WARM_COMPILES]
+    return steps
+
+
+def _stoppable(fn: Callable[..., None], *args: Any) -> None:
+    """One step of a warm-up: a judge's close stops it (SIGUSR1), and the collector waits meanwhile."""
+    global _STOPPABLE
     _STOPPABLE = True
     try:
         with gcpause.paused():
-            _import_all(names)
-            if warm_compiler and only is None:
-                _warm_compiler()
+            fn(*args)
     finally:
         _STOPPABLE = False
-    return len(sys.modules) != before
 
 
 def _import_all(names: tuple[str, ...], required: bool = False) -> None:
@@ -108,7 +122,12 @@ def _import_all(names: tuple[str, ...], required: bool = False) -> None:
     compiler.skip_guard_profiling()  # once torch._dynamo is in, before any sandbox inherits it
 
 
-def _warm_compiler() -> None:
+# The compiles of the warm-up, each a step of its own: a tiny module with dynamo alone, then with AOTAutograd
+# and dynamic shapes (what the compile exercise's probes and students' cells use).
+WARM_COMPILES = ({"backend": "eager", "fullgraph": True}, {"backend": "aot_eager", "dynamic": True})
+
+
+def _warm_compiler(how: dict[str, Any]) -> None:
     """Run one tiny torch.compile so every later sandbox inherits dynamo's warmed-up state.
 
     A first compile in a fresh process costs 1 to 3 s of lazy imports and
@@ -122,9 +141,7 @@ def _warm_compiler() -> None:
 
         torch.set_num_threads(1)
         model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
-        x = torch.randn(3, 4)
-        torch.compile(model, backend="eager", fullgraph=True)(x)
-        torch.compile(model, backend="aot_eager", dynamic=True)(x)
+        torch.compile(model, **how)(torch.randn(3, 4))
         torch._dynamo.reset()
     except Exception:  # noqa: BLE001 - an optimisation only; sandboxes compile cold instead
         pass
@@ -627,17 +644,32 @@ class _Judges:
         self.reaper.sweep(final=True)
 
 
-def _readable(socks: list[socket.socket]) -> list[socket.socket]:
-    """The connections with a request (or a hang-up) waiting; poll, not select: any descriptor number."""
+def _readable(socks: list[socket.socket], *, block: bool = True) -> list[socket.socket]:
+    """The connections with a request (or a hang-up) waiting; poll, not select: any descriptor number.
+
+    ``block=False``: none is also an answer (the server has a warm-up step to do meanwhile).
+    """
     poller = select.poll()
     by_fd = {s.fileno(): s for s in socks}
     for fd in by_fd:
         poller.register(fd, select.POLLIN)
     while True:
         try:
-            return [by_fd[fd] for fd, _ in poller.poll()]
+            return [by_fd[fd] for fd, _ in poller.poll(None if block else 0)]
         except InterruptedError:
             continue
+
+
+def _after_warm_up(judges: _Judges, modules_before: int) -> None:
+    """Once a warm-up imported anything: fold the heap, and replace the spares forked before it.
+
+    Only a server that will fork many sandboxes is warmed up: folding its heap costs 0.05 to 0.8 s
+    once, and saves some 55 ms of CPU at each later fork.
+    """
+    if len(sys.modules) != modules_before:
+        hugepages.collapse()
+        for spares in judges.open.values():
+            spares.renew()
 
 
 def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
@@ -651,7 +683,10 @@ def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
     ``{"op": "warm", "only": [...]}`` imports only those modules of LATER_PRELOAD (a
     notebook's later checks). ``{"op": "attach"}`` with one descriptor adds a judge's
     connection, told "ready" on it (the owner of a shared server sends nothing else, and
-    reads nothing: it never waits for the server).
+    reads nothing: it never waits for the server). An attach with ``"warm": "between
+    requests"`` (a batch whose workers will each grade more than one submission) starts the
+    whole warm-up at once, in steps of a second or two done only while no judge waits: the
+    workers' first submissions grade meanwhile, and no spawn waits for more than one step.
     """
     warmed = False
     root_dir, remove_root = _root_mount_point()
@@ -659,9 +694,20 @@ def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # keepers are reaped by the kernel
     groups = open_cgroups()
     judges = _Judges(sock, root_dir, groups)
+    background: list[Callable[[], None]] = []  # a warm-up's steps left, each done while no judge waits
+    modules_before = 0
     try:
         while judges.open:
-            for conn in _readable(list(judges.open)):
+            ready = _readable(list(judges.open), block=not background)
+            if not ready:
+                try:
+                    background.pop(0)()
+                    if not background:
+                        _after_warm_up(judges, modules_before)
+                except _Stop:
+                    return
+                continue
+            for conn in ready:
                 if conn not in judges.open:
                     continue
                 try:
@@ -689,6 +735,9 @@ def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
                     judge = socket.socket(fileno=fds[0])
                     judges.add(judge)
                     judges.send(judge, {"ok": True, "ready": True, "pid": os.getpid()})
+                    if req.get("warm") == "between requests" and not warmed:
+                        warmed = True  # the owner knows a batch's workers will grade more than one each
+                        background, modules_before = _warm_steps(warm_compiler), len(sys.modules)
                     continue
                 for fd in fds:
                     os.close(fd)
@@ -698,13 +747,10 @@ def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
                     only = req.get("only")
                     warmed = only is None  # the whole warm-up happens once; a partial one may be followed by more
                     judges.tell_others(conn, WARMING_NOTICE)
+                    before = len(sys.modules)
                     try:
-                        if _preload_later(warm_compiler, only if isinstance(only, list) else None):
-                            # only a server that will fork many sandboxes is warmed up: folding its heap costs
-                            # 0.05 to 0.8 s once, and saves some 55 ms of CPU at each later fork
-                            hugepages.collapse()
-                            for spares in judges.open.values():
-                                spares.renew()
+                        _preload_later(warm_compiler, only if isinstance(only, list) else None)
+                        _after_warm_up(judges, before)
                     except _Stop:
                         return
     finally:

@@ -91,7 +91,8 @@ class GradingPool:
     def backend(self, assignment: str) -> Backend:
         return make_backend(self.cfg.backend, Where(self.worker_config(assignment), self.cfg.workers,
                                                     self.log_dir, docker_image=self.cfg.docker_image,
-                                                    scheduler=self.cfg.scheduler or None))
+                                                    scheduler=self.cfg.scheduler or None,
+                                                    warm_up=True))  # a slot's worker grades submission after submission
 
     def start(self) -> None:
         if not self.assignments:

@@ -166,3 +166,55 @@ def test_a_shared_server_that_does_not_answer_is_given_up_by_that_judge_only(mon
         again.close()
     finally:
         owner.close()
+
+
+def _imported(sb: Sandbox) -> tuple[bool, bool]:
+    """(torch._dynamo, sklearn) already in a fresh sandbox's modules, before any cell imported them."""
+    sb.request("exec", "import sys\nWARM = ('torch._dynamo' in sys.modules, 'sklearn' in sys.modules)\n",
+               cell=1, timeout=60)
+    return tuple(sb.request("getattr", target=None, name="WARM", timeout=30)[1])
+
+
+def test_a_batch_server_warms_up_between_its_judges_requests_without_being_asked():
+    """The owner of a batch's server knows its workers will each grade more than one submission: attached so,
+    the server warms up at once, in steps, and serves a spawn between two steps rather than after all of them.
+    Its first step imports torch._dynamo, the second scikit-learn: a sandbox asked for right away comes from a
+    server with some of the warm-up done or none, never all of it; a later one inherits all of it. No judge
+    ever sends a warm-up request here."""
+    owner = SandboxServer(warm_compiler=False)
+    judge = SandboxServer.attached(owner.connect_judge(warm_up=True).detach())
+    try:
+        judge.wait_ready()
+        first = Sandbox(judge, CONFIG)
+        try:
+            assert _imported(first)[1] is False, "the spawn waited for the whole warm-up"
+        finally:
+            first.kill()
+
+        def warm() -> bool:
+            sb = Sandbox(judge, CONFIG)
+            try:
+                return _imported(sb) == (True, True)
+            finally:
+                sb.kill()
+
+        assert _until(warm, 120), "the warm-up never reached later sandboxes"
+    finally:
+        judge.close()
+        owner.close()
+
+
+def test_a_server_attached_without_the_warm_up_never_warms_up_by_itself():
+    owner = SandboxServer(warm_compiler=False)
+    judge = _judge(owner)
+    try:
+        Sandbox(judge, CONFIG).kill()
+        time.sleep(3)  # longer than both imports take here: a warm-up, had one started, would be seen
+        sb = Sandbox(judge, CONFIG)
+        try:
+            assert _imported(sb) == (False, False)
+        finally:
+            sb.kill()
+    finally:
+        judge.close()
+        owner.close()

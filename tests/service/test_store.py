@@ -7,6 +7,7 @@ import datetime as dt
 import io
 import json
 import time
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -309,3 +310,16 @@ def test_a_stored_file_whose_bytes_changed_is_never_graded_nor_reused(store, tmp
     assert row.status == "internal_error" and row.needs_ta and row.total == 0
     result = store.latest_results("demo")[sid]
     assert "not a judgement of your work" in json.dumps(result.result) and "bytes changed" in json.dumps(result.result)
+
+
+def test_a_services_process_workers_share_a_server_that_warms_up_at_once(tmp_path: Path):
+    """A slot's worker grades submission after submission: its server warms up as it starts (between
+    requests), so no student's submission waits for the warm-up a batch's second submission used to."""
+    from autograder.batch.backends.process import ProcessBackend
+    from autograder.service.grading import GradingPool
+    from tests.helpers import DEMO_COURSE
+
+    pool = GradingPool(ServiceConfig(assignments=[Policy("demo")], course=DEMO_COURSE),
+                       ServiceStore(tmp_path / "s.sqlite"), Blobs(tmp_path / "blobs"), tmp_path / "logs")
+    backend = pool.backend("demo")
+    assert isinstance(backend, ProcessBackend) and backend.warm_up

@@ -76,12 +76,13 @@ class Where:
     docker_image: str = DEFAULT_IMAGE
     docker_gpus: str = DEFAULT_GPUS
     scheduler: str | None = None  # a Dask scheduler's address
+    warm_up: bool = False  # each worker will grade more than one submission (a service): see ProcessBackend
 
 
 def _process(w: Where) -> Backend:
     from autograder.batch.backends.process import ProcessBackend
 
-    return ProcessBackend(w.config, w.jobs, w.log_dir)
+    return ProcessBackend(w.config, w.jobs, w.log_dir, warm_up=w.warm_up)
 
 
 def _docker(w: Where) -> Backend:

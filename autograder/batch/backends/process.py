@@ -45,7 +45,8 @@ class ProcessBackend:
     name = "process"
     shares_server = True  # workers on this host share one sandbox server (a container's worker has its own)
 
-    def __init__(self, config: WorkerConfig, workers: int, log_dir: Path | None = None) -> None:
+    def __init__(self, config: WorkerConfig, workers: int, log_dir: Path | None = None, *,
+                 warm_up: bool = False) -> None:
         self.config = config
         self.workers = max(1, workers)
         self.log_dir = log_dir
@@ -53,6 +54,9 @@ class ProcessBackend:
         self._finishing: list[WorkerPipe] = []  # told to stop, not yet waited for (see close)
         self._lock = threading.Lock()
         self._server: SandboxServer | None = None
+        # The workers will grade more than one submission each (a service's, or a batch with more jobs than
+        # workers): the shared server warms up at once, between their requests, not at a second submission.
+        self.warm_up = warm_up
 
     # ------------------------------------------------------------------ one worker
     def argv(self, slot: int) -> list[str]:
@@ -112,13 +116,14 @@ class ProcessBackend:
                 except (AssignmentError, OSError):
                     return None  # the worker meets the same problem and says what it is
             try:
-                return self._server.connect_judge()
+                return self._server.connect_judge(warm_up=self.warm_up)
             except ServerFailed:
                 return None  # this worker starts its own; the next start replaces the shared one
 
     # ------------------------------------------------------------------ the pool
     def grade_jobs(self, jobs: list[Job], deliver: Deliver) -> None:
         pool = _Pool(self.config.job_seconds())
+        self.warm_up = self.warm_up or len(jobs) > self.workers
         for j in jobs:
             pool.todo.put(j)
         threads = [threading.Thread(target=self._slot, args=(i, pool), daemon=True, name=f"tg-slot-{i}")

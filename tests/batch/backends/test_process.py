@@ -191,3 +191,34 @@ def _below(pid: int) -> list[int]:
             if int(fields[1]) == pid and fields[0] != "Z":
                 out.append(int(entry))
     return out
+
+
+@pytest.mark.parametrize(("jobs", "workers", "warmed"), [(3, 2, True), (2, 2, False)])
+def test_the_shared_server_warms_up_at_once_only_when_a_worker_will_grade_more_than_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int, workers: int, warmed: bool):
+    """More jobs than workers: some worker grades a second submission, so the server warms up as the batch
+    starts (between the judges' requests) rather than when a second submission arrives. A job per worker:
+    each grades one, as a lone submission, and nothing warms up."""
+    from autograder.sandbox.client import SandboxServer
+
+    asked: list[bool] = []
+    real = SandboxServer.connect_judge
+
+    def connect_judge(self, *, warm_up: bool = False):
+        asked.append(warm_up)
+        return real(self, warm_up=warm_up)
+
+    monkeypatch.setattr(SandboxServer, "connect_judge", connect_judge)
+    sub = tmp_path / "ref.py"
+    sub.write_text(REF)
+    backend = ProcessBackend(WorkerConfig(course=str(DEMO_COURSE), assignment="demo", allow_unisolated=True),
+                             workers, tmp_path)
+    got: dict[str, Any] = {}
+    try:
+        backend.grade_jobs([Job(id=str(i), name=f"s{i}.py", path=sub) for i in range(jobs)],
+                           lambda job, result, error, worker: got.setdefault(job.id, result))
+    finally:
+        backend.kill_all()
+        backend.close()
+    assert len(got) == jobs and all(got.values())
+    assert asked == [warmed] * workers
