@@ -59,10 +59,11 @@ def review_class(assignment: Assignment, entries: list[Entry], *, similarity: bo
 
 
 class EarlyReview:
-    """The class review computed in a thread while the batch's last submissions are graded.
+    """The class review computed in a thread while the batch grades.
 
-    The review reads only the submitted files, never a result, so it can start once a worker has
-    no submission left (a core would idle until the last ones are done) instead of after every result.
+    The review reads only the submitted files, never a result, so it starts with the grading: its
+    CPU is spread over the batch, where it takes half its time from the wall (two busy cores), instead
+    of waiting for the last submission and being waited for, with one core idle, after it.
     :func:`autograder.batch.runner.write_outputs` takes it when it reviewed exactly the entries graded;
     otherwise, or when it failed, the review is computed there as before (and a failure said there).
     """

@@ -228,7 +228,8 @@ def _grade(assignment: Assignment, todo: list[Entry], opts: BatchOptions, store:
            stream: TextIO, later: contextlib.ExitStack, err: TextIO, early: EarlyReview) -> tuple[set[str], int]:
     """Grade ``todo`` on the backend, storing and writing each result as it arrives.
 
-    The class review starts once fewer submissions are left than workers (``early``): a worker is idle.
+    The class review (``early``) starts with the grading: it reads only the files, and its CPU then spreads over
+    the batch instead of lengthening its end, when one core is left idle.
     Returns the students whose outputs were written, and the workers alive at the end (Dask's may come and go).
     """
     out = opts.out
@@ -246,7 +247,6 @@ def _grade(assignment: Assignment, todo: list[Entry], opts: BatchOptions, store:
     except WorkerFatal as exc:
         raise BatchError(str(exc)) from None
     progress = make_progress(len(jobs), stream, verbose=opts.verbose, mode=opts.progress)
-    left = [len(jobs)]
 
     def deliver(job: Job, result: dict | None, error: str, worker: str) -> None:
         entry = by_id[job.id]
@@ -259,10 +259,8 @@ def _grade(assignment: Assignment, todo: list[Entry], opts: BatchOptions, store:
         if _guarded(f"the feedback of {entry.source}", lambda: write_submission(r, out), err):
             written.add(entry.student)
         progress.advance(r)
-        left[0] -= 1
-        if left[0] < backend.workers:
-            early.start()
 
+    early.start()
     try:
         backend.grade_jobs(jobs, deliver)
     except WorkerFatal as exc:
