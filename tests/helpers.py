@@ -66,3 +66,12 @@ def processes_named(name: str) -> list[int]:
             except OSError:
                 pass
     return out
+
+
+def preloaded(sb) -> tuple[bool, bool]:
+    """(torch._dynamo, sklearn) already imported in a fresh sandbox (a client ``Sandbox``), before any cell
+    imported them: what its server had imported, or warmed up, when it forked it."""
+    sb.request(
+        "exec", "import sys\nWARM = ('torch._dynamo' in sys.modules, 'sklearn' in sys.modules)", cell=1, timeout=60
+    )
+    return tuple(sb.request("getattr", target=None, name="WARM", timeout=30)[1])

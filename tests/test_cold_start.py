@@ -21,7 +21,7 @@ from autograder.assignment import load_assignment
 from autograder.grade import grade
 from autograder.sandbox.client import Sandbox, SandboxConfig, SandboxServer
 from autograder.warmup import warm_dynamo
-from tests.helpers import DEMO_COURSE, ROOT
+from tests.helpers import DEMO_COURSE, ROOT, preloaded
 
 REF = (
     (DEMO_COURSE / "solutions/demo/basics/reference.py").read_text()
@@ -105,14 +105,6 @@ def test_reading_a_notebook_skips_jsonschemas_format_grammars():
     assert run.stdout.split() == ["True", "False", "False"], run.stdout + run.stderr
 
 
-def _loaded(sb: Sandbox) -> tuple[bool, bool]:
-    """(torch._dynamo, sklearn) already imported in a fresh sandbox, before any cell imported them."""
-    sb.request(
-        "exec", "import sys\nWARM = ('torch._dynamo' in sys.modules, 'sklearn' in sys.modules)", cell=1, timeout=30
-    )
-    return tuple(sb.request("getattr", target=None, name="WARM", timeout=30)[1])
-
-
 def test_the_server_imports_dynamo_first_only_when_asked_and_the_rest_when_the_judge_asks():
     """The first sandbox waits only for what every sandbox needs (torch._dynamo too when the selected exercises
     compile or train); torch._dynamo (for optimizers) and scikit-learn (for students' own cells) come when the
@@ -130,7 +122,7 @@ def test_the_server_imports_dynamo_first_only_when_asked_and_the_rest_when_the_j
                     server.warm_later()
                 sb = Sandbox(server, SandboxConfig())
                 try:
-                    seen.append(_loaded(sb))
+                    seen.append(preloaded(sb))
                 finally:
                     sb.kill()
             assert seen == expected
@@ -151,7 +143,7 @@ def test_grade_asks_its_server_to_warm_up_after_the_first_of_several_submissions
             assert [r.total for r in grade(a, paths, server=server)] == [6.0] * n
             sb = Sandbox(server, SandboxConfig())
             try:
-                assert _loaded(sb) == (warmed, warmed)
+                assert preloaded(sb) == (warmed, warmed)
             finally:
                 sb.kill()
 
@@ -230,7 +222,7 @@ def test_a_notebook_kernel_warms_its_server_only_with_what_its_later_checks_woul
         server.warm_later(["sklearn.datasets"])
         sb = Sandbox(server, SandboxConfig())
         try:
-            assert _loaded(sb) == (False, True)
+            assert preloaded(sb) == (False, True)
         finally:
             sb.kill()
 

@@ -9,6 +9,7 @@ import pytest
 
 from autograder.errors import ServerFailed
 from autograder.sandbox.client import Sandbox, SandboxConfig, SandboxServer
+from tests.helpers import preloaded
 
 CONFIG = SandboxConfig()
 
@@ -168,13 +169,6 @@ def test_a_shared_server_that_does_not_answer_is_given_up_by_that_judge_only(mon
         owner.close()
 
 
-def _imported(sb: Sandbox) -> tuple[bool, bool]:
-    """(torch._dynamo, sklearn) already in a fresh sandbox's modules, before any cell imported them."""
-    sb.request("exec", "import sys\nWARM = ('torch._dynamo' in sys.modules, 'sklearn' in sys.modules)\n",
-               cell=1, timeout=60)
-    return tuple(sb.request("getattr", target=None, name="WARM", timeout=30)[1])
-
-
 def test_a_batch_server_warms_up_between_its_judges_requests_without_being_asked():
     """The owner of a batch's server knows its workers will each grade more than one submission: attached so,
     the server warms up at once, in steps, and serves a spawn between two steps rather than after all of them.
@@ -187,14 +181,14 @@ def test_a_batch_server_warms_up_between_its_judges_requests_without_being_asked
         judge.wait_ready()
         first = Sandbox(judge, CONFIG)
         try:
-            assert _imported(first)[1] is False, "the spawn waited for the whole warm-up"
+            assert preloaded(first)[1] is False, "the spawn waited for the whole warm-up"
         finally:
             first.kill()
 
         def warm() -> bool:
             sb = Sandbox(judge, CONFIG)
             try:
-                return _imported(sb) == (True, True)
+                return preloaded(sb) == (True, True)
             finally:
                 sb.kill()
 
@@ -212,7 +206,7 @@ def test_a_server_attached_without_the_warm_up_never_warms_up_by_itself():
         time.sleep(3)  # longer than both imports take here: a warm-up, had one started, would be seen
         sb = Sandbox(judge, CONFIG)
         try:
-            assert _imported(sb) == (False, False)
+            assert preloaded(sb) == (False, False)
         finally:
             sb.kill()
     finally:
