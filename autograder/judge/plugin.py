@@ -227,7 +227,9 @@ class GradingPlugin:
             raise pytest.UsageError("the assignment's suites have problems:\n" + "\n".join(self.problems))
         gcpause.resume()  # a worker or `check` imported with the collector paused: grading's garbage is collected
         for n, path in enumerate(self.submissions):
-            if n == 1:  # a second submission: it and every later one start warm; a lone one never pays for it
+            # A second submission: it and every later one start warm; a lone one never pays for it. (A server
+            # whose owner asked for the warm-up between requests has started it already: this asks nothing.)
+            if n == 1:
                 self.server.warm_later()
             try:
                 result = self.grade_one(Path(path))

@@ -41,7 +41,8 @@ PRELOAD = (
     "torch.fx.experimental.symbolic_shapes",
 )
 # Imported when the judge asks ({"op": "warm"}: as a second submission arrives, or once a notebook's first
-# check is done), for every later sandbox. torch._dynamo: torch.optim imports it at an optimizer's first
+# check is done), or between requests from the start for a batch's or a service's workers (an attach with
+# "warm", see serve), for every later sandbox. torch._dynamo: torch.optim imports it at an optimizer's first
 # step (about a second in every sandbox that trains); scikit-learn: only for students' own cells
 # (noisy_digits reads its digits), no check needs it. One submission graded from cold never waits for them.
 LATER_PRELOAD = ("torch._dynamo", "sklearn.datasets")
