@@ -122,6 +122,25 @@ def as_grader_error(exc: BaseException | None) -> BaseException | None:
     return exc
 
 
+def release_frames(exc: BaseException | None) -> None:
+    """Clear the locals of every finished frame that a failed test's exception, or one it chains, holds.
+
+    A traceback keeps its frames' locals alive, and pytest's frames on it make a cycle that only a
+    collection of the oldest generation may free. Whatever was too large for the judge's memory (a
+    partial reply, a check's huge intermediate) would outlive its test, and the next tests would fail
+    for memory that a student's code no longer uses. Called once the test's outcome is written down.
+    """
+    todo, seen = [exc], set()
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if e.__traceback__ is not None:
+            traceback.clear_frames(e.__traceback__)  # a frame still running is left as it is
+        todo += [e.__cause__, e.__context__]
+
+
 def outcome(exc: BaseException | None, name: str, exercise: str) -> tuple[TestStatus, str, str]:
     """(status, the message a student reads, misconception key) of a test that raised ``exc``.
 
@@ -301,7 +320,7 @@ class GradingPlugin:
         t0 = time.monotonic()
         reports = runtestprotocol(item, nextitem=None, log=False)
         tr.seconds = time.monotonic() - t0
-        exc = self._excinfo.pop(item.nodeid, None)
+        exc = raised = self._excinfo.pop(item.nodeid, None)
         if exc is not None and errors.meaning(exc).status == "stop":  # no grade at all: the run stops (grade() raises)
             raise exc
         if all(r.passed for r in reports):
@@ -328,6 +347,7 @@ class GradingPlugin:
         tr.cause = strip_ansi(tr.cause)
         if tr.status != "passed":
             tr.detail += item.stash.get(TRACEBACK, "")
+        release_frames(raised)
         return tr
 
     def _group(self, tests: list[TestResult]) -> list[ExerciseResult]:

@@ -417,6 +417,7 @@ class Sandbox:
         from autograder.sandbox import wire
 
         frame: bytearray | None = None  # dropped as soon as it is decoded (it may be large)
+        too_large = False
         try:
             frame = wire.recv_frame(self.sock, deadline, self._stop_if_out_of_memory if self._oom_file else None)
             head, payload = wire.unpack(frame, resolve_handle=_handle_node)
@@ -431,11 +432,13 @@ class Sandbox:
         except wire.WireError as e:
             self.kill()
             raise ProtocolError(f"the sandbox sent a malformed reply ({e})") from None
-        except MemoryError:
-            self.kill()
-            raise ReplyTooLarge("the sandbox's reply did not fit in the grader's memory limit") from None
+        except MemoryError:  # raised below, outside this clause: a chained MemoryError's traceback would keep
+            too_large = True  # the partial frame (its frames' locals) alive after the test, and the next ones fail
         finally:
             frame = None
+        if too_large:
+            self.kill()
+            raise ReplyTooLarge("the sandbox's reply did not fit in the grader's memory limit")
         if self.out_of_memory():  # a child was killed for memory, though the first process answered
             self.kill()
             self._raise_if_out_of_memory()

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import subprocess
+import sys
 
 from autograder.batch.backends import Job
 from autograder.batch.backends.config import WorkerConfig
 from autograder.batch.backends.process import ProcessBackend
 from autograder.grade import GradeOptions
 from autograder.session import Budget
-from tests.helpers import DEMO_COURSE
+from tests.helpers import DEMO_COURSE, ROOT
 
 HONEST = (
     (DEMO_COURSE / "solutions/demo/basics/reference.py").read_text()
@@ -44,4 +47,43 @@ def test_a_reply_over_the_judges_own_limit_fails_that_test_and_the_batch_goes_on
     tests = {t["name"]: t for e in huge["exercises"] for t in e["tests"]}
     t = tests["double(x) doubles every entry"]
     assert t["status"] == "error" and "grader" in t["message"] and "memory" in t["message"], t["message"]
-    assert tests["Counter keeps a running total"]["status"] == "passed"
+    assert tests["Counter keeps a running total"]["status"] == "passed", tests["Counter keeps a running total"]
+
+
+# The judge grades with its collector off, so that only reference counts free memory: what a failed test
+# leaves reachable only through a cycle (its traceback's frames) stays, as it may for long with it on.
+NO_COLLECTOR = """
+import gc, json, sys
+from pathlib import Path
+from autograder.assignment import load_assignment
+from autograder.batch.backends.worker import limit_judge_memory
+from autograder.grade import GradeOptions, grade
+from autograder.warmup import start_server
+
+def data_mib():
+    return int(next(l for l in open("/proc/self/status") if l.startswith("VmData")).split()[1]) / 1024
+
+assignment = load_assignment("demo", Path(sys.argv[1]))
+server = start_server(assignment, GradeOptions())
+gc.disable()
+limit_judge_memory(0.5)
+with server:
+    grade(assignment, [Path(sys.argv[3])], server=server)  # the judge's own imports, and a first submission
+    before = data_mib()
+    (result,) = grade(assignment, [Path(sys.argv[2])], server=server)
+    kept = data_mib() - before
+print(json.dumps({"kept": kept, **{t.name: [t.status, t.message] for e in result.exercises for t in e.tests}}))
+"""
+
+
+def test_a_reply_too_large_for_the_judge_is_freed_when_its_test_ends(tmp_path):
+    (tmp_path / "huge.py").write_text(HUGE)
+    (tmp_path / "honest.py").write_text(HONEST)
+    run = subprocess.run([sys.executable, "-c", NO_COLLECTOR, str(DEMO_COURSE), str(tmp_path / "huge.py"),
+                          str(tmp_path / "honest.py")], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    tests = json.loads(run.stdout.splitlines()[-1])
+    assert tests["kept"] < 64, f"{tests['kept']:.0f} MiB of the reply outlived its test"
+    assert tests["double(x) doubles every entry"][0] == "error"
+    for name in ("row_means(x) averages each row", "Counter keeps a running total"):  # they need the memory back
+        assert tests[name][0] == "passed", (name, tests[name])
