@@ -9,6 +9,8 @@ carries only the message of the failed check (plain asserts, no rewriting).
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import random
 import sys
 import time
@@ -129,6 +131,9 @@ def release_frames(exc: BaseException | None) -> None:
     collection of the oldest generation may free. Whatever was too large for the judge's memory (a
     partial reply, a check's huge intermediate) would outlive its test, and the next tests would fail
     for memory that a student's code no longer uses. Called once the test's outcome is written down.
+
+    Not traceback.clear_frames: clearing a suspended generator's frame closes the generator (a fixture
+    still in use, say), so a generator's or coroutine's frame is left as it is, and so is a running one.
     """
     todo, seen = [exc], set()
     while todo:
@@ -136,9 +141,16 @@ def release_frames(exc: BaseException | None) -> None:
         if e is None or id(e) in seen:
             continue
         seen.add(id(e))
-        if e.__traceback__ is not None:
-            traceback.clear_frames(e.__traceback__)  # a frame still running is left as it is
+        tb = e.__traceback__
+        while tb is not None:
+            if not tb.tb_frame.f_code.co_flags & _SUSPENDABLE:
+                with contextlib.suppress(RuntimeError):  # a frame still running
+                    tb.tb_frame.clear()
+            tb = tb.tb_next
         todo += [e.__cause__, e.__context__]
+
+
+_SUSPENDABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 
 
 def outcome(exc: BaseException | None, name: str, exercise: str) -> tuple[TestStatus, str, str]:

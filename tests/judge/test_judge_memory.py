@@ -87,3 +87,52 @@ def test_a_reply_too_large_for_the_judge_is_freed_when_its_test_ends(tmp_path):
     assert tests["double(x) doubles every entry"][0] == "error"
     for name in ("row_means(x) averages each row", "Counter keeps a running total"):  # they need the memory back
         assert tests[name][0] == "passed", (name, tests[name])
+
+
+class _Big:
+    """Stands for a large value a failed test's frame held."""
+
+
+def test_releasing_a_failed_tests_frames_frees_their_locals_and_leaves_a_suspended_generator_running():
+    import gc
+    import weakref
+
+    from autograder.judge.plugin import release_frames
+
+    def check():
+        big = _Big()
+        seen = weakref.ref(big)
+        try:
+            raise ValueError("inside")
+        except ValueError as e:
+            big.error = e  # a cycle: only a collection would free it
+            raise AssertionError(seen) from e
+
+    caught = []
+
+    def fixture():  # a fixture still in use: an exception it caught holds its frame
+        try:
+            raise KeyError("handled")
+        except KeyError as e:
+            caught.append(e)
+        yield "set up"
+        yield "still running"
+
+    running = fixture()
+    assert next(running) == "set up"
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        try:
+            check()
+        except AssertionError as e:
+            exc = e
+        (seen,) = exc.args
+        exc.__context__.__context__ = caught[0]  # the generator's frame is on the chain
+        release_frames(exc)
+        del exc
+        assert seen() is None, "the failed test's local outlived it"
+        assert next(running) == "still running"
+    finally:
+        if enabled:
+            gc.enable()
