@@ -125,7 +125,7 @@ def as_grader_error(exc: BaseException | None) -> BaseException | None:
 
 
 def release_frames(exc: BaseException | None) -> None:
-    """Clear the locals of every finished frame that a failed test's exception, or one it chains, holds.
+    """Clear the locals of every finished frame that an exception of a test's phase, or one it chains, holds.
 
     A traceback keeps its frames' locals alive, and pytest's frames on it make a cycle that only a
     collection of the oldest generation may free. Whatever was too large for the judge's memory (a
@@ -219,6 +219,7 @@ class GradingPlugin:
         self.problems: list[str] = []
         self._probes: dict[str, str] | None = None
         self._excinfo: dict[str, BaseException] = {}
+        self._raised: list[BaseException] = []  # every phase's exception (setup, call, teardown): released after
         self.server_failed: ServerFailed | None = None
 
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -247,6 +248,8 @@ class GradingPlugin:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Any:
         report = yield
+        if call.excinfo is not None:
+            self._raised.append(call.excinfo.value)
         if call.excinfo is not None and item.nodeid not in self._excinfo:
             self._excinfo[item.nodeid] = call.excinfo.value
             item.stash[TRACEBACK] = "".join(traceback.format_exception(call.excinfo.value))[-3000:]
@@ -332,7 +335,7 @@ class GradingPlugin:
         t0 = time.monotonic()
         reports = runtestprotocol(item, nextitem=None, log=False)
         tr.seconds = time.monotonic() - t0
-        exc = raised = self._excinfo.pop(item.nodeid, None)
+        exc = self._excinfo.pop(item.nodeid, None)
         if exc is not None and errors.meaning(exc).status == "stop":  # no grade at all: the run stops (grade() raises)
             raise exc
         if all(r.passed for r in reports):
@@ -359,7 +362,9 @@ class GradingPlugin:
         tr.cause = strip_ansi(tr.cause)
         if tr.status != "passed":
             tr.detail += item.stash.get(TRACEBACK, "")
-        release_frames(raised)
+        raised, self._raised = self._raised, []
+        for e in raised:  # the first one, the test's outcome, and any later phase's (a fixture's teardown)
+            release_frames(e)
         return tr
 
     def _group(self, tests: list[TestResult]) -> list[ExerciseResult]:

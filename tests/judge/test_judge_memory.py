@@ -136,3 +136,63 @@ def test_releasing_a_failed_tests_frames_frees_their_locals_and_leaves_a_suspend
     finally:
         if enabled:
             gc.enable()
+
+
+SEEN: list = []  # weak references the suite below takes to what its failing phases held
+
+TEARDOWN_SUITE = '''
+
+class _Held:
+    pass
+
+
+def _hold():
+    import weakref
+
+    from tests.judge.test_judge_memory import SEEN
+
+    held = _Held()
+    SEEN.append(weakref.ref(held))
+    try:
+        raise ValueError("inside")
+    except ValueError as e:
+        held.error = e  # a cycle: only a collection would free it
+        raise
+
+
+@pytest.fixture
+def breaks_at_teardown():
+    yield
+    _hold()
+
+
+@pytest.mark.points(1)
+def test_fails_and_its_fixture_too(student, breaks_at_teardown):
+    """Fails, and so does its fixture's teardown"""
+    _hold()
+'''
+
+
+def test_every_phase_of_a_failed_test_releases_what_its_frames_held(tmp_path):
+    import gc
+
+    from autograder.assignment import load_assignment
+    from autograder.grade import grade
+
+    course = tmp_path / "course"
+    shutil.copytree(DEMO_COURSE, course)
+    with open(course / "solutions/demo/counter/test_hidden.py", "a") as f:
+        f.write(TEARDOWN_SUITE)
+    (tmp_path / "alice.py").write_text(HONEST)
+    SEEN.clear()
+    enabled = gc.isenabled()
+    gc.disable()  # only reference counts free memory: what a cycle keeps stays
+    try:
+        (result,) = grade(load_assignment("demo", course), [tmp_path / "alice.py"])
+        assert len(SEEN) == 2, SEEN  # the call, then the teardown
+        assert [ref() is None for ref in SEEN] == [True, True], "a failed phase's local outlived its test"
+    finally:
+        if enabled:
+            gc.enable()
+    failed = [t for e in result.exercises for t in e.tests if t.status != "passed"]
+    assert [t.name for t in failed] == ["Fails, and so does its fixture's teardown"], failed
