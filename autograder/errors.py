@@ -221,7 +221,8 @@ class SandboxCrashed(SandboxError):
 
 
 class SandboxOutOfMemory(SandboxCrashed):
-    """The sandbox's cgroup hit its memory limit and the kernel killed a process in it."""
+    """The sandbox's cgroup hit its memory limit: the kernel killed a process in it, or it sat at the limit
+    when its time ran out."""
 
 
 class ProtocolError(SandboxError):

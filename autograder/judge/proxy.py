@@ -235,7 +235,7 @@ class Context:
             limit = self.session.config.limits.memory_bytes / 2**30 if self.session else 0
             raise StudentError(
                 f"`{label}` ran out of memory in exercise `{self.exercise}`: your code, with every process it "
-                f"started, went over the sandbox's memory limit of {limit:.1f} GiB, and the grader stopped it. "
+                f"started, reached the sandbox's memory limit of {limit:.1f} GiB, and the grader stopped it. "
                 "Look for a tensor that grows with every step, an (n, n) intermediate you do not need, or "
                 "worker processes that each hold a copy of the data."
             ) from None

@@ -338,24 +338,43 @@ def oom_kills(path: str) -> int:
     return _counter(path, "oom_kill")
 
 
+# Usage this close to the limit, when a request's time runs out, means the sandbox stalled at its limit.
+AT_LIMIT_SHARE = 0.9
+
+
+def memory_in_use(oom_file: str) -> int | None:
+    """Bytes a sandbox's cgroup holds now, read beside its OOM file; None when it cannot be read.
+
+    The judge asks when a request's time has run out. The kernel does not always kill a process at the
+    limit at once: it reclaims first (the page cache of files the code reads, again and again), and on a
+    loaded host the processes can crawl at the limit until the test's time is up. Usage then sits at the
+    limit, and a memory problem is what the student must hear about, not an infinite loop.
+    """
+    name = "memory.current" if os.path.basename(oom_file) == "memory.events" else "memory.usage_in_bytes"
+    text = _read(os.path.join(os.path.dirname(oom_file), name)).strip()
+    return int(text) if text.isdigit() else None
+
+
 class OomCounter:
     """:func:`oom_kills` of one sandbox's cgroup, its file kept open while the sandbox runs.
 
     The judge reads it after every reply (a child may have been killed for memory while the first
     process answered): some 700 times per correct submission. Kept open, each read is one
     ``pread`` instead of an open, a read and a close; the kernel writes the counter afresh at every
-    read from offset 0. Once closed (the sandbox is killed), it reads by path again, so a count asked
-    for after the kill still comes from the file, and no descriptor is left behind.
+    read from offset 0. It is read once more as it is closed (the sandbox is killed), and that count is
+    kept: the server may remove the cgroup, its file with it, before the judge asks why its sandbox died.
+    After that it reads by path, so a kill counted later still shows, and no descriptor is left behind.
     """
 
     def __init__(self, path: str) -> None:
         self.path = path
         self._fd: int | None = None
         self._closed = False
+        self._last = 0  # the count read as the counter was closed
 
     def value(self) -> int:
         if self._closed:
-            return oom_kills(self.path)
+            return max(self._last, oom_kills(self.path))
         if self._fd is None:
             try:
                 self._fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
@@ -368,6 +387,9 @@ class OomCounter:
         return _parse_counter(text, "oom_kill")
 
     def close(self) -> None:
+        if self._closed:
+            return
+        self._last = self.value()
         self._closed = True
         if self._fd is not None:
             fd, self._fd = self._fd, None

@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from autograder.errors import (
     ProtocolError,
@@ -32,7 +32,7 @@ from autograder.errors import (
     SetupRefused,
     StudentException,
 )
-from autograder.sandbox.cgroups import OomCounter
+from autograder.sandbox.cgroups import AT_LIMIT_SHARE, OomCounter, memory_in_use
 from autograder.sandbox.isolation import TEST_REFUSE, Limits
 
 if TYPE_CHECKING:
@@ -406,12 +406,29 @@ class Sandbox:
             self.sock.settimeout(timeout)  # a sandbox that stops reading must not block the judge
             wire.send_frame(self.sock, data)
         except TimeoutError:
-            self.kill()
-            raise SandboxNoReply(timeout) from None
+            self._no_reply(timeout)
         except OSError:
             self.kill()
             raise SandboxCrashed("the sandbox process is gone") from None
         return self._receive(rid, time.monotonic() + timeout, timeout)
+
+    def _no_reply(self, timeout: float) -> NoReturn:
+        """The request's time ran out: kill the sandbox, and say whether memory was the cause."""
+        at_limit = self._at_memory_limit()  # read before the kill empties the cgroup
+        self.kill()
+        self._raise_if_out_of_memory()
+        if at_limit:
+            raise SandboxOutOfMemory(
+                f"the sandbox was at its memory limit of {self.config.limits.memory_bytes / 2**30:.1f} GiB "
+                "when the time ran out: the kernel was reclaiming memory for it instead of letting it run"
+            ) from None
+        raise SandboxNoReply(timeout) from None
+
+    def _at_memory_limit(self) -> bool:
+        if self._oom_file is None or not self.alive:
+            return False
+        used = memory_in_use(self._oom_file)
+        return used is not None and used >= AT_LIMIT_SHARE * self.config.limits.memory_bytes
 
     def _receive(self, rid: Any, deadline: float, timeout: float) -> tuple[dict, Any]:
         from autograder.sandbox import wire
@@ -422,9 +439,7 @@ class Sandbox:
             frame = wire.recv_frame(self.sock, deadline, self._stop_if_out_of_memory if self._oom_file else None)
             head, payload = wire.unpack(frame, resolve_handle=_handle_node)
         except wire.RecvDeadlinePassed:
-            self.kill()
-            self._raise_if_out_of_memory()
-            raise SandboxNoReply(timeout) from None
+            self._no_reply(timeout)
         except (wire.PeerClosed, OSError):
             self.kill()
             self._raise_if_out_of_memory()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from autograder.sandbox import cgroups
-from autograder.sandbox.client import Sandbox, SandboxConfig, SandboxOutOfMemory, SandboxServer
+from autograder.sandbox.client import Sandbox, SandboxConfig, SandboxNoReply, SandboxOutOfMemory, SandboxServer
 from autograder.sandbox.isolation import Limits
 
 HAVE = cgroups.open_cgroups(tag=0)
@@ -61,31 +61,34 @@ def test_each_sandbox_gets_its_own_cgroup_with_the_limits_and_it_is_removed_afte
     assert not any(os.path.isdir(d) for d in dirs), dirs
 
 
+# Each child stays under the per-process limit; together they hold 2.8 GiB, over a 2 GiB sandbox's.
+FOUR_CHILDREN = (
+    "import os, time, torch\n"
+    "def hog():\n"
+    "    r, w = os.pipe()\n"
+    "    for _ in range(4):\n"
+    "        if os.fork() == 0:\n"
+    "            t = torch.ones(700 * 2**20, dtype=torch.uint8)\n"
+    "            os.write(w, b'!')\n"
+    "            time.sleep(120)\n"
+    "            os._exit(0)\n"
+    "    os.close(w)\n"
+    "    got = b''\n"
+    "    while len(got) < 4:  # until all four hold their memory at once\n"
+    "        chunk = os.read(r, 4)\n"
+    "        if not chunk:\n"
+    "            break\n"
+    "        got += chunk\n"
+    "    return 'survived'\n"
+)
+
+
 @needs_cgroups
 def test_children_that_together_exceed_the_limit_are_reported_as_out_of_memory(server):
     """Each child stays under the per-process limit; together they do not (the old RLIMIT_AS-only hole)."""
     sb = Sandbox(server, SandboxConfig(limits=Limits(memory_bytes=2 * 2**30)))
-    code = (
-        "import os, time, torch\n"
-        "def hog():\n"
-        "    r, w = os.pipe()\n"
-        "    for _ in range(4):\n"
-        "        if os.fork() == 0:\n"
-        "            t = torch.ones(700 * 2**20, dtype=torch.uint8)\n"
-        "            os.write(w, b'!')\n"
-        "            time.sleep(120)\n"
-        "            os._exit(0)\n"
-        "    os.close(w)\n"
-        "    got = b''\n"
-        "    while len(got) < 4:  # until all four hold their memory at once\n"
-        "        chunk = os.read(r, 4)\n"
-        "        if not chunk:\n"
-        "            break\n"
-        "        got += chunk\n"
-        "    return 'survived'\n"
-    )
     try:
-        sb.request("exec", code, cell=1, timeout=10)
+        sb.request("exec", FOUR_CHILDREN, cell=1, timeout=10)
         with pytest.raises(SandboxOutOfMemory, match="2.0 GiB"):
             sb.request("call", ([], {}), target=None, name="hog", timeout=60)
         assert not sb.alive
@@ -212,3 +215,91 @@ def test_a_server_closed_while_it_imports_for_later_sandboxes_still_removes_the_
         server.close()
     assert server.proc.returncode == 0
     assert not any(os.path.isdir(d) for d in dirs), dirs
+
+
+STALL = (
+    "import os, time, torch\n"
+    "def hold_and_read(path, children):\n"
+    "    r, w = os.pipe()\n"
+    "    for _ in range(children):  # 500 MiB each, held: memory the kernel cannot take back\n"
+    "        if os.fork() == 0:\n"
+    "            t = torch.ones(500 * 2**20, dtype=torch.uint8)\n"
+    "            os.write(w, b'!')\n"
+    "            time.sleep(120)\n"
+    "            os._exit(0)\n"
+    "    os.close(w)\n"
+    "    got = b''\n"
+    "    while len(got) < children:\n"
+    "        got += os.read(r, 8)\n"
+    "    buf = bytearray(2**20)\n"
+    "    while True:  # the file's pages are reclaimed and read again: the kernel never has to kill\n"
+    "        with open(path, 'rb', buffering=0) as f:\n"
+    "            while f.readinto(buf):\n"
+    "                pass\n"
+)
+
+
+def _drop_from_page_cache(path: Path) -> None:
+    """So that the sandbox's reads bring the file's pages in again, charged to its own cgroup."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+@needs_cgroups
+@pytest.mark.parametrize("children", [0, 3])
+def test_a_sandbox_still_at_its_memory_limit_when_its_time_runs_out_is_reported_as_out_of_memory(
+        server, tmp_path, children):
+    """The kernel reclaims before it kills: code that holds most of the limit and keeps reading a file
+    crawls at the limit, no process is ever killed, and the test's time runs out. That is a memory problem
+    (the CI host once stalled six memory-hungry children for 15 s without a kill), not an infinite loop.
+    The same loop with memory to spare is an ordinary timeout."""
+    data = tmp_path / "data"
+    data.mkdir()
+    big = data / "big.bin"
+    with open(big, "wb") as f:  # 1 GiB of page cache to read, without writing 1 GiB to disk
+        f.truncate(2**30)
+    sb = Sandbox(server, SandboxConfig(limits=Limits(memory_bytes=2 * 2**30), extra_read_only=[str(data)]))
+    try:
+        sb.request("exec", STALL, cell=1, timeout=10)
+        _drop_from_page_cache(big)
+        expected = SandboxOutOfMemory if children else SandboxNoReply
+        with pytest.raises(expected) as got:
+            sb.request("call", ([str(big), children], {}), target=None, name="hold_and_read", timeout=6)
+        assert not sb.alive
+        if children:
+            assert "at its memory limit of 2.0 GiB when the time ran out" in str(got.value)
+            assert not sb.out_of_memory(), "a process was killed: this is not the stall it means to test"
+    finally:
+        sb.kill()
+
+
+@needs_cgroups
+def test_a_memory_kill_is_still_known_after_the_server_removed_the_sandboxs_cgroup(server):
+    """The judge asks why a sandbox died after killing it; by then the server may have swept its cgroup
+    (at any other sandbox's start). The count read as the counter closed still says it was memory."""
+    sb = Sandbox(server, SandboxConfig(limits=Limits(memory_bytes=2 * 2**30)))
+    dirs = _cgroup_dirs(sb.pid)
+    try:
+        sb.request("exec", FOUR_CHILDREN, cell=1, timeout=10)
+        with pytest.raises(SandboxOutOfMemory):
+            sb.request("call", ([], {}), target=None, name="hog", timeout=60)
+    finally:
+        sb.kill()
+    for _ in range(2):  # the next spawns sweep the used cgroup away
+        Sandbox(server, SandboxConfig()).kill()
+    assert not any(os.path.isdir(d) for d in dirs), dirs
+    assert sb.out_of_memory()
+
+
+def test_memory_in_use_is_read_beside_the_oom_file_of_either_layout(tmp_path):
+    v1, v2 = tmp_path / "v1", tmp_path / "v2"
+    v1.mkdir()
+    v2.mkdir()
+    (v1 / "memory.usage_in_bytes").write_text("123\n")
+    (v2 / "memory.current").write_text("456\n")
+    assert cgroups.memory_in_use(str(v1 / "memory.oom_control")) == 123
+    assert cgroups.memory_in_use(str(v2 / "memory.events")) == 456
+    assert cgroups.memory_in_use(str(tmp_path / "gone" / "memory.events")) is None
