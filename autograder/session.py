@@ -5,6 +5,11 @@ definitions still exist. A cell that hangs or kills its process is recorded,
 the sandbox is restarted, and the cells are replayed without it: it costs
 only what depends on it. When a test's call hangs, the judge kills the
 sandbox; the next test gets a fresh one with the same cells replayed.
+
+A suite can also run calls in the submission's *second* sandbox (``enter_apart``):
+the same cells replayed in another process, which never runs anything of the
+first one's. A checkpoint saved in one is resumed in the other, and the second
+one serves every resume of an exercise instead of a new process for each.
 """
 
 from __future__ import annotations
@@ -43,6 +48,10 @@ def format_frames(cells_by_index: dict[int, Cell], frames: list) -> str:
     return "\n".join(out)
 
 
+# What the first sandbox may still grow by while the second one is current (it runs nothing meanwhile).
+APART_MARGIN = 256 * 2**20
+
+
 class Session:
     """One submission's life in the sandbox, as the judge sees it."""
 
@@ -63,7 +72,8 @@ class Session:
         self.cells: dict[int, CellResult] = {}
         self.skip: set[int] = set()  # cells that hung or crashed: never replayed
         self.sandbox: Sandbox | None = None
-        self.generation = 0
+        self.generation = 0  # the current sandbox's number: a handle made in another is refused
+        self._numbered = 0  # the last number given (each sandbox, first or second, gets a new one)
         self.restarts = 0
         self.protections: dict[str, str] = {}
         self.probes = dict(probes or {})  # exercise id -> probe source, loaded before the first cell
@@ -75,6 +85,12 @@ class Session:
         # the grader's own code (a decoder) on this submission's bytes, in sandboxes where no student code runs:
         # one per source for this submission only, never another student's (see clean())
         self._clean: dict[str, Sandbox] = {}
+        # the second sandbox (see enter_apart): the one kept aside while it is current, and it while it is not
+        self._kept: Sandbox | None = None
+        self._apart: Sandbox | None = None
+        self._narrowed: Sandbox | None = None  # the first sandbox, while its memory limit is narrowed
+        self._spawn_limit: int | None = None  # the memory limit of a second sandbox started now
+        self._kept_generation = self._apart_generation = -1  # their numbers while the other is current
 
     # ------------------------------------------------------------------ lifecycle
     def time_left(self) -> float:
@@ -97,8 +113,15 @@ class Session:
             except SandboxCannotStart as e:  # kept: a test that catches every exception cannot hide it
                 self.cannot_start = e
                 raise
+            if self._kept is None and self._apart is not None:  # a new first sandbox: the pair's share is off
+                self._end(self._apart)
+                self._apart = None
+            if self._kept is not None and self._spawn_limit is not None and not sb.narrow_memory(self._spawn_limit):
+                sb.kill()  # no student code has run in it; without its share the pair could exceed the limit
+                raise SandboxCrashed("the second sandbox's memory limit could not be set")
             self.sandbox = sb
-            self.generation += 1
+            self._numbered += 1
+            self.generation = self._numbered
             self.probes_loaded = set()
             self.protections = sb.protections
             if self._load_probes(sb) and self._run_cells(sb):
@@ -111,6 +134,76 @@ class Session:
             self._collect_output()
         self.sandbox = None
         return self.ensure()
+
+    # ------------------------------------------------------------------ the second sandbox
+    def enter_apart(self) -> None:
+        """Make the submission's second sandbox the current one, the first kept alive aside.
+
+        The second one replays the same cells in its own process and runs only what is asked of it
+        while it is current: it never saw anything the first one ran (a checkpoint's save). It is made
+        at the first call and reused until :meth:`drop_apart`: one process for every resume of an
+        exercise instead of a new one for each (each costs a fork, a replay, and the copies of every
+        page the work then writes).
+
+        While both live they share the one memory limit: the first is narrowed to what it holds now
+        plus ``APART_MARGIN``, and the second gets the rest. Where that leaves the second less than half
+        the limit, or a limit cannot be set, the first is replaced instead, as ``restart`` does: the
+        second then stays current (the old way, with the same guarantee).
+        """
+        if self._kept is not None:
+            raise RuntimeError("enter_apart() while the second sandbox is already current")
+        main = self.sandbox
+        if main is None or not main.alive:  # nothing to keep: a new sandbox that never saw anything
+            self.restart()
+            return
+        if self._apart is not None and not self._apart.alive:
+            self._end(self._apart)
+            self._apart = None
+        if self._apart is None and not self._share_limit(main):
+            self.restart()
+            return
+        self._kept, self.sandbox, self._apart = main, self._apart, None
+        self._kept_generation, self.generation = self.generation, self._apart_generation
+        try:
+            self.ensure()
+        except BaseException:
+            self.leave_apart()
+            raise
+
+    def _share_limit(self, main: Sandbox) -> bool:
+        """Narrow the first sandbox for a second one about to start; False when the pair cannot share."""
+        self._spawn_limit = None
+        if not main.has_cgroup:  # each process is limited on its own (rlimits), in either sandbox
+            return True
+        used = main.memory_in_use()
+        if used is None:
+            return False
+        keep = min(main.memory_limit, used + APART_MARGIN)
+        share = self.config.limits.memory_bytes - keep
+        if share < self.config.limits.memory_bytes // 2:
+            return False
+        if keep != main.memory_limit and not main.narrow_memory(keep):
+            return False
+        self._narrowed, self._spawn_limit = main, share
+        return True
+
+    def leave_apart(self) -> None:
+        """The first sandbox is current again; the second waits, alive, for the next :meth:`enter_apart`."""
+        if self._kept is None:
+            return
+        self._apart, self.sandbox, self._kept = self.sandbox, self._kept, None
+        self._apart_generation, self.generation = self.generation, self._kept_generation
+
+    def drop_apart(self) -> None:
+        """End the second sandbox (an exercise's tests are done) and give the first its whole limit back."""
+        self.leave_apart()
+        if self._apart is not None:
+            self._end(self._apart)
+            self._apart = None
+        self._spawn_limit = None
+        narrowed, self._narrowed = self._narrowed, None
+        if narrowed is not None and narrowed is self.sandbox and narrowed.alive:
+            narrowed.narrow_memory(self.config.limits.memory_bytes)
 
     def _load_probes(self, sb: Sandbox) -> bool:
         """Load every probe module before any student code runs; False if the sandbox died."""
@@ -199,10 +292,14 @@ class Session:
 
     def _collect_output(self) -> None:
         if self.sandbox is not None:
-            self.sandbox.kill()
-            out = self.sandbox.output
-            if out and len(self.output) < 64 * 1024:
-                self.output += out
+            self._end(self.sandbox)
+
+    def _end(self, sb: Sandbox) -> None:
+        """Kill a sandbox of the student's and keep what it printed."""
+        sb.kill()
+        out = sb.output
+        if out and len(self.output) < 64 * 1024:
+            self.output += out
 
     def clean(self, source: str, timeout: float) -> Sandbox:
         """A sandbox that never runs student code, with the grader's ``source`` loaded as its probe module.
@@ -229,6 +326,7 @@ class Session:
             sb.kill()
 
     def close(self) -> None:
+        self.drop_apart()
         self._collect_output()
         self.sandbox = None
         for source in list(self._clean):

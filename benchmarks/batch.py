@@ -142,6 +142,7 @@ def floor(assignment: Assignment, paths: list[Path], exercises: list[str] | None
             self.output_truncated = False
             self.pid = -1
             self._oom_file = None  # no cgroup: nothing is limited here
+            self.memory_limit = config.limits.memory_bytes
             self._oom_counter = None
             self._ooms = 0
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)

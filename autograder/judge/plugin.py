@@ -315,6 +315,7 @@ class GradingPlugin:
                 ex_id = item.stash[EXERCISE].id
                 if last[ex_id] == n:  # its tests are done: a later sandbox (fresh(), a restart) need not load them
                     session.probes.pop(ex_id, None)
+                    session.drop_apart()  # a second sandbox serves one exercise's tests, never the next one's
         finally:
             CONTEXT.session = None
             session.close()

@@ -7,8 +7,10 @@ written for the student; the plugin turns them into test results.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -232,7 +234,8 @@ class Context:
                 "(a Python loop over every element, a huge intermediate tensor)."
             ) from None
         except SandboxOutOfMemory:
-            limit = self.session.config.limits.memory_bytes / 2**30 if self.session else 0
+            sb = self.session.sandbox if self.session else None
+            limit = (sb.memory_limit if sb is not None else self.session.config.limits.memory_bytes) / 2**30
             raise StudentError(
                 f"`{label}` ran out of memory in exercise `{self.exercise}`: your code, with every process it "
                 f"started, reached the sandbox's memory limit of {limit:.1f} GiB, and the grader stopped it. "
@@ -463,6 +466,24 @@ class Context:
         self.restart_clock()  # start-up and replay are not the test's time
         self.seed_next()
 
+    @contextlib.contextmanager
+    def apart(self) -> Iterator[None]:
+        """The calls inside run in the submission's second sandbox (``Session.enter_apart``)."""
+        assert self.session is not None
+        session = self.session
+        _IN_SANDBOX_CALL[0] += 1
+        try:
+            session.enter_apart()
+        finally:
+            _IN_SANDBOX_CALL[0] -= 1
+        self.restart_clock()  # as fresh(): its start-up and replay are not the test's time
+        self.seed_next()
+        try:
+            yield
+        finally:
+            session.leave_apart()
+            self.seed_next()
+
 
 class Handle:
     """An object that lives in the sandbox. Attribute access and calls are remote."""
@@ -608,6 +629,18 @@ class SandboxFixture:
         if sb is None or not sb.alive:
             raise GraderError("scratch_files: no sandbox is running (call it right after the probe that wrote)")
         return sb.scratch_files(folder)
+
+    def apart(self) -> contextlib.AbstractContextManager[None]:
+        """``with sandbox.apart():`` the calls inside run in this submission's second sandbox.
+
+        A process of its own that replayed the student's cells and the probes' loading, and ran
+        nothing but what was asked of it inside ``apart()``: never anything of the first sandbox's
+        (the usual one). Made at the first ``apart()`` and kept for the exercise's later ones, so an
+        exercise that saves in one process and resumes in another (``save`` outside, ``resume``
+        inside) pays for one more process, not one per resume. Both share the sandbox's memory limit.
+        Use ``fresh()`` when the resumed process must also never have resumed anything before.
+        """
+        return self._ctx.apart()
 
     def fresh(self) -> None:
         """A new sandbox process that ran only the student's cells and the probes' loading.

@@ -355,6 +355,34 @@ def memory_in_use(oom_file: str) -> int | None:
     return int(text) if text.isdigit() else None
 
 
+def set_memory_limit(oom_file: str, limit_bytes: int) -> bool:
+    """Set the memory limit of the cgroup whose OOM file this is; False when the kernel refused.
+
+    The judge narrows two live sandboxes of one submission so that together they stay within the one
+    limit a sandbox has (``Session.enter_apart``). v1 keeps ``memory.memsw.limit_in_bytes`` at or above
+    ``memory.limit_in_bytes``, so the two are written in the order that holds it (lower: the limit first).
+    """
+    folder = os.path.dirname(oom_file)
+    value = str(int(limit_bytes))
+    try:
+        if os.path.basename(oom_file) == "memory.events":
+            _write(os.path.join(folder, "memory.max"), value)
+            return True
+        limit = os.path.join(folder, "memory.limit_in_bytes")
+        memsw = os.path.join(folder, "memory.memsw.limit_in_bytes")
+        current = _read(limit).strip()
+        lowering = current.isdigit() and int(current) > limit_bytes
+        if lowering:
+            _write(limit, value)
+            _try_write(memsw, value)
+        else:
+            _try_write(memsw, value)
+            _write(limit, value)
+        return True
+    except OSError:
+        return False
+
+
 class OomCounter:
     """:func:`oom_kills` of one sandbox's cgroup, its file kept open while the sandbox runs.
 

@@ -32,7 +32,7 @@ from autograder.errors import (
     SetupRefused,
     StudentException,
 )
-from autograder.sandbox.cgroups import AT_LIMIT_SHARE, OomCounter, memory_in_use
+from autograder.sandbox.cgroups import AT_LIMIT_SHARE, OomCounter, memory_in_use, set_memory_limit
 from autograder.sandbox.isolation import TEST_REFUSE, Limits
 
 if TYPE_CHECKING:
@@ -340,6 +340,7 @@ class Sandbox:
         self.sock, self._out_r, self.pid, facts = server.spawn(request)
         self.scratch_fd: int | None = None  # the sandbox's scratch folder, opened by its init before student code
         self._oom_file = facts.get("oom_file") if isinstance(facts.get("oom_file"), str) else None
+        self.memory_limit = config.limits.memory_bytes  # the whole sandbox's, where a cgroup holds it
         self._oom_counter: OomCounter | None = None
         if self._oom_file is not None:
             self._oom_counter = OomCounter(self._oom_file)
@@ -412,6 +413,22 @@ class Sandbox:
             raise SandboxCrashed("the sandbox process is gone") from None
         return self._receive(rid, time.monotonic() + timeout, timeout)
 
+    @property
+    def has_cgroup(self) -> bool:
+        """True when a cgroup bounds the whole sandbox (the server made one for it)."""
+        return self._oom_file is not None
+
+    def memory_in_use(self) -> int | None:
+        """Bytes the sandbox's cgroup holds now; None without a cgroup (or once it is gone)."""
+        return memory_in_use(self._oom_file) if self._oom_file is not None and self.alive else None
+
+    def narrow_memory(self, limit_bytes: int) -> bool:
+        """Lower (or restore) the whole sandbox's memory limit; False without a cgroup or when refused."""
+        if self._oom_file is None or not self.alive or not set_memory_limit(self._oom_file, limit_bytes):
+            return False
+        self.memory_limit = limit_bytes
+        return True
+
     def _no_reply(self, timeout: float) -> NoReturn:
         """The request's time ran out: kill the sandbox, and say whether memory was the cause."""
         at_limit = self._at_memory_limit()  # read before the kill empties the cgroup
@@ -419,7 +436,7 @@ class Sandbox:
         self._raise_if_out_of_memory()
         if at_limit:
             raise SandboxOutOfMemory(
-                f"the sandbox was at its memory limit of {self.config.limits.memory_bytes / 2**30:.1f} GiB "
+                f"the sandbox was at its memory limit of {self.memory_limit / 2**30:.1f} GiB "
                 "when the time ran out: the kernel was reclaiming memory for it instead of letting it run"
             ) from None
         raise SandboxNoReply(timeout) from None
@@ -428,7 +445,7 @@ class Sandbox:
         if self._oom_file is None or not self.alive:
             return False
         used = memory_in_use(self._oom_file)
-        return used is not None and used >= AT_LIMIT_SHARE * self.config.limits.memory_bytes
+        return used is not None and used >= AT_LIMIT_SHARE * self.memory_limit
 
     def _receive(self, rid: Any, deadline: float, timeout: float) -> tuple[dict, Any]:
         from autograder.sandbox import wire

@@ -3,8 +3,8 @@
 The uninterrupted training run is computed HERE, in the judge, never beside
 student code. The interrupted run crosses a real process restart: one sandbox
 trains `stop` epochs and calls save_checkpoint, only the file's bytes come
-back; a fresh sandbox (the student's cells replayed, nothing else) loads them
-with load_checkpoint and trains on. The judge compares the final parameters
+back; the submission's second sandbox (the student's cells replayed, and only
+resumes run in it, never a save) loads them with load_checkpoint and trains on. The judge compares the final parameters
 bit for bit with its own run. The checkpoint's raw bytes are never unpickled in
 the judge: their declared sizes are checked, then a sandbox that never ran
 student code loads them with weights_only=True (sandbox.load_weights_only). epoch_loss's value is compared with the mean
@@ -122,9 +122,12 @@ def _save(sandbox, spec):
 
 
 def _resume(sandbox, spec, data):
-    """load_checkpoint and the remaining epochs in a FRESH sandbox that never saw the save."""
-    sandbox.fresh()
-    return sandbox.probe("resume_from", spec, data)
+    """load_checkpoint and the remaining epochs in the second sandbox, a process that never saw a save.
+
+    It replayed the student's cells and ran only earlier resumes (sandbox.apart()); every save runs in the
+    first sandbox."""
+    with sandbox.apart():
+        return sandbox.probe("resume_from", spec, data)
 
 
 def _kind(value):
