@@ -88,8 +88,6 @@ class Session:
         # the second sandbox (see enter_apart): the one kept aside while it is current, and it while it is not
         self._kept: Sandbox | None = None
         self._apart: Sandbox | None = None
-        self._narrowed: Sandbox | None = None  # the first sandbox, while its memory limit is narrowed
-        self._spawn_limit: int | None = None  # the memory limit of a second sandbox started now
         self._kept_generation = self._apart_generation = -1  # their numbers while the other is current
 
     # ------------------------------------------------------------------ lifecycle
@@ -116,7 +114,8 @@ class Session:
             if self._kept is None and self._apart is not None:  # a new first sandbox: the pair's share is off
                 self._end(self._apart)
                 self._apart = None
-            if self._kept is not None and self._spawn_limit is not None and not sb.narrow_memory(self._spawn_limit):
+            if self._kept is not None and sb.has_cgroup and \
+                    not sb.narrow_memory(self.config.limits.memory_bytes - self._kept.memory_limit):
                 sb.kill()  # no student code has run in it; without its share the pair could exceed the limit
                 raise SandboxCrashed("the second sandbox's memory limit could not be set")
             self.sandbox = sb
@@ -145,10 +144,10 @@ class Session:
         exercise instead of a new one for each (each costs a fork, a replay, and the copies of every
         page the work then writes).
 
-        While both live they share the one memory limit: the first is narrowed to what it holds now
-        plus ``APART_MARGIN``, and the second gets the rest. Where that leaves the second less than half
-        the limit, or a limit cannot be set, the first is replaced instead, as ``restart`` does: the
-        second then stays current (the old way, with the same guarantee).
+        While both live they share the one memory limit (:meth:`_balance`). Where the first holds so
+        much that the second would get less than half of it, or a limit cannot be set, the first is
+        replaced instead, as ``restart`` does, and the new one stays current (the old way, with the
+        same guarantee).
         """
         if self._kept is not None:
             raise RuntimeError("enter_apart() while the second sandbox is already current")
@@ -159,7 +158,12 @@ class Session:
         if self._apart is not None and not self._apart.alive:
             self._end(self._apart)
             self._apart = None
-        if self._apart is None and not self._share_limit(main):
+        if self._apart is None:
+            shared = self._idle_share(main) is not None
+        else:
+            shared = self._balance(current=self._apart, idle=main)
+        if not shared:
+            self._end_apart()
             self.restart()
             return
         self._kept, self.sandbox, self._apart = main, self._apart, None
@@ -170,40 +174,60 @@ class Session:
             self.leave_apart()
             raise
 
-    def _share_limit(self, main: Sandbox) -> bool:
-        """Narrow the first sandbox for a second one about to start; False when the pair cannot share."""
-        self._spawn_limit = None
-        if not main.has_cgroup:  # each process is limited on its own (rlimits), in either sandbox
-            return True
-        used = main.memory_in_use()
-        if used is None:
-            return False
-        keep = min(main.memory_limit, used + APART_MARGIN)
-        share = self.config.limits.memory_bytes - keep
-        if share < self.config.limits.memory_bytes // 2:
-            return False
-        if keep != main.memory_limit and not main.narrow_memory(keep):
-            return False
-        self._narrowed, self._spawn_limit = main, share
-        return True
-
     def leave_apart(self) -> None:
         """The first sandbox is current again; the second waits, alive, for the next :meth:`enter_apart`."""
         if self._kept is None:
             return
         self._apart, self.sandbox, self._kept = self.sandbox, self._kept, None
         self._apart_generation, self.generation = self.generation, self._kept_generation
+        main, second = self.sandbox, self._apart
+        if main is None or not main.alive:
+            return  # the next request starts a new first sandbox, which ends the second (ensure)
+        if second is None or not second.alive or not self._balance(current=main, idle=second):
+            self._end_apart()  # the first gets its whole limit back
 
     def drop_apart(self) -> None:
         """End the second sandbox (an exercise's tests are done) and give the first its whole limit back."""
         self.leave_apart()
+        self._end_apart()
+
+    def _end_apart(self) -> None:
         if self._apart is not None:
             self._end(self._apart)
             self._apart = None
-        self._spawn_limit = None
-        narrowed, self._narrowed = self._narrowed, None
-        if narrowed is not None and narrowed is self.sandbox and narrowed.alive:
-            narrowed.narrow_memory(self.config.limits.memory_bytes)
+        main, limit = self.sandbox, self.config.limits.memory_bytes
+        if self._kept is None and main is not None and main.alive and main.memory_limit != limit:
+            main.narrow_memory(limit)
+
+    def _idle_share(self, idle: Sandbox) -> int | None:
+        """Narrow the sandbox that waits to what it holds plus ``APART_MARGIN``: its new limit, or None.
+
+        None when the other would be left less than half the limit, or when the kernel refused. Without a
+        cgroup each process is limited on its own (rlimits), in either sandbox: 0, nothing to share.
+        """
+        if not idle.has_cgroup:
+            return 0
+        limit = self.config.limits.memory_bytes
+        used = idle.memory_in_use()
+        if used is None:
+            return None
+        keep = min(idle.memory_limit, used + APART_MARGIN)
+        if limit - keep < limit // 2:
+            return None
+        if keep != idle.memory_limit and not idle.narrow_memory(keep):
+            return None
+        return keep
+
+    def _balance(self, *, current: Sandbox, idle: Sandbox) -> bool:
+        """Give the sandbox about to run what the waiting one does not hold; False when the pair cannot share.
+
+        The waiting one runs nothing meanwhile: it is narrowed first (to what it holds plus the margin),
+        then the current one is given the rest, so the two never hold more than one sandbox's limit.
+        """
+        keep = self._idle_share(idle)
+        if keep is None:
+            return False
+        return not current.has_cgroup or current.narrow_memory(self.config.limits.memory_bytes - keep)
 
     def _load_probes(self, sb: Sandbox) -> bool:
         """Load every probe module before any student code runs; False if the sandbox died."""
