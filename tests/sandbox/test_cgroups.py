@@ -303,3 +303,20 @@ def test_memory_in_use_is_read_beside_the_oom_file_of_either_layout(tmp_path):
     assert cgroups.memory_in_use(str(v1 / "memory.oom_control")) == 123
     assert cgroups.memory_in_use(str(v2 / "memory.events")) == 456
     assert cgroups.memory_in_use(str(tmp_path / "gone" / "memory.events")) is None
+
+
+def test_a_memory_limit_is_set_beside_the_oom_file_of_either_layout(tmp_path):
+    """v2 writes memory.max; v1 memory.limit_in_bytes and, where there is one, memory.memsw.limit_in_bytes."""
+    v1, v2 = tmp_path / "v1", tmp_path / "v2"
+    v1.mkdir()
+    v2.mkdir()
+    (v1 / "memory.limit_in_bytes").write_text("6442450944\n")
+    (v1 / "memory.memsw.limit_in_bytes").write_text("6442450944\n")
+    (v2 / "memory.max").write_text("6442450944\n")
+    for target in (1 << 30, 3 << 30):  # lowering, then raising: both files follow, in either order
+        assert cgroups.set_memory_limit(str(v1 / "memory.oom_control"), target)
+        assert cgroups.set_memory_limit(str(v2 / "memory.events"), target)
+        assert int((v1 / "memory.limit_in_bytes").read_text()) == target
+        assert int((v1 / "memory.memsw.limit_in_bytes").read_text()) == target
+        assert int((v2 / "memory.max").read_text()) == target
+    assert not cgroups.set_memory_limit(str(tmp_path / "gone" / "memory.events"), 1 << 30)
