@@ -26,6 +26,7 @@ from autograder.errors import (
     SandboxNoReply,
     SandboxOutOfMemory,
     StudentException,
+    SuiteError,
     meaning,
 )
 from autograder.load import Cell, Submission
@@ -150,7 +151,8 @@ class Session:
         same guarantee).
         """
         if self._kept is not None:
-            raise RuntimeError("enter_apart() while the second sandbox is already current")
+            raise SuiteError("the test nests `with sandbox.apart():` inside another: it is already in the second "
+                             "sandbox, so leave the inner one out")
         main = self.sandbox
         if main is None or not main.alive:  # nothing to keep: a new sandbox that never saw anything
             self.restart()

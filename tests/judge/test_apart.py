@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.errors import StudentCrash, StudentProblem
+from autograder.errors import StudentCrash, StudentProblem, SuiteError
 from autograder.judge.proxy import Context, SandboxFixture, StudentProxy
 from autograder.load import load
 from autograder.options import Budget
@@ -99,6 +99,11 @@ def test_a_handle_made_in_one_sandbox_is_refused_in_the_other_and_still_works_in
     with pytest.raises(StudentProblem) as raised:  # reaches the first sandbox's object: the student's AttributeError
         in_first.missing  # noqa: B018
     assert "was lost" not in str(raised.value)
+
+
+def test_a_nested_apart_is_the_suites_mistake_named_for_the_staff(grading):
+    with grading.sandbox.apart(), pytest.raises(SuiteError, match="nests"), grading.sandbox.apart():
+        pass
 
 
 def test_a_crash_in_the_second_sandbox_costs_only_it(grading):
