@@ -151,8 +151,7 @@ class Session:
         same guarantee).
         """
         if self._kept is not None:
-            raise SuiteError("the test nests `with sandbox.apart():` inside another: it is already in the second "
-                             "sandbox, so leave the inner one out")
+            raise SuiteError("the second sandbox is already current (a nested `with sandbox.apart():`)")
         main = self.sandbox
         if main is None or not main.alive:  # nothing to keep: a new sandbox that never saw anything
             self.restart()

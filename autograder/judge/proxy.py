@@ -162,6 +162,7 @@ class Context:
         self.seed: int = 0
         # the test's seed, sent with the next request rather than as one of its own (see seed_next)
         self.pending_seed: int | None = None
+        self.in_apart = False  # inside `with sandbox.apart():`
 
     # ------------------------------------------------------------------ the test's clock
     def restart_clock(self) -> None:
@@ -470,17 +471,22 @@ class Context:
     def apart(self) -> Iterator[None]:
         """The calls inside run in the submission's second sandbox (``Session.enter_apart``)."""
         assert self.session is not None
+        if self.in_apart:
+            raise SuiteError("the test nests `with sandbox.apart():` inside another: it is already in the second "
+                             "sandbox, so leave the inner one out")
         session = self.session
         _IN_SANDBOX_CALL[0] += 1
         try:
             session.enter_apart()
         finally:
             _IN_SANDBOX_CALL[0] -= 1
+        self.in_apart = True
         self.restart_clock()  # as fresh(): its start-up and replay are not the test's time
         self.seed_next()
         try:
             yield
         finally:
+            self.in_apart = False
             session.leave_apart()
             self.seed_next()
 
