@@ -294,10 +294,16 @@ def test_a_memory_kill_is_still_known_after_the_server_removed_the_sandboxs_cgro
     assert sb.out_of_memory()
 
 
-def test_memory_in_use_is_read_beside_the_oom_file_of_either_layout(tmp_path):
+def _layouts(tmp_path: Path) -> tuple[Path, Path]:
+    """Two folders standing for a sandbox's memory cgroup: cgroup v1's, then v2's."""
     v1, v2 = tmp_path / "v1", tmp_path / "v2"
     v1.mkdir()
     v2.mkdir()
+    return v1, v2
+
+
+def test_memory_in_use_is_read_beside_the_oom_file_of_either_layout(tmp_path):
+    v1, v2 = _layouts(tmp_path)
     (v1 / "memory.usage_in_bytes").write_text("123\n")
     (v2 / "memory.current").write_text("456\n")
     assert cgroups.memory_in_use(str(v1 / "memory.oom_control")) == 123
@@ -307,9 +313,7 @@ def test_memory_in_use_is_read_beside_the_oom_file_of_either_layout(tmp_path):
 
 def test_a_memory_limit_is_set_beside_the_oom_file_of_either_layout(tmp_path):
     """v2 writes memory.max; v1 memory.limit_in_bytes and, where there is one, memory.memsw.limit_in_bytes."""
-    v1, v2 = tmp_path / "v1", tmp_path / "v2"
-    v1.mkdir()
-    v2.mkdir()
+    v1, v2 = _layouts(tmp_path)
     (v1 / "memory.limit_in_bytes").write_text("6442450944\n")
     (v1 / "memory.memsw.limit_in_bytes").write_text("6442450944\n")
     (v2 / "memory.max").write_text("6442450944\n")
