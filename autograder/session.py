@@ -49,7 +49,7 @@ def format_frames(cells_by_index: dict[int, Cell], frames: list) -> str:
     return "\n".join(out)
 
 
-# What the first sandbox may still grow by while the second one is current (it runs nothing meanwhile).
+# What the waiting one of a submission's two sandboxes may still grow by (it runs nothing meanwhile).
 APART_MARGIN = 256 * 2**20
 
 
