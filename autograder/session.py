@@ -106,15 +106,15 @@ class Session:
                 raise SandboxCrashed("the sandbox was restarted too many times for this submission")
         if self.time_left() <= 0:
             raise SandboxNoReply(self.budget.submission_seconds)
+        if self._kept is None and self._apart is not None:  # a new first sandbox: the pair's share is off,
+            self._end(self._apart)  # so the second ends before the new one starts (never three at once)
+            self._apart = None
         while True:
             try:
                 sb = Sandbox(self.server, self.config)
             except SandboxCannotStart as e:  # kept: a test that catches every exception cannot hide it
                 self.cannot_start = e
                 raise
-            if self._kept is None and self._apart is not None:  # a new first sandbox: the pair's share is off
-                self._end(self._apart)
-                self._apart = None
             if self._kept is not None and sb.has_cgroup and \
                     not sb.narrow_memory(self.config.limits.memory_bytes - self._kept.memory_limit):
                 sb.kill()  # no student code has run in it; without its share the pair could exceed the limit
