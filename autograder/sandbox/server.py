@@ -13,6 +13,7 @@ every process the student started; the keeper reaps it and exits.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -23,7 +24,7 @@ import struct
 import sys
 import tempfile
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -97,6 +98,7 @@ def _warm_steps(warm_compiler: bool = False, only: Any = None) -> list[Callable[
     steps: list[Callable[[], None]] = [functools.partial(_stoppable, _import_all, (name,)) for name in names]
     if warm_compiler and only is None:
         steps += [functools.partial(_stoppable, _warm_compiler, how) for how in WARM_COMPILES]
+        steps.append(functools.partial(_stoppable, _warm_training))
     return steps
 
 
@@ -123,9 +125,21 @@ def _import_all(names: tuple[str, ...], required: bool = False) -> None:
     compiler.skip_guard_profiling()  # once torch._dynamo is in, before any sandbox inherits it
 
 
-# The compiles of the warm-up, each a step of its own: a tiny module with dynamo alone, then with AOTAutograd
-# and dynamic shapes (what the compile exercise's probes and students' cells use).
-WARM_COMPILES = ({"backend": "eager", "fullgraph": True}, {"backend": "aot_eager", "dynamic": True})
+# The warm-up's compiles, each a step of its own: a tiny module compiled the ways the course's probes and
+# students' cells compile. Dynamo alone; AOTAutograd with dynamic shapes, with gradients (a student's cell) and
+# in inference (as the compile exercise's probes run it), called again at another size under
+# ``fail_on_recompile``; a backend of one's own (a probe counts graphs with one). Each path has first-use work
+# of its own (lazy imports, caches filled at a first call); inherited, a sandbox does only its share.
+WARM_COMPILES = (
+    {"backend": "eager", "fullgraph": True},
+    {"backend": "aot_eager", "dynamic": True},
+    {"backend": "own", "fullgraph": True, "inference": True},
+    {"backend": "aot_eager", "dynamic": True, "inference": True},
+)
+
+
+def _own_backend(gm: Any, example_inputs: Any) -> Callable[..., Any]:
+    return gm.forward
 
 
 def _warm_compiler(how: dict[str, Any]) -> None:
@@ -137,15 +151,109 @@ def _warm_compiler(how: dict[str, Any]) -> None:
     (no OpenMP pool to break in the child) and never touches CUDA.
     """
     try:
-        _import_all(COMPILER_PRELOAD)
-        import torch
-
-        torch.set_num_threads(1)
-        model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
-        torch.compile(model, **how)(torch.randn(3, 4))
-        torch._dynamo.reset()
+        _compile_tiny(how)
     except Exception:  # noqa: BLE001 - an optimisation only; sandboxes compile cold instead
         pass
+
+
+def _compile_tiny(how: dict[str, Any]) -> None:
+    """:func:`_warm_compiler`'s work, raising what goes wrong (the tests run it so)."""
+    _import_all(COMPILER_PRELOAD)
+    import torch
+    from torch._dynamo.comptime import comptime
+
+    torch.set_num_threads(1)
+
+    class Tiny(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc1, self.fc2 = torch.nn.Linear(4, 8), torch.nn.Linear(8, 2)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            comptime(lambda ctx: None)  # as a probe counts traces: runs only while dynamo traces
+            return self.fc2(torch.relu(self.fc1(x)).clamp(max=6.0))
+
+    backend = _own_backend if how["backend"] == "own" else how["backend"]
+    options = {k: how[k] for k in ("fullgraph", "dynamic") if k in how}
+    with _generators_kept(), (torch.no_grad() if how.get("inference") else contextlib.nullcontext()):
+        compiled = torch.compile(Tiny(), backend=backend, **options)
+        compiled(torch.randn(3, 4))
+        if how.get("dynamic"):
+            with torch.compiler.set_stance("fail_on_recompile"):
+                compiled(torch.randn(5, 4))
+    torch._dynamo.reset()
+
+
+def _warm_training() -> None:
+    """Train a tiny model the ways the course's probes do, once, for every later sandbox to inherit.
+
+    An optimizer's first step, a scheduler's, autocast's and a GradScaler's first use, and a checkpoint's
+    first save and ``weights_only`` load each do work only once per process; done here, no sandbox that
+    trains or resumes repeats it. On the CPU, on one thread, as :func:`_warm_compiler`.
+    """
+    try:
+        _train_tiny()
+    except Exception:  # noqa: BLE001 - an optimisation only; each sandbox's first step pays instead
+        pass
+
+
+def _train_tiny() -> None:
+    """:func:`_warm_training`'s work, raising what goes wrong (the tests run it so)."""
+    import io
+
+    import torch
+    from torch import nn
+
+    torch.set_num_threads(1)
+    with _generators_kept():
+        for kind in ("adamw", "sgd", "adam"):
+            model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Dropout(0.1), nn.Linear(8, 2))
+            sched: Any = None
+            opt: torch.optim.Optimizer
+            if kind == "adamw":
+                opt = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.01)
+                sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+            elif kind == "sgd":
+                opt = torch.optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
+                sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 0.9**epoch)
+            else:
+                opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+            data = torch.utils.data.TensorDataset(torch.randn(8, 4), torch.randint(0, 2, (8,)))
+            loader = torch.utils.data.DataLoader(data, batch_size=4, shuffle=True,
+                                                 generator=torch.Generator().manual_seed(0))
+            scaler = torch.amp.GradScaler("cpu", init_scale=2.0**8)
+            for xb, yb in loader:
+                opt.zero_grad()
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    loss = nn.functional.cross_entropy(model(xb), yb)
+                scaler.scale(loss).backward()
+                scaler.unscale_(opt)
+                nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                scaler.step(opt)
+                scaler.update()
+            if sched is not None:
+                sched.step()
+            buf = io.BytesIO()
+            torch.save({"model": model.state_dict(), "opt": opt.state_dict(),
+                        "sched": sched.state_dict() if sched is not None else None}, buf)
+            buf.seek(0)
+            saved = torch.load(buf, weights_only=True)
+            model.load_state_dict(saved["model"])
+            opt.load_state_dict(saved["opt"])
+            if sched is not None:
+                sched.load_state_dict(saved["sched"])
+
+
+@contextlib.contextmanager
+def _generators_kept() -> Iterator[None]:
+    """Leave torch's default generator as the warm-up found it: a sandbox starts from the same state either way."""
+    import torch
+
+    state = torch.get_rng_state()
+    try:
+        yield
+    finally:
+        torch.set_rng_state(state)
 
 
 def default_read_only() -> list[str]:
