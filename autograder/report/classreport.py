@@ -245,15 +245,19 @@ def exercises_figure(stats: ClassStats):
 
 
 def failing_tests_figure(stats: ClassStats, worst_n: int = 25):
-    """The tests failed most often; each label whole (wrapped, never cut), the figure as tall as they need."""
+    """The tests failed most often; each label whole (wrapped, never cut), the figure as tall as they need.
+
+    Only tests that someone failed: a bar at 0 % says nothing the table does not, and a class where every
+    test passed gets no chart at all (drawing one was most of a correct class's report time).
+    """
     import textwrap
 
+    worst = sorted((t for t in stats.tests if t.attempts and t.failed), key=lambda t: -t.rate)[:worst_n]
+    if not worst:
+        return None
     import_plotting()
     import matplotlib.pyplot as plt
 
-    worst = sorted((t for t in stats.tests if t.attempts), key=lambda t: -t.rate)[:worst_n]
-    if not worst:
-        return None
     labels = [textwrap.fill(f"{t.exercise}: {t.name}", 60, break_long_words=True) for t in worst]
     lines = sum(label.count("\n") + 1 for label in labels)
     fig, ax = plt.subplots(figsize=(9, 0.2 * lines + 0.15 * len(worst) + 1))
@@ -476,6 +480,8 @@ def _exercises_section(stats: ClassStats, plots: dict[str, str]) -> list[str]:
 def _tests_section(stats: ClassStats, plots: dict[str, str]) -> list[str]:
     """How often each test failed."""
     b = _plotted("Per test failure rates", plots, "tests", "tests failed most often")
+    if stats.tests and not any(t.failed for t in stats.tests):
+        b.append("<p>No test failed.</p>")
     b.append("<table><tr><th>exercise</th><th>test</th><th>points</th><th>failed</th></tr>")
     for t in stats.tests:
         b.append(f"<tr><td>{_e(t.exercise)}</td><td>{_e(t.name)}</td><td class=\"num\">{_pts(t.max_points)}</td>"

@@ -131,10 +131,14 @@ def test_charts_are_drawn_for_a_class_only():
     one = class_report_html([result("alice", double="failed", msg="wrong")], title="Demo", exercise_ids=["basics"])
     assert charts not in one and "Charts are drawn for a class" in one and "alice: 2 / 3" in one
     assert "Per test failure rates" in one and "1 / 1 (100%)" in one  # the tables are all there
-    two = class_report_html([result("alice"), result("bob")], title="Demo", exercise_ids=["basics"])
+    two = class_report_html([result("alice", double="failed", msg="wrong"), result("bob")], title="Demo",
+                            exercise_ids=["basics"])
     assert two.count(charts) == 3 and "Charts are drawn" not in two
-    forced = class_report_html([result("alice")], title="Demo", exercise_ids=["basics"], plots=True)
+    forced = class_report_html([result("alice", double="failed", msg="wrong")], title="Demo",
+                               exercise_ids=["basics"], plots=True)
     assert forced.count(charts) == 3
+    passed = class_report_html([result("alice"), result("bob")], title="Demo", exercise_ids=["basics"])
+    assert passed.count(charts) == 2  # no test failed: no chart of the tests failed most often
 
 
 def test_progress_plain_lines_and_rich_bar():

@@ -176,6 +176,20 @@ def test_long_test_names_are_whole_in_the_chart_and_the_legend_covers_no_bar():
     assert legend.y0 >= ax.get_window_extent(renderer).y1 - 1  # above the axes: the last bar stays in sight
 
 
+def test_the_failing_tests_chart_shows_only_tests_someone_failed_and_a_class_that_passed_gets_none():
+    passed = [result("amy"), result("bo")]
+    assert failing_tests_figure(class_stats(passed, ["basics"])) is None
+    page = class_report_html(passed, title="Demo", exercise_ids=["basics"])
+    assert "No test failed." in page and 'alt="tests failed most often"' not in page
+    assert "row_means(x) averages each row" in page  # the per-test table still lists every test
+
+    one_failed = [result("amy", double="failed", msg="wrong"), result("bo")]
+    fig = failing_tests_figure(class_stats(one_failed, ["basics"]))
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["basics: double(x) doubles every entry"]
+    page = class_report_html(one_failed, title="Demo", exercise_ids=["basics"])
+    assert 'alt="tests failed most often"' in page and "No test failed." not in page
+
+
 # ---------------------------------------------------------------------- 10. console lines
 def test_a_console_line_never_stops_mid_sentence():
     from autograder.batch.progress import make_progress
