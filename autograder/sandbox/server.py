@@ -24,7 +24,7 @@ import struct
 import sys
 import tempfile
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -244,16 +244,14 @@ def _train_tiny() -> None:
                 sched.load_state_dict(saved["sched"])
 
 
-@contextlib.contextmanager
-def _generators_kept() -> Iterator[None]:
-    """Leave torch's default generator as the warm-up found it: a sandbox starts from the same state either way."""
+def _generators_kept() -> contextlib.AbstractContextManager[None]:
+    """Leave torch's default generator as the warm-up found it: a sandbox starts from the same state either way.
+
+    The CPU's only (``devices=[]``): the server never touches CUDA.
+    """
     import torch
 
-    state = torch.get_rng_state()
-    try:
-        yield
-    finally:
-        torch.set_rng_state(state)
+    return torch.random.fork_rng(devices=[])
 
 
 def default_read_only() -> list[str]:
