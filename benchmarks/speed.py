@@ -11,7 +11,8 @@ Prints, each with its ratio to what it is compared with in the same run:
 4. batch throughput with ``--jobs``, worker start-up included, for two classes side
    by side: N copies of the samples (the mix) and CORRECT_N distinct correct
    submissions (combinations of references and alternatives), each against its
-   floor (the same checks in one warm process, no isolation) and the load, in
+   floor (the same checks in one warm process, no isolation; timed before and
+   after the batch, whose ratio to each is printed too) and the load, in
    wall time and in CPU seconds per submission (the whole machine's, from
    /proc/stat: steady under noisy neighbours), with the idle and stolen shares;
 5. at scale: BIG submissions (copies of the samples plus broken files) graded
@@ -454,43 +455,64 @@ def _one_class(args, assignment, label: str, what: str, paths: list[Path], out: 
     from autograder.batch.backends.config import WorkerConfig
     from autograder.batch.runner import BatchOptions, grade_batch
     from autograder.grade import GradeOptions
-    from benchmarks.batch import floor
 
     cfg = WorkerConfig(course=str(assignment.course), assignment=assignment.id, options=GradeOptions())
     opts = BatchOptions(out=out, worker=cfg, jobs=args.jobs, progress="plain", report=True)
     load = uptime()
+    # The floor is timed before the batch and again after it: this VM's speed drifts by more than the
+    # differences measured here, and a floor on one side only would carry the drift into the ratio.
+    floors = [_floor(assignment, paths[: args.floor_n])]
     with open(out.with_suffix(".log"), "w") as log:
         c0, t0 = Cpu.now(), time.perf_counter()
         summary = grade_batch(assignment, [paths[0].parent], opts, stream=log, err=log)
         wall, batch_cpu = time.perf_counter() - t0, Cpu.now() - c0
+    floors.append(_floor(assignment, paths[: args.floor_n]))
     rate = 60 * len(paths) / wall
     per = [r.seconds for r in summary.results]
-    c0, own = Cpu.now(), []
-    floor_results = floor(assignment, paths[: args.floor_n], None, cpu=own)
-    floor_cpu = Cpu.now() - c0
-    fl = [r.seconds for r in floor_results]
-    floor_busy = own[0] / len(fl)  # its process's CPU over the measured submissions (not its warm-up)
+    each = [statistics.mean(f.seconds) for f in floors]
+    mean_floor = statistics.mean(each)
+    floor_busy = statistics.mean(f.own_cpu for f in floors)
     batch_busy = batch_cpu.busy / len(paths)
     batch_totals = {Path(r.path).name: r.total for r in summary.results}
-    differ = [r.path for r in floor_results if batch_totals.get(Path(r.path).name) != r.total]
-    floor_rate = 60 / statistics.mean(fl)
+    differ = {r.path for f in floors for r in f.results if batch_totals.get(Path(r.path).name) != r.total}
+    floor_rate = 60 / mean_floor
     two_core = args.jobs * floor_rate
+    ratios = sorted(rate / (args.jobs * 60 / e) for e in each)
     lost = [Path(r.path).name for r in summary.results if r.total < r.max_total]
     print(
         f"   {label} ({len(paths)} submissions, {what}); {load} at the start\n"
         f"     batch: {wall:.1f} s wall, {rate:.0f} submissions/min; per submission median "
         f"{statistics.median(per):.2f} s (worker side)\n"
-        f"     floor (one warm process, no isolation, {len(fl)} of them): {statistics.mean(fl):.2f} s each, "
+        f"     floor (one warm process, no isolation, {len(floors[0].seconds)} of them), timed before and after "
+        f"the batch: {each[0]:.2f} and {each[1]:.2f} s each (mean {mean_floor:.2f} s), "
         f"{floor_rate:.0f}/min on one core, {two_core:.0f}/min on {args.jobs}\n"
-        f"     batch / {args.jobs}-core floor = {rate / two_core:.2f}x; per-submission median / floor median = "
-        f"{statistics.median(per) / statistics.median(fl):.2f}x; {uptime()} at the end\n"
+        f"     batch / {args.jobs}-core floor = {rate / two_core:.2f}x ({ratios[0]:.2f}x-{ratios[1]:.2f}x against "
+        f"each floor); per-submission median / floor median = "
+        f"{statistics.median(per) / statistics.median(floors[0].seconds + floors[1].seconds):.2f}x; "
+        f"{uptime()} at the end\n"
         f"     CPU time of the whole machine (/proc/stat), start-up included: batch {batch_busy:.2f} s per "
-        f"submission, floor {floor_busy:.2f} s (its process, warm); floor / batch = "
-        f"{floor_busy / batch_busy:.2f}x; over the batch {batch_cpu.shares()}, over the floor "
-        f"{floor_cpu.shares()} (of {os.cpu_count()} cores)\n"
-        f"     same scores in the floor and the batch: {'yes' if not differ else f'NO ({len(differ)} differ)'}"
+        f"submission, floor {floor_busy:.2f} s (its process, warm; mean of both); floor / batch = "
+        f"{floor_busy / batch_busy:.2f}x; over the batch {batch_cpu.shares()}, over the later floor "
+        f"{floors[1].machine.shares()} (of {os.cpu_count()} cores)\n"
+        f"     same scores in both floors and the batch: {'yes' if not differ else f'NO ({len(differ)} differ)'}"
         + (f"; full marks for all: {'yes' if not lost else f'NO ({len(lost)}: {lost[:3]})'}" if full_marks else "")
     )
+
+
+@dataclass
+class _FloorRun:
+    results: list
+    seconds: list[float]
+    own_cpu: float  # its process's CPU per measured submission (not its warm-up)
+    machine: Cpu
+
+
+def _floor(assignment, paths: list[Path]) -> _FloorRun:
+    from benchmarks.batch import floor
+
+    c0, own = Cpu.now(), []
+    results = floor(assignment, paths, None, cpu=own)
+    return _FloorRun(results, [r.seconds for r in results], own[0] / len(results), Cpu.now() - c0)
 
 
 if __name__ == "__main__":
