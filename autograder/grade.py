@@ -50,6 +50,7 @@ def grade(
     on_result: Callable[[SubmissionResult], None] | None = None,
     server: SandboxServer | None = None,
     stream: bool = False,
+    spread: int = 1,
 ) -> list[SubmissionResult]:
     """Grade each path in turn; ``on_result`` sees each result as soon as it is known.
 
@@ -64,6 +65,9 @@ def grade(
     added as each path is taken, so each sandbox is denied its own
     submission's folder and every earlier one (a folder inside one already
     protected adds nothing: the sandboxes' spares stay reusable).
+
+    ``spread=2``: each submission's exercises are shared with a fork of this judge (``judge/spread.py``),
+    for a machine with a core to spare; batch workers get it from their backend.
     """
     from autograder.sandbox.client import SandboxConfig
 
@@ -101,7 +105,8 @@ def grade(
         from autograder.judge.plugin import GradingPlugin
 
         plugin = GradingPlugin(
-            assignment, submissions, server, config, options.budget, collect, require_points=not options.public
+            assignment, submissions, server, config, options.budget, collect, require_points=not options.public,
+            spread=spread,
         )
         import_judge_dynamo(assignment, options)
         with one_judge_thread():

@@ -33,6 +33,7 @@ from autograder.judge import collect
 from autograder.judge.collect import EXERCISE, TRACEBACK, test_name
 from autograder.judge.feedback import strip_ansi
 from autograder.judge.proxy import CLOCK_RUNNING, Context, SandboxFixture, StudentProxy, strip_source
+from autograder.judge.spread import Copy, decode, encode, halves, merge_cells, merge_output
 from autograder.judge.tamper import scan
 from autograder.load import Submission, load
 from autograder.options import Budget
@@ -207,8 +208,10 @@ class GradingPlugin:
         budget: Budget,
         on_result: Callable[[SubmissionResult], None],
         require_points: bool = True,
+        spread: int = 1,
     ) -> None:
         self.assignment = assignment
+        self.spread = spread  # judges one submission may be graded by at once (judge/spread.py)
         self.submissions = submissions
         self.server = server
         self.config = config
@@ -301,14 +304,51 @@ class GradingPlugin:
         result.flags = scan(sub)  # tamper evidence, in the judge; points stay as measured
         probes = self.probe_sources()
         # All of the above while the server may still be importing torch (the first submission of a cold start).
-        self.server.wait_ready()
-        session = Session(self.server, sub, self.config, self.budget, probes=probes)
+        mine: list[pytest.Item] = list(self.items)
+        theirs: list[pytest.Item] = []
+        copy = None
+        if self.spread > 1:
+            mine, theirs = halves(self.items, weight=lambda i: i.stash[EXERCISE].timeout,
+                                  exercise=lambda i: i.stash[EXERCISE].id)
+            copy = self._fork_copy(sub, probes, theirs) if mine else None
+            if copy is None:
+                mine, theirs = list(self.items), []
+        try:
+            self.server.wait_ready()
+            tests, session = self._grade_items(self.server, sub, probes, mine)
+        except BaseException:
+            if copy is not None:
+                copy.kill()
+            raise
+        cells, output = sorted(session.cells.values(), key=lambda c: c.index), session.output
+        if copy is not None:
+            got = copy.results()
+            if got is not None:
+                more, their_cells, their_output = decode(got)
+            else:  # the copy failed: its half is graded here, as it would have been without it
+                more, other = self._grade_items(self.server, sub, probes, theirs)
+                their_cells, their_output = list(other.cells.values()), other.output
+            tests += more
+            cells, output = merge_cells(cells, their_cells), merge_output(output, their_output)
+        result.cells = cells
+        result.protections = session.protections
+        result.output = output
+        result.exercises = self._group(tests)
+        result.seconds = time.monotonic() - started
+        return cap_result(result)
+
+    def _grade_items(self, server: SandboxServer, sub: Submission, probes: dict[str, str],
+                     items: list[pytest.Item]) -> tuple[list[TestResult], Session]:
+        """Run ``items`` against one session of ``sub`` (its sandboxes forked by ``server``), in order."""
+        wanted = {item.stash[EXERCISE].id for item in items}
+        session = Session(server, sub, self.config, self.budget,
+                          probes={k: v for k, v in probes.items() if k in wanted})
         CONTEXT.session = session
         CONTEXT.pending_seed = None
         tests: list[TestResult] = []
-        last = {item.stash[EXERCISE].id: n for n, item in enumerate(self.items)}
+        last = {item.stash[EXERCISE].id: n for n, item in enumerate(items)}
         try:
-            for n, item in enumerate(self.items):
+            for n, item in enumerate(items):
                 tests.append(self._run_item(item))
                 if session.cannot_start is not None:  # never a grade: the whole run stops (grade() raises it)
                     raise session.cannot_start
@@ -319,12 +359,28 @@ class GradingPlugin:
         finally:
             CONTEXT.session = None
             session.close()
-        result.cells = sorted(session.cells.values(), key=lambda c: c.index)
-        result.protections = session.protections
-        result.output = session.output
-        result.exercises = self._group(tests)
-        result.seconds = time.monotonic() - started
-        return cap_result(result)
+        return tests, session
+
+    def _fork_copy(self, sub: Submission, probes: dict[str, str], items: list[pytest.Item]) -> Copy | None:
+        """A copy of this judge grading ``items`` with a server connection of its own (judge/spread.py);
+        None where the server cannot take another judge (this judge then grades every test itself)."""
+        try:
+            sock = self.server.attach_helper()
+        except ServerFailed:
+            return None
+
+        def grade_half() -> dict[str, Any]:
+            server = SandboxServer.attached(sock.detach())
+            try:
+                tests, session = self._grade_items(server, sub, probes, items)
+            finally:
+                server.close()
+            return encode(tests, list(session.cells.values()), session.output)
+
+        try:
+            return Copy(grade_half)
+        finally:
+            sock.close()  # the copy holds it now
 
     def _run_item(self, item: pytest.Item) -> TestResult:
         ex = item.stash[EXERCISE]

@@ -181,6 +181,24 @@ class SandboxServer:
             theirs.close()
         return ours
 
+    def attach_helper(self) -> socket.socket:
+        """A second connection to this server for a copy of this judge (``judge/spread.py``), on any connection.
+
+        The copy is this judge's own fork, as trusted as it is, so a judge may attach it where only the
+        owner attaches other judges. The request goes in order with this judge's own (under the same lock)
+        and, carrying a descriptor, alone in its message; the server says "ready" on the new connection.
+        """
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            with self._lock:
+                socket.send_fds(self.sock, [json.dumps({"op": "attach"}).encode()], [theirs.fileno()])
+        except OSError as e:
+            ours.close()
+            raise ServerFailed(f"the sandbox server has exited ({e.strerror})") from None
+        finally:
+            theirs.close()
+        return ours
+
     @property
     def pid(self) -> int | None:
         """The server's pid, once it said it is ready (the same for every judge of a shared server)."""

@@ -174,7 +174,7 @@ class Worker:
             asked = self.pending.get("options")
             first = self.pending
             grade(assignment, self.jobs(asked), options=replace(options, **(asked or {})),
-                  on_result=self.on_result, server=self.server, stream=True)
+                  on_result=self.on_result, server=self.server, stream=True, spread=self.cfg.spread)
             if self.pending is first:  # not even the first was taken (no suite to run): as a batch always did
                 return
 

@@ -222,3 +222,30 @@ def test_the_shared_server_warms_up_at_once_only_when_a_worker_will_grade_more_t
         backend.close()
     assert len(got) == jobs and all(got.values())
     assert asked == [warmed] * workers
+
+
+@pytest.mark.parametrize(("jobs", "workers", "sandboxes"), [(1, 2, 2), (2, 2, 1)])
+def test_a_lone_submission_is_shared_with_a_copy_of_its_judge_and_a_class_is_not(
+        tmp_path: Path, jobs: int, workers: int, sandboxes: int):
+    """Fewer submissions than workers: the idle core grades the later exercises (judge/spread.py), in a
+    sandbox of its own, so the two exercises print two tokens; a job per worker keeps one judge each."""
+    import re
+
+    from tests.judge.test_spread import TOKENS
+
+    sub = tmp_path / "tokens.py"
+    sub.write_text(TOKENS)
+    backend = ProcessBackend(WorkerConfig(course=str(DEMO_COURSE), assignment="demo", allow_unisolated=True),
+                             workers, tmp_path)
+    got: dict[str, Any] = {}
+    try:
+        backend.grade_jobs([Job(id=str(i), name=f"s{i}.py", path=sub) for i in range(jobs)],
+                           lambda job, result, error, worker: got.setdefault(job.id, result))
+    finally:
+        backend.kill_all()
+        backend.close()
+    assert backend.config.spread == (2 if sandboxes == 2 else 1)
+    for result in got.values():
+        assert result["total"] == result["max_total"] == 6, result
+        tokens = set(re.findall(r"in ([0-9a-f]{32})", result["output"]))
+        assert len(tokens) == sandboxes, result["output"]
