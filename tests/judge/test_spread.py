@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import re
 
+import pytest
+
 from autograder.grade import GradeOptions, grade
 from autograder.judge import plugin as plugin_module
 from autograder.judge.spread import halves, merge_cells, merge_output
@@ -130,3 +132,33 @@ def test_merged_cells_and_output_say_each_thing_once():
     assert [(c.index, c.status) for c in merge_cells(mine, theirs)] == [(1, "ok"), (2, "error"), (3, "timeout")]
     assert merge_output("cells\nA\n", "cells\nB\n") == "cells\nA\nB\n"
     assert merge_output("same", "same") == "same"
+
+
+def test_a_sandbox_that_cannot_start_stops_both_judges_before_any_grade(server, demo, tmp_path, monkeypatch):
+    """The copy's refused sandbox hands its half to the judge, whose own refusal stops the run: no result."""
+    from autograder.errors import SandboxCannotStart
+    from autograder.sandbox import isolation
+
+    monkeypatch.setenv(isolation.TEST_REFUSE, "/proc")
+    sub = tmp_path / "ref.py"
+    sub.write_text(SUBMISSIONS["ref"])
+    got: list = []
+    before = set(_children(os.getpid()))
+    with pytest.raises(SandboxCannotStart):
+        grade(demo, [sub], on_result=got.append, spread=2)
+    assert got == []
+    assert set(_children(os.getpid())) <= before  # the copy is gone, not left behind
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != "Z":
+                out.append(int(entry))
+    return out

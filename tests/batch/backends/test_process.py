@@ -249,3 +249,51 @@ def test_a_lone_submission_is_shared_with_a_copy_of_its_judge_and_a_class_is_not
         assert result["total"] == result["max_total"] == 6, result
         tokens = set(re.findall(r"in ([0-9a-f]{32})", result["output"]))
         assert len(tokens) == sandboxes, result["output"]
+
+
+def test_a_killed_worker_takes_the_copy_of_its_judge_and_its_sandboxes_with_it(tmp_path: Path):
+    """A lone submission's worker killed while its copy grades the later exercise (as when a job's time is
+    up): the copy dies with it, and so do the sandboxes of both."""
+    hang = REF.replace("    def add(self, n):\n", "    def add(self, n):\n        import time; time.sleep(60)\n")
+    sub = tmp_path / "hang.py"
+    sub.write_text(hang)
+    backend = ProcessBackend(WorkerConfig(course=str(DEMO_COURSE), assignment="demo", allow_unisolated=True), 2,
+                             tmp_path)
+    grading = threading.Thread(target=backend.grade_jobs, daemon=True,
+                               args=([Job(id="0", name="hang.py", path=sub)], lambda *a: None))
+    grading.start()
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (backend._pipes and _below(backend._pipes[0].proc.pid)):
+            time.sleep(0.05)
+        worker = backend._pipes[0].proc.pid
+        copies = _below(worker)
+        assert copies, "the lone submission's judge never forked its copy"
+        server = backend._server.proc.pid if backend._server is not None and backend._server.proc else None
+        assert server is not None and _below(server)  # the sandboxes' keepers
+        time.sleep(0.5)  # the copy is in the hanging test now
+        backend.kill_all()
+        deadline = time.monotonic() + 1.5  # well before its hanging test's own limit (3 s) would end it
+        while _alive(copies) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(copies), "the copy outlived its judge"
+        deadline = time.monotonic() + 15
+        while _below(server) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _below(server), "a sandbox outlived its judges"
+    finally:
+        backend.kill_all()
+        grading.join(30)
+        backend.close()
+
+
+def _alive(pids: list[int]) -> list[int]:
+    out = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] != "Z":
+                    out.append(pid)
+        except OSError:
+            pass
+    return out
