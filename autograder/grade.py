@@ -50,7 +50,7 @@ def grade(
     on_result: Callable[[SubmissionResult], None] | None = None,
     server: SandboxServer | None = None,
     stream: bool = False,
-    spread: int = 1,
+    spread: Callable[[Path], int] | None = None,
 ) -> list[SubmissionResult]:
     """Grade each path in turn; ``on_result`` sees each result as soon as it is known.
 
@@ -66,8 +66,9 @@ def grade(
     submission's folder and every earlier one (a folder inside one already
     protected adds nothing: the sandboxes' spares stay reusable).
 
-    ``spread=2``: each submission's exercises are shared with a fork of this judge (``judge/spread.py``),
-    for a machine with a core to spare; batch workers get it from their backend.
+    ``spread(path)``: how many judges may grade that submission at once; 2 shares its exercises with a fork
+    of this judge (``judge/spread.py``), where a core would otherwise sit idle (batch workers read it from
+    each job). None: one judge for each.
     """
     from autograder.sandbox.client import SandboxConfig
 

@@ -11,9 +11,13 @@ Loopback only, bounded (a few minutes on 2 cores with the defaults):
 3. the web tier's overhead per submission: the upload, status and feedback-page
    requests' own time against the grading time the workers report;
 4. the web process's memory (RSS) over ``--memory-n`` submissions (uploads, status
-   calls, pages), sampled every tenth: flat is the goal.
+   calls, pages), sampled every tenth: flat is the goal;
+5. a lone student on an idle service: ``--lone-n`` distinct correct notebooks submitted
+   one after another, upload to "graded" (polled every 50 ms) and the workers' own
+   grading time, with one worker and with two (the waiting slot lends its share: the
+   submission is graded by two judges, judge/spread.py), side by side.
 
-    python benchmarks/serve.py [--students 8] [--workers 2] [--memory-n 1000]
+    python benchmarks/serve.py [--students 8] [--workers 2] [--memory-n 1000] [--lone-n 6]
 
 Timing is never asserted in the tests; the behaviours behind these figures are.
 """
@@ -239,11 +243,39 @@ def memory_phase(root: Path, n: int) -> list[tuple[int, float]]:
     return samples
 
 
+def lone_phase(root: Path, files: list[Path], workers: int, timeout: float) -> dict:
+    """One student at a time on an idle service: upload to graded, and the grading time the worker reports."""
+    srv = Server(root, workers, queue_limit=10, timeout=timeout)
+    waited: list[float] = []
+    grading: list[float] = []
+    try:
+        for i, path in enumerate(files):
+            who = f"s{i:04d}"
+            t0 = time.perf_counter()
+            code, got, _ = srv.upload(who, path)
+            assert code == 202, (code, got)
+            while True:
+                _, raw, _ = srv.call(f"/api/submissions/{got['id']}", who)
+                if json.loads(raw)["status"] in ("graded", "error"):
+                    break
+                time.sleep(0.05)
+            waited.append(time.perf_counter() - t0)
+            with srv_db(root) as db:
+                row = db.execute("SELECT seconds, total, max_total FROM results WHERE submission = ?",
+                                 (got["id"],)).fetchone()
+            assert row[1] == row[2], f"{path.name}: {row[1]} of {row[2]}"
+            grading.append(row[0])
+    finally:
+        srv.stop()
+    return {"waited": statistics.median(waited), "grading": statistics.median(grading)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--students", type=int, default=8)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--memory-n", type=int, default=1000)
+    ap.add_argument("--lone-n", type=int, default=6, help="correct notebooks a lone student submits one by one")
     ap.add_argument("--submission-timeout", type=float, default=120.0,
                     help="seconds per submission, the same for both (dave.py walks the file system until stopped)")
     args = ap.parse_args()
@@ -256,6 +288,15 @@ def main() -> None:
         b = batch_phase(root, files, args.workers, args.submission_timeout)
         (root / "mem").mkdir()
         m = memory_phase(root / "mem", args.memory_n)
+        sys.path.insert(0, str(ROOT))
+        from autograder.assignment import load_assignment
+        from benchmarks.batch import correct_class
+
+        correct = correct_class(load_assignment("pytorch-fundamentals", ROOT), args.lone_n, root / "correct")
+        lone = {}
+        for n in (1, 2):
+            (root / f"lone{n}").mkdir()
+            lone[n] = lone_phase(root / f"lone{n}", correct, n, args.submission_timeout)
     print(f"service: {s['n']} students at once, {args.workers} workers: {s['per_min']:.1f} graded/min; "
           f"upload to feedback p50 {s['p50']:.1f} s, p95 {s['p95']:.1f} s")
     print(f"batch (`torchgrader grade --jobs {args.workers}`, same files): {b['per_min']:.1f} graded/min "
@@ -265,6 +306,10 @@ def main() -> None:
           f"a second until graded, the feedback page; its workers not counted), {share:.1f}% "
           f"of the median grading time ({s['grading_s']:.1f} s); those requests' wall time {s['web_s']:.1f} s")
     print("web process RSS over submissions: " + ", ".join(f"{n}: {mb:.0f} MB" for n, mb in m))
+    print(f"a lone student on an idle service ({args.lone_n} distinct correct notebooks, one at a time), median "
+          f"upload to graded: {lone[1]['waited']:.2f} s with 1 worker, {lone[2]['waited']:.2f} s with 2 (the waiting "
+          f"slot lent: two judges) = {lone[2]['waited'] / lone[1]['waited']:.2f}x; the workers' grading time "
+          f"{lone[1]['grading']:.2f} s and {lone[2]['grading']:.2f} s")
 
 
 if __name__ == "__main__":

@@ -208,10 +208,10 @@ class GradingPlugin:
         budget: Budget,
         on_result: Callable[[SubmissionResult], None],
         require_points: bool = True,
-        spread: int = 1,
+        spread: Callable[[Path], int] | None = None,
     ) -> None:
         self.assignment = assignment
-        self.spread = spread  # judges one submission may be graded by at once (judge/spread.py)
+        self.spread = spread  # judges a submission may be graded by at once (judge/spread.py); None: one
         self.submissions = submissions
         self.server = server
         self.config = config
@@ -307,7 +307,7 @@ class GradingPlugin:
         mine: list[pytest.Item] = list(self.items)
         theirs: list[pytest.Item] = []
         copy = None
-        if self.spread > 1:
+        if self.spread is not None and self.spread(path) > 1:
             mine, theirs = halves(self.items, weight=lambda i: i.stash[EXERCISE].timeout,
                                   exercise=lambda i: i.stash[EXERCISE].id)
             copy = self._fork_copy(sub, probes, theirs) if mine else None

@@ -1,12 +1,12 @@
 """One submission over two judges at once, when the machine has a core to spare.
 
-A lone submission (`torchgrader grade` of one notebook, a batch's last student
-while another worker has nothing left) is graded by one judge on one core; the
-judge and its sandbox take turns, so the other core sits idle. With ``spread``
-(``WorkerConfig.spread``, set by the local backend when it has more workers than
-submissions), the judge forks once the submission is loaded: the copy grades the
-later exercises in a sandbox of its own while the judge grades the earlier ones,
-and the copy's results come back over a pipe as JSON.
+A lone submission (`torchgrader grade` of one notebook, a student's on an idle
+service) is graded by one judge on one core; the judge and its sandbox take turns,
+so the other core sits idle. A job whose ``Job.spread`` is 2 (the local backend lends
+it an idle worker's share when it has more workers than submissions; the service,
+an idle slot's) is graded by two: the judge forks once the submission is loaded,
+the copy grades the later exercises in a sandbox of its own while the judge grades
+the earlier ones, and the copy's results come back over a pipe as JSON.
 
 The copy is the judge itself (forked before any of this submission's code ran,
 with its own connection to the sandbox server), so a grade still comes only from

@@ -56,6 +56,7 @@ class SlotState:
     detail: str = ""
     graded: int = 0
     seconds: list[float] = field(default_factory=list)  # the last grading times (for Retry-After)
+    lent: bool = False  # its share of the machine is lent to another slot's submission (judge/spread.py)
 
 
 class GradingPool:
@@ -157,16 +158,53 @@ class GradingPool:
                     pipe = self._start_worker(backend, st, index)
                     if pipe is None:
                         continue
-                job = self.store.claim(st.assignment, st.label)
+                job = self._claim(st)
                 if job is None:
                     with self._wake:
                         self._wake.wait(0.5)
                     continue
                 backend, pipe = self._grade(pipe, backend, st, index, job)
+                if st.state == "grading":  # a job finished without a worker's grade (for staff): free again
+                    st.state = "ready"
         finally:
             if pipe is not None:
                 pipe.close()
             _close(backend)
+
+    def _claim(self, st: SlotState) -> JobRow | None:
+        """The next job for this slot, unless its share of the machine is lent (then it waits: None)."""
+        with self._wake:
+            if st.lent:
+                return None
+            job = self.store.claim(st.assignment, st.label)
+            if job is not None:
+                st.state = "grading"  # under the lock: a slot borrowing a share never takes this one's
+            return job
+
+    def _borrow(self, st: SlotState, backend: Any) -> SlotState | None:
+        """Another slot's share of the machine for ``st``'s submission, while that slot and the queue are idle.
+
+        The submission is then shared with a copy of the judge (judge/spread.py): a student waiting on an
+        idle service gets their grade about twice as fast. The lender claims nothing until it is given
+        back, so the service never runs more judges, nor holds more sandboxes' memory, than its slots.
+        Local workers only: a container's or a cluster's resources are not this machine's to lend.
+        """
+        if not getattr(backend, "shares_server", False):
+            return None
+        with self._wake:
+            if self.store.queued():  # another job waits: the idle slot is about to take it
+                return None
+            for other in self.slots:
+                if other is not st and other.state == "ready" and not other.lent:
+                    other.lent = True
+                    return other
+        return None
+
+    def _give_back(self, lender: SlotState | None) -> None:
+        if lender is not None:
+            with self._wake:
+                lender.lent = False
+                self._wake.notify_all()
 
     def _open_backend(self, st: SlotState) -> Any:
         """This slot's backend (a Dask client, a staged copy of the material for containers), or None."""
@@ -223,6 +261,8 @@ class GradingPool:
                       options=options)
         st.state = "grading"
         started = time.monotonic()
+        lender = self._borrow(st, backend)
+        payload.spread = 2 if lender is not None else 1
         try:
             result = pipe.grade(payload, self.worker_config(st.assignment).job_seconds())
         except WorkerDied as e:
@@ -235,6 +275,8 @@ class GradingPool:
             st.state, st.detail = "down", e.message[-600:]
             self.stop_event.wait(RESTART_PAUSE)
             return backend, None
+        finally:
+            self._give_back(lender)
         r = SubmissionResult.from_dict(result)
         r.student, r.sha256, r.path = sub.person, sub.sha256, sub.filename
         self.store.finish(job.id, r.to_dict(), version)

@@ -302,6 +302,10 @@ class ServiceStore:
         return int(self.db.execute("SELECT COUNT(*) FROM jobs WHERE state != 'done' AND reason = 'submit'")
                    .fetchone()[0])
 
+    def queued(self) -> int:
+        """Jobs of any assignment and reason that no worker has taken yet."""
+        return int(self.db.execute("SELECT COUNT(*) FROM jobs WHERE state = 'queued'").fetchone()[0])
+
     def position(self, job: JobRow) -> int:
         """1 for the next job to be graded of its assignment; 0 when it is running or done."""
         if job.state != "queued":

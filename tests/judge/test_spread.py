@@ -45,7 +45,8 @@ def _grade(server, demo, tmp_path, spread: int, names=tuple(SUBMISSIONS)):
         p.write_text(SUBMISSIONS[name])
         paths.append(p)
     opts = GradeOptions(budget=Budget(cell_seconds=5, submission_seconds=60))
-    return {r.submission: r for r in grade(demo, paths, options=opts, server=server, spread=spread)}
+    judges = (lambda path: spread) if spread > 1 else None
+    return {r.submission: r for r in grade(demo, paths, options=opts, server=server, spread=judges)}
 
 
 def _verdicts(r):
@@ -145,7 +146,7 @@ def test_a_sandbox_that_cannot_start_stops_both_judges_before_any_grade(server, 
     got: list = []
     before = set(_children(os.getpid()))
     with pytest.raises(SandboxCannotStart):
-        grade(demo, [sub], on_result=got.append, spread=2)
+        grade(demo, [sub], on_result=got.append, spread=lambda path: 2)
     assert got == []
     assert set(_children(os.getpid())) <= before  # the copy is gone, not left behind
 

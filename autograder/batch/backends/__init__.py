@@ -40,6 +40,9 @@ class Job:
     path: Path  # a readable local copy
     attempts: int = 0
     options: dict[str, Any] | None = None  # some of PER_JOB_OPTIONS; None: the workers' settings as they are
+    # judges that may grade it at once (judge/spread.py): 2 where an idle worker's share of the machine is
+    # lent to it (a lone submission of a batch, a service's submission while another slot waits). Never a score's.
+    spread: int = 1
 
     def __post_init__(self) -> None:
         unknown = set(self.options or ()) - set(PER_JOB_OPTIONS)
@@ -51,6 +54,8 @@ class Job:
         out: dict[str, Any] = {"id": self.id, "name": self.name, "data": data}
         if self.options:
             out["options"] = self.options
+        if self.spread > 1:
+            out["spread"] = self.spread
         return out
 
 

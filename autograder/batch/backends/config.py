@@ -20,15 +20,12 @@ class WorkerConfig:
     fallback_unisolated: bool = False
     suite_version: str = ""  # when set, a worker with other hidden material refuses to start
     judge_memory_gb: float = 4.0  # the judge process's own limit (RLIMIT_DATA); about 0.3 GiB is typical use
-    # judges one submission may be graded by at once (judge/spread.py): the local backend sets 2 when it has
-    # more workers than submissions, so a lone submission uses the core that would sit idle. Never a score's.
-    spread: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         return {"course": self.course, "assignment": self.assignment, "options": self.options.to_dict(),
                 "allow_unisolated": self.allow_unisolated,
                 "fallback_unisolated": self.fallback_unisolated, "suite_version": self.suite_version,
-                "judge_memory_gb": self.judge_memory_gb, "spread": self.spread}
+                "judge_memory_gb": self.judge_memory_gb}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> WorkerConfig:

@@ -14,7 +14,7 @@ import queue
 import socket
 import sys
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -124,9 +124,11 @@ class ProcessBackend:
     def grade_jobs(self, jobs: list[Job], deliver: Deliver) -> None:
         pool = _Pool(self.config.job_seconds())
         self.warm_up = self.warm_up or len(jobs) > self.workers
-        # Fewer submissions than workers (one notebook from cold): the cores left idle grade part of each.
-        spread = 2 if self.shares_server and not self.warm_up and len(jobs) < self.workers else 1
-        self.config = replace(self.config, spread=spread)
+        # Fewer submissions than workers (one notebook from cold): each worker left idle lends its share of the
+        # machine to one submission, which a copy of its judge then shares (judge/spread.py).
+        if self.shares_server and not self.warm_up:
+            for job in jobs[: max(0, self.workers - len(jobs))]:
+                job.spread = 2
         for j in jobs:
             pool.todo.put(j)
         threads = [threading.Thread(target=self._slot, args=(i, pool), daemon=True, name=f"tg-slot-{i}")

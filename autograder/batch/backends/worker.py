@@ -174,9 +174,15 @@ class Worker:
             asked = self.pending.get("options")
             first = self.pending
             grade(assignment, self.jobs(asked), options=replace(options, **(asked or {})),
-                  on_result=self.on_result, server=self.server, stream=True, spread=self.cfg.spread)
+                  on_result=self.on_result, server=self.server, stream=True, spread=self.spread)
             if self.pending is first:  # not even the first was taken (no suite to run): as a batch always did
                 return
+
+    def spread(self, path: Path) -> int:
+        """Judges the job being graded may be graded by at once: what its line says (the batch's to lend)."""
+        job = self.current.get("job") or {}
+        value = job.get("spread", 1)
+        return value if isinstance(value, int) and value > 0 else 1
 
     def on_result(self, r: SubmissionResult) -> None:
         job = self.current.pop("job")

@@ -238,13 +238,13 @@ def test_a_lone_submission_is_shared_with_a_copy_of_its_judge_and_a_class_is_not
     backend = ProcessBackend(WorkerConfig(course=str(DEMO_COURSE), assignment="demo", allow_unisolated=True),
                              workers, tmp_path)
     got: dict[str, Any] = {}
+    todo = [Job(id=str(i), name=f"s{i}.py", path=sub) for i in range(jobs)]
     try:
-        backend.grade_jobs([Job(id=str(i), name=f"s{i}.py", path=sub) for i in range(jobs)],
-                           lambda job, result, error, worker: got.setdefault(job.id, result))
+        backend.grade_jobs(todo, lambda job, result, error, worker: got.setdefault(job.id, result))
     finally:
         backend.kill_all()
         backend.close()
-    assert backend.config.spread == (2 if sandboxes == 2 else 1)
+    assert [j.spread for j in todo] == [sandboxes] * jobs
     for result in got.values():
         assert result["total"] == result["max_total"] == 6, result
         tokens = set(re.findall(r"in ([0-9a-f]{32})", result["output"]))
