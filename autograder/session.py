@@ -319,9 +319,11 @@ class Session:
         if self.sandbox is not None:
             self._end(self.sandbox)
 
-    def _end(self, sb: Sandbox) -> None:
-        """Kill a sandbox of the student's and keep what it printed."""
+    def _end(self, sb: Sandbox, wait_output: float = 0.0) -> None:
+        """Kill a sandbox of the student's and keep what it printed (read until its end, for ``wait_output`` s)."""
         sb.kill()
+        if wait_output > 0:
+            sb.wait_output(wait_output)
         out = sb.output
         if out and len(self.output) < 64 * 1024:
             self.output += out
@@ -350,9 +352,12 @@ class Session:
         if sb is not None:
             sb.kill()
 
-    def close(self) -> None:
+    def close(self, wait_output: float = 0.0) -> None:
+        """End the submission's sandboxes. ``wait_output``: read what the last one printed to its end, for at
+        most that long (a copy of the judge reports its output once, as it exits: judge/spread.py)."""
         self.drop_apart()
-        self._collect_output()
+        if self.sandbox is not None:
+            self._end(self.sandbox, wait_output)
         self.sandbox = None
         for source in list(self._clean):
             self.drop_clean(source)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
@@ -66,6 +68,31 @@ def processes_named(name: str) -> list[int]:
             except OSError:
                 pass
     return out
+
+
+def children_of(pid: int) -> list[int]:
+    """The living processes whose parent is ``pid`` (zombies left out)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != "Z":
+                out.append(int(entry))
+    return out
+
+
+def wait_until(done: Callable[[], object], seconds: float, step: float = 0.05) -> bool:
+    """Poll ``done`` until it is true or ``seconds`` have passed; whether it came true."""
+    deadline = time.monotonic() + seconds
+    while not done():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(step)
+    return True
 
 
 def preloaded(sb) -> tuple[bool, bool]:

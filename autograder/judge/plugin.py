@@ -43,6 +43,9 @@ from autograder.sandbox.client import SandboxConfig, SandboxServer
 from autograder.session import Session
 
 CONTEXT = Context()
+# seconds a judge and its copy (judge/spread.py) wait for their last sandbox's output before the results are
+# merged (each half's output is read to its end); the other half is usually still grading meanwhile
+COPY_OUTPUT_WAIT = 2.0
 
 
 # ---------------------------------------------------------------------- fixtures
@@ -315,7 +318,9 @@ class GradingPlugin:
                 mine, theirs = list(self.items), []
         try:
             self.server.wait_ready()
-            tests, session = self._grade_items(self.server, sub, probes, mine)
+            # with a copy, the judge waits for the copy's results anyway: its own output is read to the end too
+            tests, session = self._grade_items(self.server, sub, probes, mine,
+                                               wait_output=COPY_OUTPUT_WAIT if copy is not None else 0.0)
         except BaseException:
             if copy is not None:
                 copy.kill()
@@ -338,8 +343,10 @@ class GradingPlugin:
         return cap_result(result)
 
     def _grade_items(self, server: SandboxServer, sub: Submission, probes: dict[str, str],
-                     items: list[pytest.Item]) -> tuple[list[TestResult], Session]:
-        """Run ``items`` against one session of ``sub`` (its sandboxes forked by ``server``), in order."""
+                     items: list[pytest.Item], wait_output: float = 0.0) -> tuple[list[TestResult], Session]:
+        """Run ``items`` against one session of ``sub`` (its sandboxes forked by ``server``), in order.
+
+        ``wait_output``: see :meth:`Session.close` (a copy of the judge waits; the judge itself does not)."""
         wanted = {item.stash[EXERCISE].id for item in items}
         session = Session(server, sub, self.config, self.budget,
                           probes={k: v for k, v in probes.items() if k in wanted})
@@ -358,7 +365,7 @@ class GradingPlugin:
                     session.drop_apart()  # a second sandbox serves one exercise's tests, never the next one's
         finally:
             CONTEXT.session = None
-            session.close()
+            session.close(wait_output)
         return tests, session
 
     def _fork_copy(self, sub: Submission, probes: dict[str, str], items: list[pytest.Item]) -> Copy | None:
@@ -372,7 +379,7 @@ class GradingPlugin:
         def grade_half() -> dict[str, Any]:
             server = SandboxServer.attached(sock.detach())
             try:
-                tests, session = self._grade_items(server, sub, probes, items)
+                tests, session = self._grade_items(server, sub, probes, items, wait_output=COPY_OUTPUT_WAIT)
             finally:
                 server.close()
             return encode(tests, list(session.cells.values()), session.output)

@@ -66,6 +66,7 @@ class Copy:
     def __init__(self, grade_half: Callable[[], dict[str, Any]]) -> None:
         """Fork now; the child runs ``grade_half`` (plain values only), writes them as JSON and exits."""
         read, write = os.pipe()
+        judge = os.getpid()
         pid = os.fork()
         if pid == 0:  # the copy: never returns
             code = 0
@@ -74,6 +75,8 @@ class Copy:
                 from autograder.sandbox.isolation import die_with_parent
 
                 die_with_parent()  # a worker killed mid-test takes its copy with it
+                if os.getppid() != judge:  # it died before the signal was armed
+                    os._exit(1)
                 try:
                     payload = grade_half()
                 except BaseException as e:  # noqa: BLE001 - the judge grades this half itself

@@ -168,18 +168,7 @@ class SandboxServer:
         """
         if self.proc is None:
             raise ServerFailed("only the process that started the sandbox server can connect judges to it")
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            with self._judges:
-                # Alone in its message (it carries a descriptor): the server reads exactly this request.
-                attach = {"op": "attach", **({"warm": "between requests"} if warm_up else {})}
-                socket.send_fds(self.sock, [json.dumps(attach).encode()], [theirs.fileno()])
-        except OSError as e:
-            ours.close()
-            raise ServerFailed(f"the sandbox server has exited ({e.strerror})") from None
-        finally:
-            theirs.close()
-        return ours
+        return self._attach({"op": "attach", **({"warm": "between requests"} if warm_up else {})}, self._judges)
 
     def attach_helper(self) -> socket.socket:
         """A second connection to this server for a copy of this judge (``judge/spread.py``), on any connection.
@@ -188,10 +177,15 @@ class SandboxServer:
         owner attaches other judges. The request goes in order with this judge's own (under the same lock)
         and, carrying a descriptor, alone in its message; the server says "ready" on the new connection.
         """
+        return self._attach({"op": "attach"}, self._lock)
+
+    def _attach(self, request: dict[str, Any], lock: threading.Lock) -> socket.socket:
+        """Send ``request`` with the far end of a new connection (alone in its message: it carries a
+        descriptor, so the server reads exactly this request); our end, for a judge."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            with self._lock:
-                socket.send_fds(self.sock, [json.dumps({"op": "attach"}).encode()], [theirs.fileno()])
+            with lock:
+                socket.send_fds(self.sock, [json.dumps(request).encode()], [theirs.fileno()])
         except OSError as e:
             ours.close()
             raise ServerFailed(f"the sandbox server has exited ({e.strerror})") from None
@@ -407,6 +401,14 @@ class Sandbox:
             os.close(self._out_r)
         except OSError:
             pass
+
+    def wait_output(self, seconds: float) -> None:
+        """Wait (at most ``seconds``) until everything the killed sandbox printed has been read.
+
+        The reader stops at end of file, which comes once the sandbox's processes are torn down; a kill
+        does not wait for it, so ``output`` may still lack what the last requests printed.
+        """
+        self._reader.join(seconds)
 
     @property
     def output(self) -> str:

@@ -17,7 +17,7 @@ from autograder.judge import plugin as plugin_module
 from autograder.judge.spread import halves, merge_cells, merge_output
 from autograder.results import CellResult
 from autograder.session import Budget
-from tests.helpers import DEMO_COURSE
+from tests.helpers import DEMO_COURSE, children_of
 
 BASICS = (DEMO_COURSE / "solutions/demo/basics/reference.py").read_text()
 COUNTER = (DEMO_COURSE / "solutions/demo/counter/reference.py").read_text()
@@ -144,22 +144,9 @@ def test_a_sandbox_that_cannot_start_stops_both_judges_before_any_grade(server, 
     sub = tmp_path / "ref.py"
     sub.write_text(SUBMISSIONS["ref"])
     got: list = []
-    before = set(_children(os.getpid()))
+    before = set(children_of(os.getpid()))
     with pytest.raises(SandboxCannotStart):
         grade(demo, [sub], on_result=got.append, spread=lambda path: 2)
     assert got == []
-    assert set(_children(os.getpid())) <= before  # the copy is gone, not left behind
+    assert set(children_of(os.getpid())) <= before  # the copy is gone, not left behind
 
-
-def _children(pid: int) -> list[int]:
-    out = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid and fields[0] != "Z":
-                out.append(int(entry))
-    return out

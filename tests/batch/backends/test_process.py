@@ -13,7 +13,7 @@ import pytest
 from autograder.batch.backends import Job
 from autograder.batch.backends.config import WorkerConfig
 from autograder.batch.backends.process import ProcessBackend
-from tests.helpers import DEMO_COURSE
+from tests.helpers import DEMO_COURSE, children_of, wait_until
 
 REF = (
     (DEMO_COURSE / "solutions/demo/basics/reference.py").read_text()
@@ -167,10 +167,7 @@ def test_the_workers_share_one_sandbox_server_and_a_killed_one_leaves_no_sandbox
         below = _below(server)
         assert below, "the worker's spare sandbox should be waiting"
         pipe.kill()
-        deadline = time.monotonic() + 15
-        while _below(server) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not _below(server), "a killed worker's sandboxes outlived it"
+        assert wait_until(lambda: not _below(server), 15), "a killed worker's sandboxes outlived it"
     finally:
         done.set()
         backend.kill_all()
@@ -179,18 +176,8 @@ def test_the_workers_share_one_sandbox_server_and_a_killed_one_leaves_no_sandbox
 
 
 def _below(pid: int) -> list[int]:
-    """The living processes whose parent is ``pid`` (a server's keepers)."""
-    out = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid and fields[0] != "Z":
-                out.append(int(entry))
-    return out
+    """The living processes whose parent is ``pid`` (a server's keepers, a worker's copy of its judge)."""
+    return children_of(pid)
 
 
 @pytest.mark.parametrize(("jobs", "workers", "warmed"), [(3, 2, True), (2, 2, False)])
@@ -263,24 +250,18 @@ def test_a_killed_worker_takes_the_copy_of_its_judge_and_its_sandboxes_with_it(t
                                args=([Job(id="0", name="hang.py", path=sub)], lambda *a: None))
     grading.start()
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not (backend._pipes and _below(backend._pipes[0].proc.pid)):
-            time.sleep(0.05)
+        wait_until(lambda: backend._pipes and _below(backend._pipes[0].proc.pid), 60)
         worker = backend._pipes[0].proc.pid
         copies = _below(worker)
         assert copies, "the lone submission's judge never forked its copy"
         server = backend._server.proc.pid if backend._server is not None and backend._server.proc else None
-        assert server is not None and _below(server)  # the sandboxes' keepers
-        time.sleep(0.5)  # the copy is in the hanging test now
+        assert server is not None
+        assert wait_until(lambda: _below(server), 60)  # the sandboxes' keepers, once the server has started them
+        time.sleep(0.5)  # the copy is in its hanging test by now, or on its way there
         backend.kill_all()
-        deadline = time.monotonic() + 1.5  # well before its hanging test's own limit (3 s) would end it
-        while _alive(copies) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not _alive(copies), "the copy outlived its judge"
-        deadline = time.monotonic() + 15
-        while _below(server) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not _below(server), "a sandbox outlived its judges"
+        # well before its hanging test's own limit (3 s) would end it
+        assert wait_until(lambda: not _alive(copies), 1.5), "the copy outlived its judge"
+        assert wait_until(lambda: not _below(server), 15), "a sandbox outlived its judges"
     finally:
         backend.kill_all()
         grading.join(30)
