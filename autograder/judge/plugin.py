@@ -331,7 +331,7 @@ class GradingPlugin:
             if got is not None:
                 more, their_cells, their_output = decode(got)
             else:  # the copy failed: its half is graded here, as it would have been without it
-                more, other = self._grade_items(self.server, sub, probes, theirs)
+                more, other = self._grade_items(self.server, sub, probes, theirs, wait_output=COPY_OUTPUT_WAIT)
                 their_cells, their_output = list(other.cells.values()), other.output
             tests += more
             cells, output = merge_cells(cells, their_cells), merge_output(output, their_output)

@@ -84,8 +84,8 @@ def test_the_later_exercises_run_in_a_sandbox_of_their_own(server, demo, tmp_pat
     assert two.count("cells ran") == 1, two  # what both sandboxes printed alike is said once
 
 
-def test_a_copy_that_dies_costs_nothing(server, demo, tmp_path, monkeypatch):
-    """The copy's half is graded by the judge when the copy dies (here at its first test)."""
+def test_a_copy_that_dies_costs_nothing(server, demo, tmp_path, monkeypatch, capfd):
+    """The copy's half is graded by the judge when the copy dies (here at its first test); the log says so."""
     judge = os.getpid()
     real = plugin_module.GradingPlugin._run_item
 
@@ -100,6 +100,7 @@ def test_a_copy_that_dies_costs_nothing(server, demo, tmp_path, monkeypatch):
     one = _grade(server, demo, tmp_path, spread=1, names=("ref", "half_wrong"))
     for name in ("ref", "half_wrong"):
         assert _verdicts(two[name]) == _verdicts(one[name]), name
+    assert capfd.readouterr().err.count("the judge's copy failed, so the judge graded its half itself") == 2
 
 
 def test_halves_cut_where_the_weights_come_closest_to_half():
