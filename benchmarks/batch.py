@@ -185,8 +185,8 @@ def floor(assignment: Assignment, paths: list[Path], exercises: list[str] | None
     undo = _Undo()
     close = autograder.session.Session.close
 
-    def close_and_undo(session) -> None:  # what one student's code rebound must not grade the next one
-        close(session)
+    def close_and_undo(session, wait_output: float = 0.0) -> None:  # what one student's code rebound must
+        close(session, wait_output)  # not grade the next one
         undo()
 
     autograder.session.Session.close = close_and_undo
