@@ -346,7 +346,8 @@ class GradingPlugin:
                      items: list[pytest.Item], wait_output: float = 0.0) -> tuple[list[TestResult], Session]:
         """Run ``items`` against one session of ``sub`` (its sandboxes forked by ``server``), in order.
 
-        ``wait_output``: see :meth:`Session.close` (a copy of the judge waits; the judge itself does not)."""
+        ``wait_output``: see :meth:`Session.close` (both halves of a spread submission wait; a lone judge
+        does not)."""
         wanted = {item.stash[EXERCISE].id for item in items}
         session = Session(server, sub, self.config, self.budget,
                           probes={k: v for k, v in probes.items() if k in wanted})
