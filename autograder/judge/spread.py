@@ -12,7 +12,10 @@ The copy is the judge itself (forked before any of this submission's code ran,
 with its own connection to the sandbox server), so a grade still comes only from
 trusted code. Each half replays every cell in its own sandbox; an exercise's tests
 then run after those of the earlier exercises in its half only, as in ``validate``,
-which grades each exercise on its own. Where the two halves cut is fixed by the
+which grades each exercise on its own. Every test starts from torch's modes as the
+cells left them (``runtime.TorchModes``), so a function that leaves gradient
+recording off costs the same either way; what a function leaves in the student's
+own globals reaches the later exercises of its half only. Where the two halves cut is fixed by the
 exercises' time limits (the staff's word for which are heavy): the same submission
 is always split the same way. A copy that fails in any way costs nothing: its half
 is graded by the judge after its own.

@@ -324,6 +324,7 @@ class Runtime:
         )
         sock, resolve = self.sock, self._resolve
         seed = ops["seed"]
+        modes = TorchModes()
         while True:
             try:
                 frame = recv(sock)
@@ -342,6 +343,7 @@ class Runtime:
                 continue
             try:
                 if req.get("seed_first") is not None:  # the test's seed, sent with its first request
+                    modes.start_test()
                     seed({"seed": req["seed_first"]}, None)
                 value = op(req, payload)
             except SystemExit as e:
@@ -370,6 +372,43 @@ def _code_objects(mod: types.ModuleType) -> list[tuple[types.FunctionType, types
                     members.append(m)
         out += [(f, f.__code__) for f in members if f.__module__ == mod.__name__]
     return out
+
+
+class TorchModes:
+    """torch's process-wide modes as the cells left them; every test starts from them.
+
+    Without this, a function that leaves gradient recording off (the lost-gradients misconception), or
+    changes the default dtype, failed every later test of the sandbox: a broken part cost the rest of the
+    notebook, and how much of it depended on which exercises shared the sandbox (judge/spread.py). They
+    are read at the first test's first request, when every cell has run (cells set them on purpose, and
+    run again in every new sandbox); each later test's first request puts them back. A test's own calls
+    still see what the earlier calls of the same test left.
+    """
+
+    def __init__(self) -> None:
+        self._saved: tuple[Any, ...] | None = None
+        t = torch  # bound now, before student code can rebind the module's names
+        self._get = (t.is_grad_enabled, t.get_default_dtype, t.get_default_device, t.is_anomaly_enabled,
+                     t.is_anomaly_check_nan_enabled, t.are_deterministic_algorithms_enabled,
+                     t.is_deterministic_algorithms_warn_only_enabled, t.get_float32_matmul_precision)
+        self._set = (t.set_grad_enabled, t.set_default_dtype, t.set_default_device, t.set_anomaly_enabled,
+                     t.use_deterministic_algorithms, t.set_float32_matmul_precision)
+
+    def start_test(self) -> None:
+        now = tuple(get() for get in self._get)
+        if self._saved is None:
+            self._saved = now
+            return
+        if now == self._saved:
+            return
+        grad, dtype, device, anomaly, check_nan, deterministic, warn_only, precision = self._saved
+        set_grad, set_dtype, set_device, set_anomaly, set_deterministic, set_precision = self._set
+        set_grad(grad)
+        set_dtype(dtype)
+        set_device(device)
+        set_anomaly(anomaly, check_nan)
+        set_deterministic(deterministic, warn_only=warn_only)
+        set_precision(precision)
 
 
 class _GraderFault(Exception):

@@ -151,3 +151,32 @@ def test_a_sandbox_that_cannot_start_stops_both_judges_before_any_grade(server, 
     assert got == []
     assert set(children_of(os.getpid())) <= before  # the copy is gone, not left behind
 
+
+
+def test_a_function_that_leaves_torch_modes_changed_costs_the_same_with_one_judge_or_two(server, tmp_path):
+    """The class of fault where a grade depended on which exercises shared a sandbox: a function that leaves
+    gradient recording off and the default dtype changed (each test now starts from the modes the cells
+    left), graded with one judge and with two, gives the same verdicts, and costs no later exercise."""
+    import json
+
+    from autograder.assignment import load_assignment
+    from tests.helpers import ROOT
+
+    nb = json.loads((ROOT / "samples" / "alice.ipynb").read_text())
+    leaked = 0
+    for cell in nb["cells"]:
+        src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        if "def shares_storage(a, b):\n" in src:
+            cell["source"] = src.replace("def shares_storage(a, b):\n", "def shares_storage(a, b):\n"
+                                         "    torch.set_grad_enabled(False)\n"
+                                         "    torch.set_default_dtype(torch.float64)\n", 1)
+            leaked += 1
+    assert leaked == 1
+    path = tmp_path / "leaky.ipynb"
+    path.write_text(json.dumps(nb))
+    course = load_assignment("pytorch-fundamentals", ROOT)
+    opts = GradeOptions(budget=Budget(cell_seconds=30, submission_seconds=300))
+    [one] = grade(course, [path], options=opts, server=server)
+    [two] = grade(course, [path], options=opts, server=server, spread=lambda p: 2)
+    assert [v[:3] for v in _verdicts(two)] == [v[:3] for v in _verdicts(one)]
+    assert one.total == one.max_total, [t.name for e in one.exercises for t in e.tests if t.status != "passed"]
