@@ -315,9 +315,9 @@ class Session:
         if force or result.index not in self.cells:
             self.cells[result.index] = result
 
-    def _collect_output(self) -> None:
+    def _collect_output(self, wait_output: float = 0.0) -> None:
         if self.sandbox is not None:
-            self._end(self.sandbox)
+            self._end(self.sandbox, wait_output)
 
     def _end(self, sb: Sandbox, wait_output: float = 0.0) -> None:
         """Kill a sandbox of the student's and keep what it printed (read until its end, for ``wait_output`` s)."""
@@ -356,8 +356,7 @@ class Session:
         """End the submission's sandboxes. ``wait_output``: read what the last one printed to its end, for at
         most that long (a copy of the judge reports its output once, as it exits: judge/spread.py)."""
         self.drop_apart()
-        if self.sandbox is not None:
-            self._end(self.sandbox, wait_output)
+        self._collect_output(wait_output)
         self.sandbox = None
         for source in list(self._clean):
             self.drop_clean(source)

@@ -33,7 +33,7 @@ from autograder.judge import collect
 from autograder.judge.collect import EXERCISE, TRACEBACK, test_name
 from autograder.judge.feedback import strip_ansi
 from autograder.judge.proxy import CLOCK_RUNNING, Context, SandboxFixture, StudentProxy, strip_source
-from autograder.judge.spread import Copy, decode, encode, halves, merge_cells, merge_output
+from autograder.judge.spread import OUTPUT_WAIT, Copy, halves, merge_cells, merge_output
 from autograder.judge.tamper import scan
 from autograder.load import Submission, load
 from autograder.options import Budget
@@ -43,9 +43,6 @@ from autograder.sandbox.client import SandboxConfig, SandboxServer
 from autograder.session import Session
 
 CONTEXT = Context()
-# seconds a judge and its copy (judge/spread.py) wait for their last sandbox's output before the results are
-# merged (each half's output is read to its end); the other half is usually still grading meanwhile
-COPY_OUTPUT_WAIT = 2.0
 
 
 # ---------------------------------------------------------------------- fixtures
@@ -320,7 +317,7 @@ class GradingPlugin:
             self.server.wait_ready()
             # with a copy, the judge waits for the copy's results anyway: its own output is read to the end too
             tests, session = self._grade_items(self.server, sub, probes, mine,
-                                               wait_output=COPY_OUTPUT_WAIT if copy is not None else 0.0)
+                                               wait_output=OUTPUT_WAIT if copy is not None else 0.0)
         except BaseException:
             if copy is not None:
                 copy.kill()
@@ -329,9 +326,11 @@ class GradingPlugin:
         if copy is not None:
             got = copy.results()
             if got is not None:
-                more, their_cells, their_output = decode(got)
+                half = SubmissionResult.from_dict(got)
+                more = [t for e in half.exercises for t in e.tests]
+                their_cells, their_output = half.cells, half.output
             else:  # the copy failed: its half is graded here, as it would have been without it
-                more, other = self._grade_items(self.server, sub, probes, theirs, wait_output=COPY_OUTPUT_WAIT)
+                more, other = self._grade_items(self.server, sub, probes, theirs, wait_output=OUTPUT_WAIT)
                 their_cells, their_output = list(other.cells.values()), other.output
             tests += more
             cells, output = merge_cells(cells, their_cells), merge_output(output, their_output)
@@ -380,10 +379,12 @@ class GradingPlugin:
         def grade_half() -> dict[str, Any]:
             server = SandboxServer.attached(sock.detach())
             try:
-                tests, session = self._grade_items(server, sub, probes, items, wait_output=COPY_OUTPUT_WAIT)
+                tests, session = self._grade_items(server, sub, probes, items, wait_output=OUTPUT_WAIT)
             finally:
                 server.close()
-            return encode(tests, list(session.cells.values()), session.output)
+            return SubmissionResult(submission=sub.path.stem, path=str(sub.path), assignment=self.assignment.id,
+                                    exercises=self._group(tests), cells=list(session.cells.values()),
+                                    output=session.output).to_dict()
 
         try:
             return Copy(grade_half)

@@ -28,12 +28,14 @@ import os
 import signal
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
 from typing import Any, TypeVar
 
-from autograder.results import CellResult, TestResult
+from autograder.results import CellResult
 
 Item = TypeVar("Item")
+# seconds the judge and its copy wait for their last sandbox's output before the results are merged (each
+# half's output is read to its end); the other half is usually still grading meanwhile
+OUTPUT_WAIT = 2.0
 
 
 def halves(items: Sequence[Item], weight: Callable[[Item], float], exercise: Callable[[Item], str],
@@ -67,7 +69,7 @@ class Copy:
     """The forked judge grading one half; the parent reads its results with :meth:`results`."""
 
     def __init__(self, grade_half: Callable[[], dict[str, Any]]) -> None:
-        """Fork now; the child runs ``grade_half`` (plain values only), writes them as JSON and exits."""
+        """Fork now; the child runs ``grade_half`` (a ``SubmissionResult.to_dict()``), writes it as JSON and exits."""
         read, write = os.pipe()
         judge = os.getpid()
         pid = os.fork()
@@ -119,20 +121,11 @@ class Copy:
             got = json.loads(b"".join(chunks))
         except ValueError:
             got = None
-        if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and isinstance(got, dict) and "tests" in got:
+        if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and isinstance(got, dict) and "exercises" in got:
             return got
         why = got.get("error") if isinstance(got, dict) else f"it ended with wait status {status}"
         os.write(2, f"torchgrader: the judge's copy failed, so the judge graded its half itself: {why}\n".encode())
         return None
-
-
-def encode(tests: list[TestResult], cells: list[CellResult], output: str) -> dict[str, Any]:
-    return {"tests": [asdict(t) for t in tests], "cells": [asdict(c) for c in cells], "output": output}
-
-
-def decode(payload: dict[str, Any]) -> tuple[list[TestResult], list[CellResult], str]:
-    return ([TestResult(**t) for t in payload["tests"]], [CellResult(**c) for c in payload["cells"]],
-            str(payload.get("output", "")))
 
 
 def merge_cells(mine: list[CellResult], theirs: list[CellResult]) -> list[CellResult]:
