@@ -241,9 +241,18 @@ def processes_of(root_pid: int) -> dict[str, list[int]]:
             if "autograder.batch.backends.worker" in cmd:
                 found["judge"].append(c)
                 todo.append(c)
-            elif "autograder.sandbox.server" in cmd:
-                found["server"].append(c)  # its children are sandboxes: not counted
+            elif "autograder.sandbox.server" in cmd and c not in found["server"] and pid == root_pid:
+                found["server"].append(c)  # its children are sandboxes (not counted) and forked judges' waiters
+                for waiter in children.get(c, []):
+                    found["judge"] += [j for j in children.get(waiter, []) if _comm(j) == "tg-judge"]
     return found
+
+
+def _comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
 
 
 def rss_mib(pid: int) -> tuple[float, float]:

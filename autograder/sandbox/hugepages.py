@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import errno
+import functools
 import os
 from collections.abc import Iterable
 
@@ -48,23 +49,51 @@ def dense_regions(smaps: Iterable[str]) -> list[tuple[int, int]]:
 
 def collapse() -> int:
     """Collapse the dense anonymous memory into huge pages; the number of bytes now in huge pages (0: none)."""
+    done = 0
+    for lo, hi in chunks():
+        folded = collapse_range(lo, hi)
+        if folded is None:  # this kernel has no MADV_COLLAPSE
+            return done
+        done += folded
+    return done
+
+
+def chunks(size: int = 0) -> list[tuple[int, int]]:
+    """The huge-page-aligned ranges :func:`collapse` folds, cut into ranges of at most ``size`` bytes (0: uncut).
+
+    Folding takes 10 to 20 ms per MiB on the 2-core VM (copying and compacting): a server folds its
+    some 300 MiB in steps of one chunk between its judges' requests, so that no sandbox waits seconds.
+    """
     if not hasattr(os, "fork") or os.uname().sysname != "Linux":
-        return 0
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    libc.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+        return []
     try:
         with open("/proc/self/smaps") as f:
             regions = dense_regions(f)
     except OSError:
-        return 0
-    done = 0
+        return []
+    out: list[tuple[int, int]] = []
     for start, end in regions:
         lo = (start + HUGE - 1) & ~(HUGE - 1)
         hi = end & ~(HUGE - 1)
-        if hi - lo < HUGE:
-            continue
-        if libc.madvise(lo, hi - lo, MADV_COLLAPSE) == 0:
-            done += hi - lo
-        elif ctypes.get_errno() == errno.EINVAL:  # this kernel has no MADV_COLLAPSE
-            return done
-    return done
+        step = size if size >= HUGE else max(hi - lo, HUGE)
+        for a in range(lo, hi - HUGE + 1, step):
+            out.append((a, min(a + step, hi)))
+    return out
+
+
+def collapse_range(lo: int, hi: int) -> int | None:
+    """``MADV_COLLAPSE`` on [lo, hi): the bytes folded (0 where refused: unmapped since, or not foldable), None
+    where the kernel has no such advice."""
+    if hi - lo < HUGE:
+        return 0
+    libc = _libc()
+    if libc.madvise(lo, hi - lo, MADV_COLLAPSE) == 0:
+        return hi - lo
+    return None if ctypes.get_errno() == errno.EINVAL else 0
+
+
+@functools.lru_cache(maxsize=1)
+def _libc() -> ctypes.CDLL:
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    libc.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    return libc

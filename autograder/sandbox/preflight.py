@@ -58,6 +58,18 @@ def message(refused: iso.SetupRefused) -> str:
             f"({refused.reason}), so nothing is graded. To fix it: {advice(refused.step, refused.reason)}")
 
 
+def _address_space() -> int:
+    """This process's address space in bytes (``VmSize``); 0 where it cannot be read."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 def probe(memory_bytes: int = 256 * 2**20) -> Probe:
     """Set one sandbox up for real in a throw-away child; what the kernel refused."""
     from autograder.sandbox import seccomp
@@ -77,6 +89,9 @@ def probe(memory_bytes: int = 256 * 2**20) -> Probe:
             groups.close()
     target = tempfile.mkdtemp(prefix="torchgrader-probe-")
     plan = iso.Plan(read_only=default_read_only(), root_dir=target)
+    # The limit is on the address space, and the child starts with the prober's: a worker forked from the warm
+    # server (sandbox/zygote.py) holds torch already, a worker started on its own not yet.
+    memory_bytes += _address_space()
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the keeper's part: namespaces; then init's part, in the new PID namespace

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from autograder import gcpause
-from autograder.sandbox import compiler, hugepages, seccomp
+from autograder.sandbox import compiler, hugepages, seccomp, zygote
 from autograder.sandbox.cgroups import Cgroups, SandboxCgroup, open_cgroups, per_process_report
 
 if TYPE_CHECKING:
@@ -51,6 +51,7 @@ LATER_PRELOAD = ("torch._dynamo", "sklearn.datasets")
 # train): a compile exercise's probes import it before the first student cell, so the first sandbox needs it.
 COMPILER_PRELOAD = ("torch._dynamo",)
 UID_BASE = 200_000
+FOLD_CHUNK = 32 << 20  # bytes of heap folded into huge pages per step of a warm-up between requests
 
 
 class _Stop(BaseException):
@@ -770,13 +771,28 @@ def _readable(socks: list[socket.socket], *, block: bool = True) -> list[socket.
 def _after_warm_up(judges: _Judges, modules_before: int) -> None:
     """Once a warm-up imported anything: fold the heap, and replace the spares forked before it.
 
-    Only a server that will fork many sandboxes is warmed up: folding its heap costs 0.05 to 0.8 s
-    once, and saves some 55 ms of CPU at each later fork.
+    Only a server that will fork many sandboxes is warmed up: folding its heap costs 0.05 to 3.5 s
+    once (the VM's memory decides), and saves some 55 ms of CPU at each later fork.
     """
-    if len(sys.modules) != modules_before:
-        hugepages.collapse()
+    for step in _fold_steps(judges, modules_before):
+        step()
+
+
+def _fold_steps(judges: _Judges, modules_before: int) -> list[Callable[[], None]]:
+    """:func:`_after_warm_up` as steps, one chunk of the heap each (see hugepages.chunks): a warm-up between
+    requests folds between them too, so that a judge's spawn waits for one chunk, never for the whole fold."""
+    if len(sys.modules) == modules_before:
+        return []
+    def fold(lo: int, hi: int) -> None:
+        hugepages.collapse_range(lo, hi)
+
+    steps: list[Callable[[], None]] = [functools.partial(fold, lo, hi) for lo, hi in hugepages.chunks(FOLD_CHUNK)]
+
+    def renew() -> None:
         for spares in judges.open.values():
             spares.renew()
+
+    return [*steps, renew]
 
 
 def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
@@ -790,12 +806,16 @@ def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
     ``{"op": "warm", "only": [...]}`` imports only those modules of LATER_PRELOAD (a
     notebook's later checks). ``{"op": "attach"}`` with one descriptor adds a judge's
     connection, told "ready" on it (the owner of a shared server sends nothing else, and
-    reads nothing: it never waits for the server). An attach with ``"warm": "between
+    reads nothing: it never waits for the server). ``{"op": "judge"}`` with four (a worker's
+    stdin, stdout and stderr, and a status pipe) forks a batch's worker from this server
+    with a new connection of its own (sandbox/zygote.py), and is an attach for the rest.
+    An attach with ``"warm": "between
     requests"`` (a batch whose workers will each grade more than one submission) starts the
     whole warm-up at once, in steps of a second or two done only while no judge waits: the
     workers' first submissions grade meanwhile, and no spawn waits for more than one step.
     """
     warmed = False
+    folded = False  # the warm-up between requests has folded the heap (or had nothing new to fold)
     root_dir, remove_root = _root_mount_point()
     read_only = default_read_only()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # keepers are reaped by the kernel
@@ -809,8 +829,9 @@ def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
             if not ready:
                 try:
                     background.pop(0)()
-                    if not background:
-                        _after_warm_up(judges, modules_before)
+                    if not background and not folded:
+                        folded = True  # the heap is folded in steps too, then the spares are renewed
+                        background = _fold_steps(judges, modules_before)
                 except _Stop:
                     return
                 continue
@@ -827,7 +848,8 @@ def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
                         os.close(fd)
                     judges.drop(conn)
                     continue
-                req: dict[str, Any] = json.loads(msg)
+                head, _, rest = msg.partition(b"\n")
+                req: dict[str, Any] = json.loads(head)
                 op = req.get("op")
                 if op == "spawn" and len(fds) == 2:
                     req["read_only"] = read_only + list(req.get("extra_read_only", []))
@@ -838,8 +860,18 @@ def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
                     if judges.send(conn, reply):
                         spares.prepare_next()
                     continue
-                if op == "attach" and len(fds) == 1:
-                    judge = socket.socket(fileno=fds[0])
+                if (op == "attach" and len(fds) == 1) or (op == "judge" and len(fds) == 4):
+                    if op == "judge":  # a worker forked from here, with its own connection (sandbox/zygote.py)
+                        settings = zygote.read_settings(conn, req, rest)
+                        if settings is None:
+                            for fd in fds:
+                                os.close(fd)
+                            judges.drop(conn)
+                            continue
+                        judge, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+                        zygote.fork_worker(settings, theirs.detach(), list(fds))
+                    else:
+                        judge = socket.socket(fileno=fds[0])
                     judges.add(judge)
                     judges.send(judge, {"ok": True, "ready": True, "pid": os.getpid()})
                     if req.get("warm") == "between requests" and not warmed:

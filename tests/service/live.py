@@ -123,17 +123,27 @@ class LiveServer:
         return sqlite3.connect(f"file:{self.data / 'service.sqlite'}?mode=ro", uri=True)
 
     def worker_pids(self) -> list[int]:
-        out = []
+        """The service's grading workers: started by it, or forked for it by its sandbox server (whose
+        children's command line is the server's; sandbox/zygote.py names them)."""
+        children: dict[int, list[int]] = {}
         for pid in os.listdir("/proc"):
-            if not pid.isdigit():
-                continue
-            try:
-                stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-                cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
-            except OSError:
-                continue
-            if self.proc and int(stat[1]) == self.proc.pid and b"autograder.batch.backends.worker" in cmd:
-                out.append(int(pid))
+            if pid.isdigit():
+                try:
+                    stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                children.setdefault(int(stat[1]), []).append(int(pid))
+        out, todo = [], [self.proc.pid] if self.proc else []
+        while todo:
+            for pid in children.get(todo.pop(), []):
+                todo.append(pid)
+                try:
+                    cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+                    comm = Path(f"/proc/{pid}/comm").read_text().strip()
+                except OSError:
+                    continue
+                if b"autograder.batch.backends.worker" in cmd or comm == "tg-judge":
+                    out.append(pid)
         return out
 
 

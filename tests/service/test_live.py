@@ -96,6 +96,13 @@ def _text_of(driver, tag: str) -> str:
         return ""
 
 
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def _until(cond, timeout=240.0, step=0.2):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -349,8 +356,10 @@ def test_kill_9_mid_grading_loses_nothing_and_grades_each_once(live):
         ids.append(got["id"])
     live.wait_status(ids[0], "cat", ("running",))
     time.sleep(1.0)
+    workers = live.worker_pids()
+    assert workers
     live.kill9()
-    _until(lambda: not live.worker_pids(), timeout=30)  # the workers die with the service
+    _until(lambda: not [p for p in workers if _alive(p)], timeout=30)  # the workers die with the service
     live.start(links=False)
     for sid in ids:
         assert live.wait_status(sid, "cat", ("graded", "error"))["score"] == 110

@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
 from autograder.batch.backends import Job
 from autograder.errors import WorkerDied, WorkerFatal
@@ -28,24 +28,52 @@ class _Payload(Protocol):
 READY_TIMEOUT = 180.0  # importing torch twice on a loaded machine, or pulling a container
 
 
+class _Process(Protocol):
+    """What a WorkerPipe uses of its worker's process: a ``subprocess.Popen``, or a worker the sandbox server
+    forked (``sandbox.zygote.ForkedWorker``)."""
+
+    pid: int
+    stdin: IO[bytes] | None
+    stdout: IO[bytes] | None
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def kill(self) -> None: ...
+
+
 class WorkerPipe:
     def __init__(self, argv: list[str], label: str, log: Path | None = None,
                  env: dict[str, str] | None = None, on_kill: list[str] | None = None,
                  explain: Callable[[int], str] | None = None, pass_fds: tuple[int, ...] = ()) -> None:
-        self.label = label
-        self.log = log
-        self.explain = explain  # what an exit code means (``docker run``: 125 is docker's own failure)
-        self.on_kill = on_kill  # a command that also stops it (``docker kill NAME``)
-        self._lines: queue.Queue[bytes | None] = queue.Queue()
-        err = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115 - closed in close()
+        err = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115 - closed below
         try:
-            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
-                                         env=env, start_new_session=False, pass_fds=pass_fds)
+            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+                                    env=env, start_new_session=False, pass_fds=pass_fds)
         except OSError as e:
             raise WorkerDied(f"{label}: could not start `{argv[0]}` ({e.strerror})") from None
         finally:
             if not isinstance(err, int):
                 err.close()
+        self._start(proc, label, log, on_kill, explain)
+
+    @classmethod
+    def of(cls, proc: _Process, label: str, log: Path | None = None,
+           explain: Callable[[int], str] | None = None) -> WorkerPipe:
+        """The pipe of a worker started some other way (forked by the sandbox server), once it says it is ready."""
+        self = cls.__new__(cls)
+        self._start(proc, label, log, None, explain)
+        return self
+
+    def _start(self, proc: _Process, label: str, log: Path | None, on_kill: list[str] | None,
+               explain: Callable[[int], str] | None) -> None:
+        self.label = label
+        self.log = log
+        self.explain = explain  # what an exit code means (``docker run``: 125 is docker's own failure)
+        self.on_kill = on_kill  # a command that also stops it (``docker kill NAME``)
+        self._lines: queue.Queue[bytes | None] = queue.Queue()
+        self.proc = proc
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
         hello = self._next(READY_TIMEOUT, "before it was ready")
@@ -55,7 +83,7 @@ class WorkerPipe:
         if not hello.get("ready"):
             self.close()
             raise WorkerDied(f"{label}: said {str(hello)[:200]} instead of ready")
-        self.info = hello
+        self.info: dict[str, Any] = hello
 
     def _read(self) -> None:
         assert self.proc.stdout is not None

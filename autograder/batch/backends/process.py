@@ -28,6 +28,13 @@ MAX_START_FAILURES = 3  # in a row, per worker slot, before the batch gives up
 _DONE = object()
 
 
+def _cwd() -> str:
+    try:
+        return os.getcwd()
+    except OSError:  # removed under us: the worker's paths are absolute (WorkerConfig)
+        return "/"
+
+
 @dataclass
 class _Pool:
     """What the slot threads of one grade_jobs call share: jobs to take, results (and _DONE) to hand back."""
@@ -81,6 +88,12 @@ class ProcessBackend:
     def start(self, slot: int) -> WorkerPipe:
         log = self.log_dir / f"worker-{slot}.log" if self.log_dir else None
         env = self.env()
+        if self.warm_up and self.shares_server:  # a worker that will grade several: forked from the warm server
+            forked = self._fork(slot, log, env if env is not None else dict(os.environ))
+            if forked is not None:
+                with self._lock:
+                    self._pipes[slot] = forked
+                return forked
         judge = self._connect_judge()
         try:
             if judge is not None:
@@ -94,6 +107,59 @@ class ProcessBackend:
             self._pipes[slot] = pipe
         return pipe
 
+    def _fork(self, slot: int, log: Path | None, env: dict[str, str]) -> WorkerPipe | None:
+        """A worker forked by the shared server once it has imported torch (sandbox/zygote.py): one import of
+        torch for the server and every worker. None where it cannot be (the server could not start or fork);
+        the worker is then started as a process of its own, as a lone submission's always is."""
+        from autograder.sandbox import zygote
+
+        ends: list[int] = []
+        with self._lock:
+            server = self._shared_server()
+            if server is None:
+                return None
+            stdin_r, stdin_w = os.pipe()
+            stdout_r, stdout_w = os.pipe()
+            status_r, status_w = os.pipe()
+            ends = [stdin_w, stdout_r, status_r]
+            err = os.open(log if log else os.devnull, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            try:
+                server.fork_worker(self.argv(slot)[3:], env, _cwd(), [stdin_r, stdout_w, err, status_w],
+                                   warm_up=self.warm_up)
+            except ServerFailed:
+                for fd in ends:
+                    os.close(fd)
+                return None
+            finally:
+                for fd in (stdin_r, stdout_w, err, status_w):
+                    os.close(fd)
+        pid, read = zygote.read_pid(status_r)
+        if pid is None:
+            for fd in ends:
+                os.close(fd)
+            return None
+        proc = zygote.ForkedWorker(os.fdopen(stdin_w, "wb"), os.fdopen(stdout_r, "rb"), status_r, pid, read)
+        return WorkerPipe.of(proc, f"worker {slot}", log, explain=self.explain_exit)
+
+    def _shared_server(self) -> SandboxServer | None:
+        """The shared sandbox server (started on first use, and again if it has exited), under ``_lock``; None
+        where it cannot start (an unloadable assignment: the worker says what is wrong with it)."""
+        if self._server is not None and self._server.proc is not None and self._server.proc.poll() is not None:
+            self._server.close()
+            self._server = None
+        if self._server is None:
+            from autograder.assignment import load_assignment
+            from autograder.warmup import start_server
+
+            options = self.config.options
+            try:
+                assignment = load_assignment(self.config.assignment, Path(self.config.course),
+                                             only=options.exercises)
+                self._server = start_server(assignment, options)
+            except (AssignmentError, OSError):
+                return None
+        return self._server
+
     def _connect_judge(self) -> socket.socket | None:
         """A connection to the shared sandbox server for one worker (the server started on first use, and
         again if it has exited); None where workers start their own (containers, an unloadable assignment:
@@ -101,22 +167,11 @@ class ProcessBackend:
         if not self.shares_server:
             return None
         with self._lock:
-            if self._server is not None and self._server.proc is not None and self._server.proc.poll() is not None:
-                self._server.close()
-                self._server = None
-            if self._server is None:
-                from autograder.assignment import load_assignment
-                from autograder.warmup import start_server
-
-                options = self.config.options
-                try:
-                    assignment = load_assignment(self.config.assignment, Path(self.config.course),
-                                                 only=options.exercises)
-                    self._server = start_server(assignment, options)
-                except (AssignmentError, OSError):
-                    return None  # the worker meets the same problem and says what it is
+            server = self._shared_server()
+            if server is None:
+                return None
             try:
-                return self._server.connect_judge(warm_up=self.warm_up)
+                return server.connect_judge(warm_up=self.warm_up)
             except ServerFailed:
                 return None  # this worker starts its own; the next start replaces the shared one
 

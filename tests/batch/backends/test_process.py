@@ -189,13 +189,18 @@ def test_the_shared_server_warms_up_at_once_only_when_a_worker_will_grade_more_t
     from autograder.sandbox.client import SandboxServer
 
     asked: list[bool] = []
-    real = SandboxServer.connect_judge
+    real, real_fork = SandboxServer.connect_judge, SandboxServer.fork_worker
 
     def connect_judge(self, *, warm_up: bool = False):
         asked.append(warm_up)
         return real(self, warm_up=warm_up)
 
+    def fork_worker(self, *args, warm_up: bool = False):
+        asked.append(warm_up)
+        return real_fork(self, *args, warm_up=warm_up)
+
     monkeypatch.setattr(SandboxServer, "connect_judge", connect_judge)
+    monkeypatch.setattr(SandboxServer, "fork_worker", fork_worker)
     sub = tmp_path / "ref.py"
     sub.write_text(REF)
     backend = ProcessBackend(WorkerConfig(course=str(DEMO_COURSE), assignment="demo", allow_unisolated=True),
