@@ -170,7 +170,7 @@ class SandboxServer:
             raise ServerFailed("only the process that started the sandbox server can connect judges to it")
         return self._attach({"op": "attach", **({"warm": "between requests"} if warm_up else {})}, self._judges)
 
-    def fork_worker(self, argv: list[str], env: dict[str, str], cwd: str, fds: list[int], *,
+    def fork_worker(self, module: str, argv: list[str], env: dict[str, str], cwd: str, fds: list[int], *,
                     warm_up: bool = False) -> None:
         """Ask the server to fork a batch's worker (sandbox/zygote.py); the caller then reads its pid, on the
         status pipe (``fds``: the worker's stdin, stdout and stderr, and that pipe's write end).
@@ -182,7 +182,7 @@ class SandboxServer:
             raise ServerFailed("only the process that started the sandbox server can fork workers from it")
         # The worker's settings follow their header as a message of their own: the header carries the
         # descriptors, and a read that takes descriptors ends with the part of the stream they came with.
-        body = json.dumps({"argv": argv, "env": env, "cwd": cwd}).encode()
+        body = json.dumps({"module": module, "argv": argv, "env": env, "cwd": cwd}).encode()
         header = {"op": "judge", "bytes": len(body), **({"warm": "between requests"} if warm_up else {})}
         try:
             with self._judges:

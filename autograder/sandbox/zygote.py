@@ -42,6 +42,7 @@ from typing import IO, Any
 STATUS_WAIT = 180.0  # seconds the backend waits for the forked worker's pid (the server imports torch first)
 _HIGH_FD = 64  # where the worker's descriptors wait while every other one is closed
 WORKER_NAME, WAITER_NAME = b"tg-judge", b"tg-waiter"  # their command names (/proc/PID/comm)
+CONNECTION_FD = 3  # the forked worker's connection to the server
 PR_SET_NAME = 15
 
 
@@ -125,7 +126,7 @@ def _waiter(req: dict[str, Any], conn: int, fds: list[int]) -> int:
     iso.die_with_parent()  # the server went: so does its worker (the backend starts another, with a new server)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     signal.signal(signal.SIGUSR1, signal.SIG_DFL)
-    _keep_only([*fds[:3], conn, fds[3]])  # 0-2: the worker's stdio, 3: its connection, 4: the status pipe
+    _keep_only([*fds[:3], conn, fds[3]])  # 0-2: the worker's stdio, 3 (CONNECTION_FD): its connection, 4: status
     worker = os.fork()
     if worker == 0:
         code = 70
@@ -167,15 +168,15 @@ def _wait(worker: int) -> int:
 
 
 def _worker(req: dict[str, Any]) -> int:
-    """Become the worker ``python -m autograder.batch.backends.worker ARGV`` would have been."""
-    from autograder.sandbox.client import SERVER_FD_ENV
+    """Become what ``python -m MODULE ARGV`` would have been (the backend names its worker's module, whose
+    ``main(argv)`` returns the exit status): its connection to this server is descriptor CONNECTION_FD."""
+    import importlib
 
     _name(WORKER_NAME)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a fresh interpreter
     env = {str(k): str(v) for k, v in dict(req.get("env") or {}).items()}
     os.environ.clear()
     os.environ.update(env)
-    os.environ[SERVER_FD_ENV] = "3"
     cwd = str(req.get("cwd") or "/")
     os.chdir(cwd)
     sys.path[0] = cwd  # `python -m` puts the working folder first: the server's was "/"
@@ -184,10 +185,12 @@ def _worker(req: dict[str, Any]) -> int:
 
     tempfile.tempdir = None  # the server's, from its clean environment: found again from TMPDIR and the rest
     argv = [str(a) for a in req.get("argv") or []]
-    from autograder.batch.backends import worker
-
-    sys.argv = [worker.__file__, *argv]
-    return worker.main(argv)
+    module = str(req.get("module") or "")
+    if not module.startswith("autograder."):  # the grader's own entry points only
+        raise ValueError(f"not a worker module of the grader: {module!r}")
+    main = importlib.import_module(module)
+    sys.argv = [str(main.__file__), *argv]
+    return int(main.main(argv))
 
 
 # ---------------------------------------------------------------- the backend's side

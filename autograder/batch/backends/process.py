@@ -124,8 +124,9 @@ class ProcessBackend:
             ends = [stdin_w, stdout_r, status_r]
             err = os.open(log if log else os.devnull, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
             try:
-                server.fork_worker(self.argv(slot)[3:], env, _cwd(), [stdin_r, stdout_w, err, status_w],
-                                   warm_up=self.warm_up)
+                _, _, module, *args = self.argv(slot)  # python -m MODULE ARGS
+                server.fork_worker(module, args, {**env, SERVER_FD_ENV: str(zygote.CONNECTION_FD)}, _cwd(),
+                                   [stdin_r, stdout_w, err, status_w], warm_up=self.warm_up)
             except ServerFailed:
                 for fd in ends:
                     os.close(fd)
