@@ -149,22 +149,32 @@ def _waiter(req: dict[str, Any], conn: int, fds: list[int]) -> int:
     return 0
 
 
-def _wait(worker: int) -> int:
-    """The worker's exit status as Popen gives it; the worker is killed first if the backend's process died."""
-    pidfd = os.pidfd_open(worker)
+def _wait(worker: int, status: int = 4) -> int:
+    """The worker's exit status as Popen gives it; the worker is killed first if the backend's process died
+    (its end of the status pipe closed: POLLERR on ours)."""
+    try:
+        pidfd: int | None = os.pidfd_open(worker)
+    except OSError:  # a kernel before 5.3: look every second instead
+        pidfd = None
     poller = select.poll()
-    poller.register(pidfd, select.POLLIN)
-    poller.register(4, 0)  # POLLERR: the backend closed its end of the status pipe (its process died)
+    if pidfd is not None:
+        poller.register(pidfd, select.POLLIN)
+    poller.register(status, 0)
     while True:
         try:
-            events = poller.poll()
+            events = poller.poll(None if pidfd is not None else 1000)
         except InterruptedError:
             continue
-        if any(fd == 4 for fd, _ in events):
+        if any(fd == status for fd, _ in events):
             with contextlib.suppress(OSError):
                 os.kill(worker, signal.SIGKILL)
-        _, status = os.waitpid(worker, 0)
-        return os.waitstatus_to_exitcode(status)
+        elif pidfd is None:
+            pid, code = os.waitpid(worker, os.WNOHANG)
+            if pid == 0:
+                continue
+            return os.waitstatus_to_exitcode(code)
+        _, code = os.waitpid(worker, 0)
+        return os.waitstatus_to_exitcode(code)
 
 
 def _worker(req: dict[str, Any]) -> int:
@@ -212,7 +222,7 @@ class ForkedWorker:
         self._pidfd: int | None
         try:
             self._pidfd = os.pidfd_open(pid)
-        except OSError:  # gone already: its exit status is on the way
+        except OSError:  # gone already (its exit status is on the way), or a kernel before 5.3
             self._pidfd = None
 
     def poll(self) -> int | None:
@@ -230,9 +240,13 @@ class ForkedWorker:
 
     def kill(self) -> None:
         with self._lock:
-            if self.returncode is None and self._pidfd is not None:
-                with contextlib.suppress(OSError):
+            if self.returncode is not None:
+                return
+            with contextlib.suppress(OSError):
+                if self._pidfd is not None:
                     signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+                else:  # no pidfd (a kernel before 5.3): its waiter has not reported it gone, so the pid is its
+                    os.kill(self.pid, signal.SIGKILL)
 
     def _settle(self, timeout: float) -> None:
         """Read the exit status if the waiter has written it within ``timeout`` (threads may ask at once)."""

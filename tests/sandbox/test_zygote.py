@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -188,3 +189,48 @@ def test_the_heap_is_folded_in_chunks_of_at_most_the_step_size(monkeypatch: pyte
     assert cut == [(huge, 5 * huge), (5 * huge, 9 * huge), (20 * huge, 21 * huge)]
     assert hugepages.chunks() == [(huge, 9 * huge), (20 * huge, 21 * huge)]
     assert all(lo % huge == 0 and hi % huge == 0 and hi - lo <= 4 * huge for lo, hi in cut)
+
+
+@pytest.mark.parametrize("pidfd", [True, False], ids=["pidfd", "kernel-before-5.3"])
+def test_the_waiter_reports_the_exit_status_and_kills_the_worker_when_the_backend_goes(
+        monkeypatch: pytest.MonkeyPatch, pidfd: bool):
+    """The waiter's loop, run here on a child of this test: it gives the child's exit status as Popen does,
+    and kills it when the reading end of the status pipe closes (the backend's process died). Without
+    pidfds (kernels before 5.3) it looks every second instead."""
+    if not pidfd:
+        def no_pidfd(pid: int, flags: int = 0) -> int:
+            raise OSError(38, "Function not implemented")
+
+        monkeypatch.setattr(os, "pidfd_open", no_pidfd)
+    child = os.fork()
+    if child == 0:
+        os._exit(7)
+    r, w = os.pipe()
+    assert zygote._wait(child, w) == 7
+    child = os.fork()
+    if child == 0:
+        os.close(r)  # the pipe is the waiter's and the backend's, never the worker's
+        os.close(w)
+        time.sleep(120)
+        os._exit(0)
+    os.close(r)  # the backend's end: gone
+    started = time.monotonic()
+    assert zygote._wait(child, w) == -signal.SIGKILL and time.monotonic() - started < 30
+    os.close(w)
+
+
+def test_a_forked_worker_is_killed_without_a_pidfd_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Where the backend cannot open a pidfd (a kernel before 5.3), kill() signals the pid, which stays the
+    worker's until its waiter reports it gone."""
+    def no_pidfd(pid: int, flags: int = 0) -> int:
+        raise OSError(38, "Function not implemented")
+
+    monkeypatch.setattr(os, "pidfd_open", no_pidfd)
+    backend = _backend(tmp_path)
+    try:
+        pipe = backend.start(0)
+        pipe.kill()
+        assert pipe.proc.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        backend.kill_all()
+        backend.close()
