@@ -113,16 +113,18 @@ class ProcessBackend:
         the worker is then started as a process of its own, as a lone submission's always is."""
         from autograder.sandbox import zygote
 
-        ends: list[int] = []
         with self._lock:
             server = self._shared_server()
             if server is None:
                 return None
+            try:
+                err = os.open(log or os.devnull, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            except OSError:
+                return None  # the worker started on its own meets the same, and says so
             stdin_r, stdin_w = os.pipe()
             stdout_r, stdout_w = os.pipe()
             status_r, status_w = os.pipe()
             ends = [stdin_w, stdout_r, status_r]
-            err = os.open(log if log else os.devnull, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
             try:
                 _, _, module, *args = self.argv(slot)  # python -m MODULE ARGS
                 server.fork_worker(module, args, {**env, SERVER_FD_ENV: str(zygote.CONNECTION_FD)}, _cwd(),
