@@ -241,7 +241,7 @@ def processes_of(root_pid: int) -> dict[str, list[int]]:
             if "autograder.batch.backends.worker" in cmd:
                 found["judge"].append(c)
                 todo.append(c)
-            elif "autograder.sandbox.server" in cmd and c not in found["server"] and pid == root_pid:
+            elif "autograder.sandbox.server" in cmd and pid == root_pid:
                 found["server"].append(c)  # its children are sandboxes (not counted) and forked judges' waiters
                 for waiter in children.get(c, []):
                     found["judge"] += [j for j in children.get(waiter, []) if _comm(j) == "tg-judge"]

@@ -47,19 +47,9 @@ def dense_regions(smaps: Iterable[str]) -> list[tuple[int, int]]:
     return regions
 
 
-def collapse() -> int:
-    """Collapse the dense anonymous memory into huge pages; the number of bytes now in huge pages (0: none)."""
-    done = 0
-    for lo, hi in chunks():
-        folded = collapse_range(lo, hi)
-        if folded is None:  # this kernel has no MADV_COLLAPSE
-            return done
-        done += folded
-    return done
-
-
 def chunks(size: int = 0) -> list[tuple[int, int]]:
-    """The huge-page-aligned ranges :func:`collapse` folds, cut into ranges of at most ``size`` bytes (0: uncut).
+    """The huge-page-aligned ranges of the dense anonymous memory, cut into ranges of at most ``size`` bytes
+    (0: uncut), each for :func:`collapse_range`.
 
     Folding takes 10 to 20 ms per MiB on the 2-core VM (copying and compacting): a server folds its
     some 300 MiB in steps of one chunk between its judges' requests, so that no sandbox waits seconds.
