@@ -24,6 +24,7 @@ from autograder.defaults import Owner, add_option, default_of
 from autograder.errors import AssignmentError, Exit, TorchgraderError, meaning
 from autograder.options import Budget, GradeOptions
 from autograder.printable import printable
+from autograder.sandbox import prestart
 from autograder.sandbox.isolation import Limits
 
 
@@ -271,7 +272,17 @@ def _command_of(argv: list[str]) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    args = build_parser(_command_of(argv)).parse_args(argv)
+    command = _command_of(argv)
+    if command == "grade" and not {"-h", "--help"} & set(argv):
+        prestart.start()  # the sandbox server imports torch while this reads the rest (sandbox/prestart.py)
+    try:
+        return _run(argv, command)
+    finally:
+        prestart.discard()  # unless a backend adopted it
+
+
+def _run(argv: list[str], command_name: str | None) -> int:
+    args = build_parser(command_name).parse_args(argv)
     command = BY_NAME[args.command]
     try:
         return command.run(args)

@@ -31,15 +31,24 @@ def warm_dynamo(assignment: Assignment, exercises: list[str] | None = None) -> b
     return any(ex.warm_dynamo for ex in chosen(assignment, exercises))
 
 
-def start_server(assignment: Assignment, options: GradeOptions) -> SandboxServer:
+def start_server(assignment: Assignment, options: GradeOptions,
+                 started: SandboxServer | None = None) -> SandboxServer:
     """A sandbox server for these exercises, started now: it imports torch while the caller imports the judge.
 
     With an exercise that declares ``warm_dynamo``, the server imports torch._dynamo before the first
     sandbox and warms it up once for later ones, so each sandbox's first compile or optimizer step is cheap.
+    ``started``: a server started before the exercises were known (sandbox/prestart.py), used when it is
+    still running; it learns whether to warm the compiler from its owner's first attach or fork.
     """
     from autograder.sandbox.client import SandboxServer
 
-    return SandboxServer(warm_compiler=warm_dynamo(assignment, options.exercises))
+    warm = warm_dynamo(assignment, options.exercises)
+    if started is not None:
+        if started.proc is not None and started.proc.poll() is None:
+            started.warm_compiler = warm
+            return started
+        started.close()
+    return SandboxServer(warm_compiler=warm)
 
 
 def import_judge_dynamo(assignment: Assignment, options: GradeOptions) -> None:

@@ -45,6 +45,7 @@ from autograder.report.files import writable_folder
 from autograder.report.gradebook import write_gradebook
 from autograder.report.submission import write_submission
 from autograder.results import ExerciseResult, SubmissionResult
+from autograder.sandbox import prestart
 
 if TYPE_CHECKING:
     from autograder.batch.review import EarlyReview  # imported where it is made: it loads notebooks
@@ -123,6 +124,8 @@ def grade_batch(assignment: Assignment, paths: list[str | Path], opts: BatchOpti
             _start_plotting_import()
         store.remember_settings(version, settings)
         todo = _plan(assignment, inputs, store, version, opts)
+        if not todo:
+            prestart.discard()  # the server the command started for its sandboxes stops importing
         reused = len(inputs.entries) - len(todo)
         print(f"{len(inputs.entries)} submissions ({len(inputs.superseded)} superseded, {len(inputs.problems)} "
               f"unreadable): {len(todo)} to grade, {reused} already graded", file=stream, flush=True)
@@ -241,6 +244,8 @@ def _grade(assignment: Assignment, todo: list[Entry], opts: BatchOptions, store:
         log_dir.mkdir(parents=True, exist_ok=True)
         backend = make_backend(opts.backend, Where(opts.worker, opts.jobs, log_dir, docker_image=opts.docker_image,
                                                    docker_gpus=opts.docker_gpus, scheduler=opts.scheduler))
+        if not getattr(backend, "shares_server", False):
+            prestart.discard()  # its workers start their own servers (containers, Dask)
         close = getattr(backend, "close", None)
         if close:  # after the outputs are written: workers shut down while we write them
             later.callback(close)

@@ -110,6 +110,9 @@ class SandboxServer:
     """
 
     def __init__(self, *, warm_compiler: bool = True) -> None:
+        # Said again in each attach and fork (server.serve): a server started before its owner knew what it
+        # grades (sandbox/prestart.py) learns it from the first.
+        self.warm_compiler = warm_compiler
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         argv = [sys.executable, "-m", "autograder.sandbox.server", str(child.fileno())]
         if warm_compiler:
@@ -141,6 +144,7 @@ class SandboxServer:
     def attached(cls, fd: int) -> SandboxServer:
         """A judge's connection to a server another process owns (made by :meth:`connect_judge`)."""
         self = cls.__new__(cls)
+        self.warm_compiler = False  # the owner's to say (it is the one that attaches and forks)
         self._connect(socket.socket(fileno=fd), None)
         return self
 
@@ -168,7 +172,7 @@ class SandboxServer:
         """
         if self.proc is None:
             raise ServerFailed("only the process that started the sandbox server can connect judges to it")
-        return self._attach({"op": "attach", **({"warm": "between requests"} if warm_up else {})}, self._judges)
+        return self._attach({"op": "attach", **self._owner_says(warm_up)}, self._judges)
 
     def fork_worker(self, module: str, argv: list[str], env: dict[str, str], cwd: str, fds: list[int], *,
                     warm_up: bool = False) -> None:
@@ -183,13 +187,20 @@ class SandboxServer:
         # The worker's settings follow their header as a message of their own: the header carries the
         # descriptors, and a read that takes descriptors ends with the part of the stream they came with.
         body = json.dumps({"module": module, "argv": argv, "env": env, "cwd": cwd}).encode()
-        header = {"op": "judge", "bytes": len(body), **({"warm": "between requests"} if warm_up else {})}
+        header = {"op": "judge", "bytes": len(body), **self._owner_says(warm_up)}
         try:
             with self._judges:
                 socket.send_fds(self.sock, [json.dumps(header).encode() + b"\n"], fds)
                 self.sock.sendall(body)
         except OSError as e:
             raise ServerFailed(f"the sandbox server has exited ({e.strerror})") from None
+
+    def _owner_says(self, warm_up: bool) -> dict[str, Any]:
+        """What the owner's attach or fork tells the server besides: see :meth:`connect_judge`, server.serve."""
+        says: dict[str, Any] = {"warm": "between requests"} if warm_up else {}
+        if self.warm_compiler:
+            says["compiler"] = True
+        return says
 
     def attach_helper(self) -> socket.socket:
         """A second connection to this server for a copy of this judge (``judge/spread.py``), on any connection.

@@ -47,8 +47,10 @@ PRELOAD = (
 # step (about a second in every sandbox that trains); scikit-learn: only for students' own cells
 # (noisy_digits reads its digits), no check needs it. One submission graded from cold never waits for them.
 LATER_PRELOAD = ("torch._dynamo", "sklearn.datasets")
-# Before the server is ready, for a server asked to warm the compiler (the selected exercises compile or
-# train): a compile exercise's probes import it before the first student cell, so the first sandbox needs it.
+# Before the first sandbox of a server asked to warm the compiler (the selected exercises compile or train:
+# `--warm-compiler`, or "compiler" in its owner's first attach or fork, see serve): a compile exercise's probes
+# import it before the first student cell. Once the server is ready, not before: the judges attached or forked
+# meanwhile collect their suites while it imports.
 COMPILER_PRELOAD = ("torch._dynamo",)
 UID_BASE = 200_000
 FOLD_CHUNK = 32 << 20  # bytes of heap folded into huge pages per step of a warm-up between requests
@@ -73,11 +75,9 @@ def _stop_importing(signum: int, frame: Any) -> None:
         raise _Stop
 
 
-def _preload(warm_compiler: bool = False) -> None:
-    """What every sandbox needs, before the server says it is ready."""
+def _preload() -> None:
+    """What every sandbox needs, before the server says it is ready (COMPILER_PRELOAD comes after, see serve)."""
     _import_all(PRELOAD, required=True)
-    if warm_compiler:
-        _import_all(COMPILER_PRELOAD)
     import autograder.sandbox.runtime  # noqa: F401 - warm import for the children
 
 
@@ -768,6 +768,13 @@ def _readable(socks: list[socket.socket], *, block: bool = True) -> list[socket.
             continue
 
 
+def _import_compiler(judges: _Judges) -> None:
+    """COMPILER_PRELOAD, before a sandbox needs it; a spare forked before it is replaced by one that has it."""
+    _stoppable(_import_all, COMPILER_PRELOAD)
+    for spares in judges.open.values():
+        spares.renew()
+
+
 def _after_warm_up(judges: _Judges, modules_before: int) -> None:
     """Once a warm-up imported anything: fold the heap, and replace the spares forked before it.
 
@@ -813,6 +820,12 @@ def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
     requests"`` (a batch whose workers will each grade more than one submission) starts the
     whole warm-up at once, in steps of a second or two done only while no judge waits: the
     workers' first submissions grade meanwhile, and no spawn waits for more than one step.
+
+    With ``warm_compiler``, or once an attach or a fork says ``"compiler": true`` (its owner's:
+    a server started before its owner knew what it grades, see sandbox/prestart.py), COMPILER_PRELOAD
+    is imported before the first sandbox: as soon as no request waits, or when a spawn asks. An
+    attach or a fork waiting when the server becomes ready is answered first, so that judge
+    collects its suites while the server imports.
     """
     warmed = False
     folded = False  # the warm-up between requests has folded the heap (or had nothing new to fold)
@@ -823,11 +836,26 @@ def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
     judges = _Judges(sock, root_dir, groups)
     background: list[Callable[[], None]] = []  # a warm-up's steps left, each done while no judge waits
     modules_before = 0
+    compiler = [functools.partial(_import_compiler, judges)] if warm_compiler else []  # while still to do
+
+    def want_compiler() -> None:
+        nonlocal warm_compiler
+        if not warm_compiler:
+            warm_compiler = True
+            compiler.append(functools.partial(_import_compiler, judges))
+
+    def import_compiler() -> None:
+        while compiler:
+            compiler.pop()()
+
     try:
         while judges.open:
-            ready = _readable(list(judges.open), block=not background)
+            ready = _readable(list(judges.open), block=not (compiler or background))
             if not ready:
                 try:
+                    if compiler:
+                        import_compiler()
+                        continue
                     background.pop(0)()
                     if not background and not folded:
                         folded = True  # the heap is folded in steps too, then the spares are renewed
@@ -852,6 +880,10 @@ def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
                 req: dict[str, Any] = json.loads(head)
                 op = req.get("op")
                 if op == "spawn" and len(fds) == 2:
+                    try:
+                        import_compiler()  # the first sandbox of a server that warms the compiler waits for it
+                    except _Stop:
+                        return
                     req["read_only"] = read_only + list(req.get("extra_read_only", []))
                     spares = judges.open[conn]
                     reply = spares.hand_over(req, fds)
@@ -861,6 +893,8 @@ def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
                         spares.prepare_next()
                     continue
                 if (op == "attach" and len(fds) == 1) or (op == "judge" and len(fds) == 4):
+                    if req.get("compiler") is True:
+                        want_compiler()
                     if op == "judge":  # a worker forked from here, with its own connection (sandbox/zygote.py)
                         settings = zygote.read_settings(conn, req, rest)
                         if settings is None:
@@ -914,7 +948,7 @@ def main() -> None:
     _STOPPABLE = True
     gcpause.pause()
     try:
-        _preload(warm_compiler)
+        _preload()
     except _Stop:
         os._exit(0)
     _STOPPABLE = False

@@ -152,13 +152,14 @@ class ProcessBackend:
             self._server = None
         if self._server is None:
             from autograder.assignment import load_assignment
+            from autograder.sandbox import prestart
             from autograder.warmup import start_server
 
             options = self.config.options
             try:
                 assignment = load_assignment(self.config.assignment, Path(self.config.course),
                                              only=options.exercises)
-                self._server = start_server(assignment, options)
+                self._server = start_server(assignment, options, prestart.take())
             except (AssignmentError, OSError):
                 return None
         return self._server
