@@ -272,19 +272,12 @@ def _command_of(argv: list[str]) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    command = _command_of(argv)
-    if command == "grade" and not {"-h", "--help"} & set(argv):
+    named = _command_of(argv)
+    if named == "grade" and not {"-h", "--help"} & set(argv):
         prestart.start()  # the sandbox server imports torch while this reads the rest (sandbox/prestart.py)
     try:
-        return _run(argv, command)
-    finally:
-        prestart.discard()  # unless a backend adopted it
-
-
-def _run(argv: list[str], command_name: str | None) -> int:
-    args = build_parser(command_name).parse_args(argv)
-    command = BY_NAME[args.command]
-    try:
+        args = build_parser(named).parse_args(argv)
+        command = BY_NAME[args.command]
         return command.run(args)
     # Each error's exit code is errors.TABLE's (docs/errors.md); its message is said as a sentence, never a traceback.
     except TorchgraderError as e:  # every deliberate error carries its own person-facing message
@@ -299,6 +292,8 @@ def _run(argv: list[str], command_name: str | None) -> int:
         print(f"torchgrader: cannot use{where}: {e.strerror or e}. Check the path and its permissions.",
               file=sys.stderr)
         return meaning(e).exit
+    finally:
+        prestart.discard()  # unless a backend adopted it
 
 
 def run() -> None:
