@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import select
 import signal
 import socket
 import stat as _stat
@@ -390,7 +391,10 @@ class Sandbox:
             self._oom_counter = OomCounter(self._oom_file)
         self._ooms = self._oom_kills()
         self.alive = True
-        self._reader = threading.Thread(target=self._drain, daemon=True)
+        self._stop_r, self._stop_w = os.pipe()  # tells the reader to stop at a kill (see _settle_output)
+        self._settled = False
+        self._settling = threading.Lock()
+        self._reader = threading.Thread(target=self._read_until_stopped, daemon=True)
         self._reader.start()
         try:
             self.scratch_fd = self._receive_scratch(start_timeout)
@@ -416,7 +420,33 @@ class Sandbox:
         return self._oom_file is not None and self._oom_kills() > self._ooms
 
     # ------------------------------------------------------------------ output
+    def _keep(self, chunk: bytes) -> None:
+        room = OUTPUT_CAP - len(self._output)
+        if room > 0:
+            self._output += chunk[:room]
+        if len(chunk) > room:
+            self.output_truncated = True
+
+    def _read_until_stopped(self) -> None:
+        """The reader while the sandbox runs: its output into the buffer, until end of file or a kill."""
+        poller = select.poll()
+        poller.register(self._out_r, select.POLLIN)
+        poller.register(self._stop_r, select.POLLIN)
+        while True:
+            ready = dict(poller.poll())
+            if self._stop_r in ready:
+                return  # the kill takes what is left in the pipe itself (_settle_output)
+            try:
+                chunk = os.read(self._out_r, 65536)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self._close_output()
+                return
+            self._keep(chunk)
+
     def _drain(self) -> None:
+        """The reader after a kill: what the dying processes still write, to the end of file."""
         while True:
             try:
                 chunk = os.read(self._out_r, 65536)
@@ -424,21 +454,56 @@ class Sandbox:
                 break
             if not chunk:
                 break
-            room = OUTPUT_CAP - len(self._output)
-            if room > 0:
-                self._output += chunk[:room]
-            if len(chunk) > room:
-                self.output_truncated = True
+            self._keep(chunk)
+        self._close_output()
+
+    def _close_output(self) -> None:
         try:
             os.close(self._out_r)
         except OSError:
             pass
+        self._out_r = -1
+
+    def _settle_output(self) -> None:
+        """At a kill: stop the reader and take what is already in the pipe, in this thread.
+
+        Everything printed before the last reply is in the pipe by then (the runtime flushes before it
+        answers), but a reader running beside the kill could still be about to read it when the judge
+        takes ``output``: the end of a cell's output was lost so, now and then. A reader started afterwards
+        reads the rest (what the dying processes still write) to the end of file, in the background.
+        """
+        with self._settling:
+            if self._settled:
+                return
+            self._settled = True
+        os.write(self._stop_w, b"x")
+        self._reader.join()
+        for fd in (self._stop_r, self._stop_w):
+            os.close(fd)
+        if self._out_r < 0:
+            return  # the reader reached the end of file: everything is in the buffer
+        os.set_blocking(self._out_r, False)
+        while True:
+            try:
+                chunk = os.read(self._out_r, 65536)
+            except BlockingIOError:
+                break
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self._close_output()
+                return
+            self._keep(chunk)
+        os.set_blocking(self._out_r, True)
+        self._reader = threading.Thread(target=self._drain, daemon=True)
+        self._reader.start()
 
     def wait_output(self, seconds: float) -> None:
         """Wait (at most ``seconds``) until everything the killed sandbox printed has been read.
 
-        The reader stops at end of file, which comes once the sandbox's processes are torn down; a kill
-        does not wait for it, so ``output`` may still lack what the last requests printed.
+        The reader stops at end of file, which comes once the sandbox's processes are torn down. A kill
+        does not wait for it: ``output`` then holds everything printed before the last reply, and may
+        lack only what the dying processes wrote afterwards.
         """
         self._reader.join(seconds)
 
@@ -630,9 +695,10 @@ class Sandbox:
             self.scratch_fd = None
         if self._oom_counter is not None:
             self._oom_counter.close()
-        # The output reader ends by itself at EOF; not waiting for it keeps kills cheap.
-        # Everything printed before the last reply is already in the buffer (the
-        # runtime flushes after every request).
+        if getattr(self, "_reader", None) is not None:
+            # What was printed before the last reply is in the buffer now; the rest is read to the end of
+            # file in the background (wait_output), not waited for: kills stay cheap.
+            self._settle_output()
 
 
 def _handle_node(node: dict) -> wire.HandleRef:
