@@ -432,37 +432,33 @@ class Sandbox:
         poller = select.poll()
         poller.register(self._out_r, select.POLLIN)
         poller.register(self._stop_r, select.POLLIN)
-        while True:
-            ready = dict(poller.poll())
-            if self._stop_r in ready:
-                return  # the kill takes what is left in the pipe itself (_settle_output)
-            try:
-                chunk = os.read(self._out_r, 65536)
-            except OSError:
-                chunk = b""
-            if not chunk:
-                self._close_output()
+        while self._stop_r not in dict(poller.poll()):  # at a kill, _settle_output takes what is left itself
+            if not self._read_once():
                 return
-            self._keep(chunk)
 
     def _drain(self) -> None:
         """The reader after a kill: what the dying processes still write, to the end of file."""
-        while True:
-            try:
-                chunk = os.read(self._out_r, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            self._keep(chunk)
-        self._close_output()
-
-    def _close_output(self) -> None:
-        try:
-            os.close(self._out_r)
-        except OSError:
+        while self._read_once():
             pass
-        self._out_r = -1
+
+    def _read_once(self) -> bool:
+        """One read of the output pipe into the buffer; False at its end (it is closed then). A pipe that
+        is not blocking raises BlockingIOError when it is empty."""
+        try:
+            chunk = os.read(self._out_r, 65536)
+        except BlockingIOError:
+            raise
+        except OSError:
+            chunk = b""
+        if not chunk:
+            try:
+                os.close(self._out_r)
+            except OSError:
+                pass
+            self._out_r = -1
+            return False
+        self._keep(chunk)
+        return True
 
     def _settle_output(self) -> None:
         """At a kill: stop the reader and take what is already in the pipe, in this thread.
@@ -483,18 +479,12 @@ class Sandbox:
         if self._out_r < 0:
             return  # the reader reached the end of file: everything is in the buffer
         os.set_blocking(self._out_r, False)
-        while True:
-            try:
-                chunk = os.read(self._out_r, 65536)
-            except BlockingIOError:
-                break
-            except OSError:
-                chunk = b""
-            if not chunk:
-                self._close_output()
-                return
-            self._keep(chunk)
-        os.set_blocking(self._out_r, True)
+        try:
+            while self._read_once():
+                pass
+            return  # the end of file came too
+        except BlockingIOError:  # empty for now: the dying processes may still write
+            os.set_blocking(self._out_r, True)
         self._reader = threading.Thread(target=self._drain, daemon=True)
         self._reader.start()
 

@@ -145,8 +145,9 @@ class ProcessBackend:
         return WorkerPipe.of(proc, f"worker {slot}", log, explain=self.explain_exit)
 
     def _shared_server(self) -> SandboxServer | None:
-        """The shared sandbox server (started on first use, and again if it has exited), under ``_lock``; None
-        where it cannot start (an unloadable assignment: the worker says what is wrong with it)."""
+        """The shared sandbox server (the one the command started first, sandbox/prestart.py, or one started on
+        first use, and again if it has exited), under ``_lock``; None where it cannot start (an unloadable
+        assignment: the worker says what is wrong with it)."""
         if self._server is not None and self._server.proc is not None and self._server.proc.poll() is not None:
             self._server.close()
             self._server = None
