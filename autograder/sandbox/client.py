@@ -267,6 +267,8 @@ class SandboxServer:
             hello = json.loads(line)
         except ValueError:
             hello = {}
+        if isinstance(hello, dict) and hello.get("ok") is False:  # server._say_cannot_start
+            raise ServerFailed(f"the sandbox server could not start: {str(hello.get('error'))[:500]}")
         self._pid = hello.get("pid") if isinstance(hello.get("pid"), int) else None
         self._ready = True
 

@@ -56,11 +56,16 @@ UID_BASE = 200_000
 FOLD_CHUNK = 32 << 20  # bytes of heap folded into huge pages per step of a warm-up between requests
 
 
+class _PreloadFailed(Exception):
+    """A module every sandbox needs (PRELOAD) cannot be imported: said to the owner (see _say_cannot_start)."""
+
+
 class _Stop(BaseException):
     """The judge closed the server while it was still importing (see :func:`_stop_importing`)."""
 
 
 _STOPPABLE = False  # True while the server only imports: nothing to clean up yet, no sandbox being forked
+_STOP_ASKED = False  # a judge's close arrived while the server imported (it is closing: whatever failed, stop)
 
 
 def _stop_importing(signum: int, frame: Any) -> None:
@@ -71,8 +76,21 @@ def _stop_importing(signum: int, frame: Any) -> None:
     compiler warm-up) before the server could exit; outside the imports the
     signal is ignored, so it never interrupts a fork or the clean-up.
     """
+    global _STOP_ASKED
     if _STOPPABLE:
+        _STOP_ASKED = True
         raise _Stop
+
+
+def _stopped(exc: BaseException) -> bool:
+    """Whether ``exc`` is the judge's close, as raised or as a library re-raised it.
+
+    The signal lands wherever the import is: inside an extension module's initialisation
+    (numpy's), the _Stop comes back as an ImportError, and importing the module again
+    fails ("cannot load module more than once per process"). Once the close was asked for,
+    any failure of the import is the close's, and the server leaves without a word.
+    """
+    return isinstance(exc, _Stop) or _STOP_ASKED
 
 
 def _preload() -> None:
@@ -110,6 +128,12 @@ def _stoppable(fn: Callable[..., None], *args: Any) -> None:
     try:
         with gcpause.paused():
             fn(*args)
+        if _STOP_ASKED:  # a library took the close for an import that failed, and went on
+            raise _Stop
+    except BaseException as exc:
+        if _stopped(exc) and not isinstance(exc, _Stop):
+            raise _Stop from None
+        raise
     finally:
         _STOPPABLE = False
 
@@ -120,9 +144,11 @@ def _import_all(names: tuple[str, ...], required: bool = False) -> None:
     for name in names:
         try:
             importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - optional: a missing package only costs import time later
+        except Exception as exc:  # noqa: BLE001 - optional: a missing package only costs import time later
+            if _stopped(exc):
+                raise _Stop from None
             if required:
-                raise
+                raise _PreloadFailed(f"importing {name} failed: {type(exc).__name__}: {exc}") from exc
     compiler.skip_guard_profiling()  # once torch._dynamo is in, before any sandbox inherits it
 
 
@@ -936,6 +962,18 @@ def serve(sock: socket.socket, warm_compiler: bool = False) -> None:
                 pass
 
 
+def _say_cannot_start(sock: socket.socket, exc: BaseException) -> None:
+    """The server's first line when torch or the preload cannot be imported: what failed, in one line.
+
+    The owner raises it as ServerFailed (client._wait_ready_locked), and the command says it as
+    the sandbox that cannot start; a traceback on the terminal would say nothing more to a TA.
+    """
+    said = str(exc) if isinstance(exc, _PreloadFailed) else f"the preload failed: {type(exc).__name__}: {exc}"
+    said = said[:500]
+    with contextlib.suppress(OSError):
+        sock.sendall(json.dumps({"ok": False, "error": said}).encode() + b"\n")
+
+
 def main() -> None:
     # Ctrl-C in a terminal or a Jupyter kernel's interrupt reaches the whole process group;
     # the server ends when its judge closes the socket, never halfway through a fork.
@@ -949,7 +987,11 @@ def main() -> None:
     gcpause.pause()
     try:
         _preload()
-    except _Stop:
+    except BaseException as exc:  # noqa: BLE001 - the owner says it to the user; no traceback reaches them
+        if not _stopped(exc):
+            _say_cannot_start(sock, exc)
+        os._exit(0 if _stopped(exc) else 70)
+    if _STOP_ASKED:  # a library took the close for an import that failed, and went on
         os._exit(0)
     _STOPPABLE = False
     gcpause.resume()
