@@ -56,16 +56,13 @@ UID_BASE = 200_000
 FOLD_CHUNK = 32 << 20  # bytes of heap folded into huge pages per step of a warm-up between requests
 
 
-class _PreloadFailed(Exception):
-    """A module every sandbox needs (PRELOAD) cannot be imported: said to the owner (see _say_cannot_start)."""
-
-
 class _Stop(BaseException):
     """The judge closed the server while it was still importing (see :func:`_stop_importing`)."""
 
 
 _STOPPABLE = False  # True while the server only imports: nothing to clean up yet, no sandbox being forked
 _STOP_ASKED = False  # a judge's close arrived while the server imported (it is closing: whatever failed, stop)
+_IMPORTING = ""  # the module _import_all is importing: the one named when the preload fails (_say_cannot_start)
 
 
 def _stop_importing(signum: int, frame: Any) -> None:
@@ -141,14 +138,17 @@ def _stoppable(fn: Callable[..., None], *args: Any) -> None:
 def _import_all(names: tuple[str, ...], required: bool = False) -> None:
     import importlib
 
+    global _IMPORTING
     for name in names:
+        _IMPORTING = name
         try:
             importlib.import_module(name)
         except Exception as exc:  # noqa: BLE001 - optional: a missing package only costs import time later
             if _stopped(exc):
                 raise _Stop from None
             if required:
-                raise _PreloadFailed(f"importing {name} failed: {type(exc).__name__}: {exc}") from exc
+                raise
+    _IMPORTING = ""
     compiler.skip_guard_profiling()  # once torch._dynamo is in, before any sandbox inherits it
 
 
@@ -968,8 +968,7 @@ def _say_cannot_start(sock: socket.socket, exc: BaseException) -> None:
     The owner raises it as ServerFailed (client._wait_ready_locked), and the command says it as
     the sandbox that cannot start; a traceback on the terminal would say nothing more to a TA.
     """
-    said = str(exc) if isinstance(exc, _PreloadFailed) else f"the preload failed: {type(exc).__name__}: {exc}"
-    said = said[:500]
+    said = f"importing {_IMPORTING or 'the preload'} failed: {type(exc).__name__}: {exc}"[:500]
     with contextlib.suppress(OSError):
         sock.sendall(json.dumps({"ok": False, "error": said}).encode() + b"\n")
 
