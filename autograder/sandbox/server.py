@@ -61,7 +61,11 @@ class _Stop(BaseException):
 
 
 _STOPPABLE = False  # True while the server only imports: nothing to clean up yet, no sandbox being forked
-_STOP_ASKED = False  # a judge's close arrived while the server imported (it is closing: whatever failed, stop)
+# A judge's close arrived while the server imported: from then on, any failure of an import is the close's.
+# The signal lands wherever the import is: inside an extension module's initialisation (numpy's), the _Stop
+# comes back as an ImportError ("cannot load module more than once per process"), or a library swallows it
+# and goes on. Either way the server leaves without a word.
+_STOP_ASKED = False
 _IMPORTING = ""  # the module _import_all is importing: the one named when the preload fails (_say_cannot_start)
 
 
@@ -77,17 +81,6 @@ def _stop_importing(signum: int, frame: Any) -> None:
     if _STOPPABLE:
         _STOP_ASKED = True
         raise _Stop
-
-
-def _stopped(exc: BaseException) -> bool:
-    """Whether ``exc`` is the judge's close, as raised or as a library re-raised it.
-
-    The signal lands wherever the import is: inside an extension module's initialisation
-    (numpy's), the _Stop comes back as an ImportError, and importing the module again
-    fails ("cannot load module more than once per process"). Once the close was asked for,
-    any failure of the import is the close's, and the server leaves without a word.
-    """
-    return isinstance(exc, _Stop) or _STOP_ASKED
 
 
 def _preload() -> None:
@@ -125,14 +118,13 @@ def _stoppable(fn: Callable[..., None], *args: Any) -> None:
     try:
         with gcpause.paused():
             fn(*args)
-        if _STOP_ASKED:  # a library took the close for an import that failed, and went on
-            raise _Stop
-    except BaseException as exc:
-        if _stopped(exc) and not isinstance(exc, _Stop):
-            raise _Stop from None
-        raise
+    except BaseException:
+        if not _STOP_ASKED:
+            raise
     finally:
         _STOPPABLE = False
+    if _STOP_ASKED:  # the close: raised, converted by a library, or swallowed by one that went on
+        raise _Stop
 
 
 def _import_all(names: tuple[str, ...], required: bool = False) -> None:
@@ -143,8 +135,8 @@ def _import_all(names: tuple[str, ...], required: bool = False) -> None:
         _IMPORTING = name
         try:
             importlib.import_module(name)
-        except Exception as exc:  # noqa: BLE001 - optional: a missing package only costs import time later
-            if _stopped(exc):
+        except Exception:  # noqa: BLE001 - optional: a missing package only costs import time later
+            if _STOP_ASKED:  # the close, converted by the module: import nothing more
                 raise _Stop from None
             if required:
                 raise
@@ -987,10 +979,10 @@ def main() -> None:
     try:
         _preload()
     except BaseException as exc:  # noqa: BLE001 - the owner says it to the user; no traceback reaches them
-        if not _stopped(exc):
+        if not _STOP_ASKED:
             _say_cannot_start(sock, exc)
-        os._exit(0 if _stopped(exc) else 70)
-    if _STOP_ASKED:  # a library took the close for an import that failed, and went on
+            os._exit(70)
+    if _STOP_ASKED:  # the close: raised, converted by a library, or swallowed by one that went on
         os._exit(0)
     _STOPPABLE = False
     gcpause.resume()
