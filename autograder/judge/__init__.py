@@ -24,6 +24,7 @@ from autograder.judge.feedback import (
 )
 from autograder.judge.proxy import Call, Handle, StudentTimeout
 from autograder.judge.ranks import group_left_alive, rank_values, ranks_timeout
+from autograder.sandbox.seeding import manual_seed
 
 __all__ = [
     "Call",
@@ -42,6 +43,7 @@ __all__ = [
     "fail",
     "gradcheck",
     "group_left_alive",
+    "manual_seed",
     "rank_values",
     "ranks_timeout",
     "remote_meta",

@@ -17,7 +17,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from autograder.judge import assert_close, check, fail
+from autograder.judge import assert_close, check, fail, manual_seed
 from autograder.judge.generated import draw
 
 TOL = dict(rtol=1e-9, atol=1e-12)
@@ -106,7 +106,7 @@ def _unambiguous(wrong):
 
 
 def _setup(X, Y, m, loss_name=None, sizes=(3, 5, 2), prefill=None):
-    torch.manual_seed(int(X.numel() * 7 + m))
+    manual_seed(int(X.numel() * 7 + m))
     model = _model(sizes)
     state = {k: v.clone() for k, v in model.state_dict().items()}
     return model, state, [list(sizes), state, X, Y, m, loss_name, prefill]

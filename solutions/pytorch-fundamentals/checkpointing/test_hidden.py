@@ -21,7 +21,7 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 from torch.utils.data import DataLoader, TensorDataset
 
-from autograder.judge import check, describe, fail
+from autograder.judge import check, describe, fail, manual_seed
 
 GENERATED = settings(derandomize=True, max_examples=8, deadline=None, database=None,
                      phases=[Phase.explicit, Phase.generate], print_blob=False)
@@ -102,7 +102,7 @@ def _train_uninterrupted(spec):
         with torch.random.fork_rng(devices=[]):
             loader = DataLoader(TensorDataset(spec["X"], spec["Y"]),
                                 batch_size=spec["batch_size"], shuffle=True)
-            torch.manual_seed(spec["seed"])
+            manual_seed(spec["seed"])
             model, opt, sched = _build(spec)
             for _ in range(spec["epochs"]):
                 model.train()
@@ -195,14 +195,14 @@ def _resumed_with_fresh_optimizer(spec):
     try:
         with torch.random.fork_rng(devices=[]):
             loader = DataLoader(TensorDataset(spec["X"], spec["Y"]), batch_size=spec["batch_size"], shuffle=True)
-            torch.manual_seed(spec["seed"])
+            manual_seed(spec["seed"])
             model, opt, sched = _build(spec)
             for _ in range(spec["stop"]):
                 _train_epoch(model, loader, opt)
                 sched.step()
             weights = {k: v.clone() for k, v in model.state_dict().items()}
             sched_state, rng = sched.state_dict(), torch.get_rng_state()
-            torch.manual_seed(spec["rebuild_seed"])
+            manual_seed(spec["rebuild_seed"])
             model, opt, sched = _build(spec)
             model.load_state_dict(weights)
             sched.load_state_dict(sched_state)
