@@ -43,6 +43,7 @@ ALTERNATIVES_DIR = "alternatives"
 MUTANTS_DIR = "mutants"
 
 SUITE_NAMES = (HIDDEN_TESTS, PUBLIC_TESTS)  # an exercise's two suites
+_SUITE_STEMS = frozenset(Path(n).stem for n in SUITE_NAMES)  # asked of every loaded module, twice per judge
 PUBLIC_FILES = (EXERCISE_TOML, STATEMENT, PUBLIC_TESTS)  # shipped as files (the stub goes into the notebook)
 STAFF_FILES = (REFERENCE, HIDDEN_TESTS, PROBES)  # never shipped to students
 STAFF_DIRS = (ALTERNATIVES_DIR, MUTANTS_DIR)  # never shipped anywhere, Gradescope included
@@ -194,8 +195,7 @@ def suite_owner(path: Path) -> tuple[Path, str, str] | None:
 def is_suite_module(module: str) -> bool:
     """Whether a dotted module name is a course suite's, as pytest's importlib mode names it after its path
     under the course (``solutions.demo.basics.test_hidden``), or bare (``test_hidden``)."""
-    stems = {Path(n).stem for n in SUITE_NAMES}
-    return module.split(".", 1)[0] in (HIDDEN_SIDE, PUBLIC_SIDE) or module.rsplit(".", 1)[-1] in stems
+    return module.split(".", 1)[0] in (HIDDEN_SIDE, PUBLIC_SIDE) or module.rsplit(".", 1)[-1] in _SUITE_STEMS
 
 
 # ---------------------------------------------------------------------- reading TOML
