@@ -89,10 +89,22 @@ def test_validate_passes_on_the_assignment_and_names_the_culprit_in_a_weakened_c
 
 
 def _torch_manual_seed_calls(path: Path) -> list[int]:
+    """Lines calling torch's global manual_seed, by any spelling: ``torch.manual_seed``, through an alias of
+    torch or ``torch.random``, or imported by name from either (a Generator's own manual_seed is not it)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    return [n.lineno for n in ast.walk(tree)
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "manual_seed"
-            and isinstance(n.func.value, ast.Name) and n.func.value.id == "torch"]
+    imports = [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)]
+    torch_names = {"torch"} | {a.asname for n in imports if isinstance(n, ast.Import) for a in n.names
+                               if a.name == "torch" and a.asname}
+    seed_names = {a.asname or a.name for n in imports if isinstance(n, ast.ImportFrom)
+                  and n.module in ("torch", "torch.random") for a in n.names if a.name == "manual_seed"}
+
+    def is_torch(e: ast.expr) -> bool:
+        return (isinstance(e, ast.Name) and e.id in torch_names) or (
+            isinstance(e, ast.Attribute) and e.attr == "random" and is_torch(e.value))
+
+    return [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and (
+        (isinstance(n.func, ast.Attribute) and n.func.attr == "manual_seed" and is_torch(n.func.value))
+        or (isinstance(n.func, ast.Name) and n.func.id in seed_names))]
 
 
 def test_the_hidden_suites_seed_without_torch_manual_seed():
