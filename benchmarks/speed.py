@@ -4,7 +4,11 @@ Prints, each with its ratio to what it is compared with in the same run:
 
 1. ``import torch`` in a fresh interpreter (the yardstick of everything cold);
 2. cold single submission: ``torchgrader grade`` of one sample, full
-   assignment, report included; and one exercise only;
+   assignment, report included, with the CPU the whole machine was busy for
+   (/proc/stat): spread over every core with no idle instant, the least that
+   run could take; one exercise only; and the compile exercise's own chain,
+   the least any cold run that grades it waits for, however many cores
+   (CHAIN_SCRIPT);
 3. check latency: ``torchgrader check`` (one exercise), and in a fresh Python
    process that has imported torch as a notebook kernel would, the first
    ``check()`` and the later ones (a warm server per kernel);
@@ -63,6 +67,32 @@ for _ in range(int(sys.argv[3])):
     times.append(time.perf_counter() - t)
     assert "public tests pass" in out.getvalue(), out.getvalue()
 print(json.dumps({"torch": t_torch, "checks": times}))
+"""
+
+# The compile exercise's own chain, in one fresh interpreter, without a judge or a sandbox: what the sandbox
+# server imports before it says it is ready (the collector paused, as it does), torch._dynamo, then the
+# compiles that exercise's probes make (a full-graph capture with a backend of their own; aot_eager with
+# dynamic shapes, called again at another size under "fail_on_recompile"), each with the server's own
+# warm-up code. A cold run that grades the exercise does all of it one step after the other in the
+# sandbox's line of processes (server, then sandbox), so it cannot end sooner than this chain.
+CHAIN_SCRIPT = r"""
+import json, os, sys, time
+t0 = time.perf_counter()
+from autograder import gcpause
+from autograder.sandbox import server
+gcpause.pause()
+server._preload()
+gcpause.resume()
+t1 = time.perf_counter()
+with gcpause.paused():
+    server._import_all(server.COMPILER_PRELOAD)
+t2 = time.perf_counter()
+for how in server.WARM_COMPILES:
+    if how.get("inference"):  # the probes' ways: own backend, full graph; aot_eager, dynamic
+        server._compile_tiny(how)
+t3 = time.perf_counter()
+print(json.dumps({"preload": t1 - t0, "dynamo": t2 - t1, "compiles": t3 - t2}), flush=True)
+os._exit(0)  # as the server, which never tears down
 """
 
 BROKEN = {
@@ -169,7 +199,7 @@ def import_torch(runs: int = 3) -> float:
 
 
 # ---------------------------------------------------------------------- 2. cold single submission
-def cold_single(args, tmp: Path, sample: Path, exercise: str | None) -> float:
+def cold_single(args, tmp: Path, sample: Path, exercise: str | None) -> tuple[float, Cpu]:
     out = tmp / f"cold-{exercise or 'all'}-{time.monotonic_ns()}"
     cmd = cli(
         "grade",
@@ -184,10 +214,18 @@ def cold_single(args, tmp: Path, sample: Path, exercise: str | None) -> float:
         "plain",
         *(["--exercise", exercise] if exercise else []),
     )
+    c0 = Cpu.now()
     took, done = timed(cmd)
+    used = Cpu.now() - c0
     if not (out / "report.html").is_file() or "1 graded now" not in done.stdout:
         raise SystemExit(f"cold grading did not produce a report:\n{done.stdout}\n{done.stderr[-2000:]}")
-    return took
+    return took, used
+
+
+def compile_chain() -> tuple[float, dict[str, float]]:
+    """:data:`CHAIN_SCRIPT` in a fresh interpreter: its wall time (start-up included) and its steps."""
+    took, done = timed([sys.executable, "-c", CHAIN_SCRIPT])
+    return took, json.loads(done.stdout.strip().splitlines()[-1])
 
 
 # ---------------------------------------------------------------------- 3. check latency
@@ -413,13 +451,25 @@ def main() -> None:
     print(f"1. import torch (fresh interpreter, median of 3): {torch_s:.2f} s")
     with tempfile.TemporaryDirectory(prefix="torchgrader-speed-") as tmp_name:
         tmp = Path(tmp_name)
-        full = [cold_single(args, tmp, sample, None) for _ in range(2)]
-        one = [cold_single(args, tmp, sample, args.exercise) for _ in range(2)]
+        full_runs = [cold_single(args, tmp, sample, None) for _ in range(2)]
+        one = [cold_single(args, tmp, sample, args.exercise)[0] for _ in range(2)]
+        chains = [compile_chain() for _ in range(2)]
+        full = [took for took, _ in full_runs]
+        fastest_used = min(full_runs, key=lambda run: run[0])[1]
+        cores = os.cpu_count() or 1
+        chain_s, steps = min(chains, key=lambda c: c[0])
         print(
             f"2. cold single submission ({sample.name}), `torchgrader grade`, report included; {uptime()}\n"
             f"   full assignment: {min(full):.2f} s (runs: {', '.join(f'{x:.2f}' for x in full)}) = "
             f"{min(full) / torch_s:.1f}x import torch\n"
-            f"   one exercise ({args.exercise}): {min(one):.2f} s = {min(one) / torch_s:.1f}x import torch"
+            f"   its CPU (the whole machine's): {fastest_used.busy:.2f} core-s busy ({fastest_used.shares()}); "
+            f"spread over the {cores} cores with no idle instant, {fastest_used.busy / cores:.2f} s = "
+            f"{fastest_used.busy / (cores * torch_s):.2f}x import torch: the least this run could take here\n"
+            f"   one exercise ({args.exercise}): {min(one):.2f} s = {min(one) / torch_s:.1f}x import torch\n"
+            f"   the compile exercise's own chain (server's imports, torch._dynamo, the probes' compiles; "
+            f"one process, no judge): {chain_s:.2f} s = {chain_s / torch_s:.2f}x import torch "
+            f"(runs: {', '.join(f'{c[0]:.2f}' for c in chains)}; steps "
+            f"{', '.join(f'{k} {v:.2f} s' for k, v in steps.items())})"
         )
 
         cli_runs, kernel_torch, checks = check_latency(args, sample)

@@ -138,6 +138,7 @@ def test_the_layers_name_every_package():
 # Top-level test files that test the whole engine rather than one module (named for what they hold).
 CROSS_CUTTING = {
     "test_benchmark_cpu",  # benchmarks/speed.py's CPU accounting (benchmarks/ is beside the package, not in it)
+    "test_benchmark_chain",  # benchmarks/speed.py's compile chain runs the sandbox server's own steps
     "test_benchmark_floor",  # benchmarks/batch.py's floor grades each student on their own code
     "test_cold_start",  # what makes grading fast from cold, across cli, grade, server and worker
     "test_course_regression",  # validate on the real course and on a weakened copy
