@@ -461,7 +461,7 @@ def main() -> None:
         print(
             f"2. cold single submission ({sample.name}), `torchgrader grade`, report included; {uptime()}\n"
             f"   full assignment: {min(full):.2f} s (runs: {', '.join(f'{x:.2f}' for x in full)}) = "
-            f"{min(full) / torch_s:.1f}x import torch\n"
+            f"{min(full) / torch_s:.2f}x import torch\n"
             f"   its CPU (the whole machine's): {fastest_used.busy:.2f} core-s busy ({fastest_used.shares()}); "
             f"spread over the {cores} cores with no idle instant, {fastest_used.busy / cores:.2f} s = "
             f"{fastest_used.busy / (cores * torch_s):.2f}x import torch: the least this run could take here\n"
