@@ -3,12 +3,9 @@ exercise's probes do: the least a cold run that grades that exercise waits for (
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from autograder.sandbox import server
 from benchmarks.speed import compile_chain
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import ROOT
 
 
 def test_the_chain_compiles_the_ways_the_compile_exercises_probes_do():
