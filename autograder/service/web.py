@@ -114,6 +114,7 @@ class Service:
 
     def __init__(self, cfg: ServiceConfig, store: ServiceStore, blobs: Blobs, pool: GradingPool) -> None:
         self.cfg, self.store, self.blobs, self.pool = cfg, store, blobs, pool
+        self.lti: Any = None  # service.lti.tool.LtiTool, set by command.open_service
         self.per_address = RateLimiter(cfg.requests_per_minute)
         self.per_student = RateLimiter(cfg.submissions_per_minute)
         self.env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
@@ -600,16 +601,26 @@ def build_app(svc: Service, *, grade: bool = True) -> Starlette:
         Route("/staff/report/{aid}", guarded(class_report)),
         Route("/staff/{action}", guarded(staff_action), methods=["POST"]),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
-        Route("/{rest:path}", guarded(not_found)),
     ]
+    lti = getattr(svc, "lti", None)
+    if lti is not None:  # the LMS's launches, deep linking, registration and the staff's LMS page (service/lti/)
+        from autograder.service.lti.routes import routes as lti_routes
+
+        routes[-1:-1] = [Route(r.path, guarded(r.endpoint), methods=r.methods)
+                         for r in lti_routes(svc, lti, COOKIE, CSP)]
+    routes.append(Route("/{rest:path}", guarded(not_found)))
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if grade:
             svc.pool.start()
+            if lti is not None:
+                lti.start()
         try:
             yield
         finally:
             if grade:
+                if lti is not None:
+                    await run_in_threadpool(lti.stop)
                 await run_in_threadpool(svc.pool.stop)
 
     return Starlette(routes=routes, lifespan=lifespan)
