@@ -175,6 +175,7 @@ def test_a_staff_launch_reaches_the_dashboard_and_syncs_the_roster(lms, live, br
     browser.find_element(By.ID, "assignment-link").click()
     _new_window(browser, before)
     _until(lambda: browser.title.startswith("Staff dashboard"), 30, driver=browser)
+    assert "scores: 1 sent" in browser.find_element(By.ID, "lms-summary").text  # the student's, from the test above
 
     def members():
         with live.db() as db:

@@ -201,6 +201,14 @@ class LtiTool:
                 print(f"torchgrader serve: roster sync of {context} failed: {e}", file=sys.stderr, flush=True)
         threading.Thread(target=run, name="lti-roster", daemon=True).start()
 
+    def summary(self) -> dict[str, Any]:
+        """What the staff dashboard says of the LMS: courses, and each score's latest state counted."""
+        latest = self.tables.scores()
+        failing = [s for s in latest if s.state == "failed"]
+        return {"courses": len(self.tables.contexts()), "sent": sum(s.state == "sent" for s in latest),
+                "pending": sum(s.state == "pending" for s in latest), "failed": len(failing),
+                "last_failure": failing[0].answer if failing else ""}
+
     def contexts(self) -> list[Context]:
         return self.tables.contexts()
 
