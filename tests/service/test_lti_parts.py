@@ -9,11 +9,14 @@ import pytest
 
 pytest.importorskip("joserfc", reason="needs joserfc (pip install -e '.[serve]')")
 
-from autograder.errors import ConfigError  # noqa: E402
+from autograder.errors import (
+    ConfigError,  # noqa: E402
+    LaunchRefused,  # noqa: E402
+)
 from autograder.service.config import parse_config  # noqa: E402
 from autograder.service.lti.keys import ToolKeys  # noqa: E402
 from autograder.service.lti.tables import LtiTables  # noqa: E402
-from autograder.service.lti.verify import LaunchRefused, PlatformKeys, role_of, verify_id_token  # noqa: E402
+from autograder.service.lti.verify import PlatformKeys, role_of, verify_id_token  # noqa: E402
 from autograder.service.store import ServiceStore  # noqa: E402
 
 PLATFORM = {"name": "canvas", "issuer": "https://canvas.instructure.com", "client_id": "100",

@@ -23,12 +23,13 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
+from autograder.errors import LmsError
 from autograder.service import policy
 from autograder.service.config import Policy, ServiceConfig
 from autograder.service.lti.config import Platform
-from autograder.service.lti.platform import PlatformClient, PlatformError
+from autograder.service.lti.platform import PlatformClient
 from autograder.service.lti.tables import Context, LtiTables, Score
 from autograder.service.store import ServiceStore
 
@@ -141,12 +142,12 @@ class Outbox:
         plat = self.platform_of(s.issuer, c.client_id) if c else None
         try:
             if c is None or plat is None:
-                raise PlatformError("the LMS is no longer registered with this tool (its [[lti.platforms]] entry "
+                raise LmsError("the LMS is no longer registered with this tool (its [[lti.platforms]] entry "
                                     "was removed)")
             url = self.tables.lineitem(s.issuer, s.context, s.assignment)
             if not url:
                 if not c.lineitems_url:
-                    raise PlatformError("the LMS gave no line items service for this course: grades cannot be "
+                    raise LmsError("the LMS gave no line items service for this course: grades cannot be "
                                         "passed back (enable Assignment and Grade Services for the tool)")
                 title, maximum = self.maxima(s.assignment)
                 url = self.client.find_or_create_lineitem(plat, c.lineitems_url, s.assignment, title, maximum)
@@ -156,7 +157,7 @@ class Outbox:
             if s.score_given is not None:
                 body["scoreGiven"] = s.score_given
             answer = self.client.post_score(plat, url, body)
-        except PlatformError as e:
+        except LmsError as e:
             wait = min(self.cfg.lti.retry_max_seconds, 2.0 ** min(s.tries, 20))
             self.tables.score_failed(s.id, e.answer, time.time() + wait)
             return
@@ -202,7 +203,3 @@ class Outbox:
                       file=sys.stderr, flush=True)
             self._wake.wait(SWEEP_SECONDS)
             self._wake.clear()
-
-
-def with_state(s: Score, state: str) -> Score:
-    return replace(s, state=state)

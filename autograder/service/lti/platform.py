@@ -3,7 +3,7 @@
 A service token is got with the client-credentials grant and a JWT assertion
 signed by the tool's key (IMS Security Framework 4.1), cached until shortly
 before it expires. Every call has a timeout (``[lti] http_timeout``), and a
-failure is a ``PlatformError`` carrying the LMS's answer in words for the
+failure is a ``LmsError`` carrying the LMS's answer in words for the
 dashboard: it never reaches a student.
 """
 
@@ -18,7 +18,7 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.errors import TorchgraderError
+from autograder.errors import LmsError
 from autograder.printable import printable
 from autograder.service.lti.config import Platform
 from autograder.service.lti.keys import ToolKeys
@@ -31,14 +31,6 @@ LINEITEM = "application/vnd.ims.lis.v2.lineitem+json"
 LINEITEMS = "application/vnd.ims.lis.v2.lineitemcontainer+json"
 SCORE = "application/vnd.ims.lis.v1.score+json"
 MEMBERS = "application/vnd.ims.lti-nrps.v2.membershipcontainer+json"
-
-
-class PlatformError(TorchgraderError):
-    """A call to the LMS failed; ``answer`` is what it said (its status and the start of its body), or why not."""
-
-    def __init__(self, answer: str) -> None:
-        super().__init__(answer)
-        self.answer = answer
 
 
 @dataclass
@@ -67,11 +59,11 @@ class PlatformClient:
         except urllib.error.HTTPError as e:
             raw = e.read(4000) if e.fp else b""
             text = printable(raw.decode("utf-8", "replace"))[:300]
-            raise PlatformError(f"HTTP {e.code} {printable(str(e.reason))[:60]}" + (f": {text}" if text else "")) \
+            raise LmsError(f"HTTP {e.code} {printable(str(e.reason))[:60]}" + (f": {text}" if text else "")) \
                 from None
         except (urllib.error.URLError, OSError) as e:
             why = e.reason if isinstance(e, urllib.error.URLError) else e
-            raise PlatformError(f"no answer from {printable(urllib.parse.urlsplit(url).netloc)} "
+            raise LmsError(f"no answer from {printable(urllib.parse.urlsplit(url).netloc)} "
                                 f"({printable(str(why))[:200]})") from None
         text = raw.decode("utf-8", "replace")
         try:
@@ -96,7 +88,7 @@ class PlatformClient:
         a = self._http("POST", p.auth_token_url, data=form,
                        headers={"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"})
         if not isinstance(a.body, dict) or not isinstance(a.body.get("access_token"), str):
-            raise PlatformError(f"the LMS's token endpoint gave no access_token ({printable(a.text)[:200]})")
+            raise LmsError(f"the LMS's token endpoint gave no access_token ({printable(a.text)[:200]})")
         expires = float(a.body.get("expires_in") or 3600)
         with self._lock:
             self._tokens[key] = (time.time() + expires, a.body["access_token"])
@@ -120,7 +112,7 @@ class PlatformClient:
         while url and pages < 200:
             a = self.call(p, [SCOPE_NRPS], "GET", url, accept=MEMBERS)
             if not isinstance(a.body, dict) or not isinstance(a.body.get("members"), list):
-                raise PlatformError(f"the LMS's roster answer has no members ({printable(a.text)[:200]})")
+                raise LmsError(f"the LMS's roster answer has no members ({printable(a.text)[:200]})")
             out += [m for m in a.body["members"] if isinstance(m, dict)]
             url = _next_link(a.headers.get("Link", "") or a.headers.get("link", ""))
             pages += 1
@@ -141,7 +133,7 @@ class PlatformClient:
         a = self.call(p, [SCOPE_LINEITEM], "POST", lineitems_url, content_type=LINEITEM, accept=LINEITEM,
                       body={"label": label, "scoreMaximum": maximum, "resourceId": assignment, "tag": "torchgrader"})
         if not isinstance(a.body, dict) or not isinstance(a.body.get("id"), str):
-            raise PlatformError(f"the LMS created the line item but named no id ({printable(a.text)[:200]})")
+            raise LmsError(f"the LMS created the line item but named no id ({printable(a.text)[:200]})")
         return str(a.body["id"])
 
     def post_score(self, p: Platform, lineitem_url: str, score: dict[str, Any]) -> str:

@@ -20,10 +20,11 @@ import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
 
+from autograder.errors import LmsError
 from autograder.printable import printable
 from autograder.service.lti.config import Platform
 from autograder.service.lti.keys import ToolKeys
-from autograder.service.lti.platform import SCOPE_LINEITEM, SCOPE_NRPS, SCOPE_SCORE, PlatformError
+from autograder.service.lti.platform import SCOPE_LINEITEM, SCOPE_NRPS, SCOPE_SCORE
 from autograder.service.lti.verify import CLAIM, DL
 from autograder.service.store import new_secret
 
@@ -63,27 +64,27 @@ def _json(url: str, timeout: float, body: Any = None, token: str = "") -> Any:
             return json.loads(r.read(1 << 20))
     except urllib.error.HTTPError as e:
         text = printable((e.read(2000) if e.fp else b"").decode("utf-8", "replace"))[:300]
-        raise PlatformError(f"{printable(url)[:200]} answered HTTP {e.code}: {text}") from None
+        raise LmsError(f"{printable(url)[:200]} answered HTTP {e.code}: {text}") from None
     except (urllib.error.URLError, OSError, ValueError) as e:
-        raise PlatformError(f"{printable(url)[:200]} could not be read ({printable(str(e))[:200]})") from None
+        raise LmsError(f"{printable(url)[:200]} could not be read ({printable(str(e))[:200]})") from None
 
 
 def register(openid_configuration: str, registration_token: str, urls: dict[str, str], taken: set[str],
              timeout: float) -> Platform:
-    """Run dynamic registration against the LMS; the platform to keep (raises ``PlatformError`` saying why)."""
+    """Run dynamic registration against the LMS; the platform to keep (raises ``LmsError`` saying why)."""
     conf = _json(openid_configuration, timeout)
     if not isinstance(conf, dict):
-        raise PlatformError("the LMS's openid_configuration is not a JSON object")
+        raise LmsError("the LMS's openid_configuration is not a JSON object")
     need = ["issuer", "authorization_endpoint", "token_endpoint", "jwks_uri", "registration_endpoint"]
     missing = [k for k in need if not isinstance(conf.get(k), str)]
     if missing:
-        raise PlatformError(f"the LMS's openid_configuration lacks {', '.join(missing)}")
+        raise LmsError(f"the LMS's openid_configuration lacks {', '.join(missing)}")
     issuer = conf["issuer"]
     if urlsplit(issuer).netloc != urlsplit(openid_configuration).netloc:
-        raise PlatformError(f"the configuration's issuer {printable(issuer)[:120]} is not the host it was read from")
+        raise LmsError(f"the configuration's issuer {printable(issuer)[:120]} is not the host it was read from")
     got = _json(conf["registration_endpoint"], timeout, tool_configuration(urls), registration_token)
     if not isinstance(got, dict) or not isinstance(got.get("client_id"), str):
-        raise PlatformError("the LMS's registration answer has no client_id")
+        raise LmsError("the LMS's registration answer has no client_id")
     deployment = (got.get(TOOL_CONFIG) or {}).get("deployment_id") if isinstance(got.get(TOOL_CONFIG), dict) else None
     base = re.sub(r"[^a-z0-9]+", "-", urlsplit(issuer).hostname or "lms").strip("-")[:24] or "lms"
     name, n = base, 1

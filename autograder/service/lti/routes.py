@@ -32,13 +32,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from autograder.errors import LaunchRefused, LmsError
 from autograder.errors import RequestRefused as Refused
 from autograder.printable import printable
-from autograder.service.lti.platform import PlatformError
 from autograder.service.lti.registration import canvas_configuration, deep_linking_response, register
 from autograder.service.lti.tables import digest
 from autograder.service.lti.tool import HOLD_SECONDS, Held, LtiTool
-from autograder.service.lti.verify import DL, LaunchRefused, role_of, verify_id_token
+from autograder.service.lti.verify import DL, role_of, verify_id_token
 from autograder.service.store import new_secret
 
 HERE = Path(__file__).resolve().parent
@@ -316,7 +316,7 @@ def routes(svc: Any, tool: LtiTool, cookie: str, csp: str) -> list[Route]:
             return p
         try:
             p = await run_in_threadpool(run)
-        except PlatformError as e:
+        except LmsError as e:
             return page(request, "lti_refused.html", status=502, title="Registration failed",
                         message=f"the LMS did not complete the registration: {e.answer}")
         lms_origins.extend(o for o in p.origins() if o not in lms_origins)

@@ -19,12 +19,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from autograder.errors import LmsError
 from autograder.printable import printable
 from autograder.service.config import ServiceConfig
 from autograder.service.lti.config import Platform
 from autograder.service.lti.keys import ToolKeys
 from autograder.service.lti.outbox import Outbox
-from autograder.service.lti.platform import PlatformClient, PlatformError
+from autograder.service.lti.platform import PlatformClient
 from autograder.service.lti.tables import Context, Login, LtiTables, digest
 from autograder.service.lti.verify import AGS, NRPS, Launch, PlatformKeys, role_of
 from autograder.service.store import ServiceStore
@@ -170,7 +171,7 @@ class LtiTool:
             return answer
         try:
             members = self.client.members(p, c.memberships_url)
-        except PlatformError as e:
+        except LmsError as e:
             self.tables.synced(issuer, context, f"failed: {e.answer}")
             return f"the roster could not be read: {e.answer}"
         staying, added = set(), 0

@@ -22,7 +22,7 @@ from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
-from autograder.errors import RequestRefused
+from autograder.errors import LaunchRefused
 from autograder.printable import printable
 from autograder.service.lti.config import Platform
 
@@ -35,13 +35,6 @@ LEEWAY = 60.0  # seconds of clock difference allowed between the LMS and this ma
 MAX_AGE = 600.0  # an id_token issued longer ago than this is refused (a launch takes seconds)
 REFETCH_SECONDS = 10.0  # an unknown kid fetches the JWKS again, at most this often per URL
 CACHE_SECONDS = 3600.0
-
-
-class LaunchRefused(RequestRefused):
-    """A launch refused before anything is stored (the page says why)."""
-
-    def __init__(self, message: str, status: int = 401) -> None:
-        super().__init__(status, message)
 
 
 def fetch_json(url: str, timeout: float) -> Any:
