@@ -19,7 +19,7 @@ DB_NAME = "service.sqlite"
 
 def open_service(cfg: ServiceConfig, data: Path) -> Any:
     """The web tier's state over the store in ``data`` (its assignments loaded: errors name the file)."""
-    from autograder.service.web import Service
+    from autograder.service.web.site import Service
 
     data = Path(data)
     store = ServiceStore(data / DB_NAME)
@@ -53,7 +53,7 @@ def prepare_people(svc: Any, roster: Path | None, links: Path | None, out: Any =
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from autograder.service.web import build_app
+    from autograder.service.web.app import build_app
 
     cfg = load_config(args.config)
     if args.host:

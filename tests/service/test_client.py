@@ -96,11 +96,11 @@ def test_submit_wait_says_a_shared_cause_once_and_an_old_client_still_reads_ever
     """The service's summary is rendered from the one view-model; ``message`` stays whole for older clients."""
     from autograder.report.view import view
     from autograder.service.client import summary
-    from autograder.service.web import _summary
+    from autograder.service.web.api import summary as service_summary
     from tests.report.test_view import STUB, fixture
 
     r = fixture()
-    feedback = json.loads(json.dumps(_summary(r)))
+    feedback = json.loads(json.dumps(service_summary(r)))
     shown = summary({"feedback": feedback, "score": r.total, "max_score": r.max_total})
     for c in view(r).all_causes:
         assert shown.count(c.text) == 1, c.text

@@ -15,7 +15,8 @@ from starlette.testclient import TestClient
 
 from autograder.service.command import open_service
 from autograder.service.config import Policy, ServiceConfig
-from autograder.service.web import CSP, build_app
+from autograder.service.web.app import build_app
+from autograder.service.web.site import CSP
 from tests.helpers import DEMO_COURSE, ROOT
 
 NOTEBOOK = (ROOT / "samples" / "alice.ipynb").read_bytes()
