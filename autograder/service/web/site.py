@@ -131,6 +131,9 @@ class Service:
 
     def need(self, request: Request, *, staff: bool = False) -> Caller:
         c = self.caller(request)
+        if c is None and not request.url.path.startswith("/api/"):
+            raise Refused(401, "you are not signed in: open your personal sign-in link (from your email, or from "
+                               "course staff); a link that expired or was revoked needs a new one from staff")
         if c is None:
             raise Refused(401, "not signed in: use your personal link, or send `Authorization: Bearer TOKEN` "
                                "(a token that expired or was revoked is refused too; ask staff for a new link)")

@@ -19,6 +19,8 @@ def routes(svc: Service) -> list[Route]:
         c = svc.caller(request)
         if c is None:
             return svc.page(request, "welcome.html", title="torchgrader")
+        if c.person.staff:
+            return RedirectResponse("/staff", status_code=303)  # staff have no assignments to submit to
         ctx = await run_in_threadpool(svc.home_context, c)
         return svc.page(request, "home.html", title="Your assignments", **ctx)
 
