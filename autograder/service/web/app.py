@@ -41,7 +41,10 @@ def public_routes(svc: Service) -> list[Route]:
             raise Refused(401, "this sign-in link is not valid (expired, revoked, or mistyped): ask course staff "
                                "for a new one")
         sid, _ = got
-        resp = svc.page(request, "signin.html", title="Signing in")
+        who = await run_in_threadpool(svc.store.session, sid)
+        staff = bool(who and who[0].staff)  # staff land on their dashboard, students on their assignments
+        resp = svc.page(request, "signin.html", title="Signing in", next="/staff" if staff else "/",
+                        where="the staff dashboard" if staff else "your assignments")
         resp.set_cookie(COOKIE, sid, max_age=int(svc.cfg.session_hours * 3600), httponly=True, samesite="strict",
                         secure=request.url.scheme == "https", path="/")
         return resp

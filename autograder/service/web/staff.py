@@ -5,6 +5,7 @@ caller."""
 from __future__ import annotations
 
 import datetime as dt
+import time
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -55,7 +56,9 @@ def routes(svc: Service) -> list[Route]:
             rows = _rows()
             queue = [(j, svc.store.submission(j.submission)) for j in svc.store.queue()]
             counts = {p.id: len(svc.store.submissions(p.id)) for p in svc.store.people("student")}
+            blocked = {p.id: why for p in svc.cfg.assignments if (why := svc.pool.blocked(p.id))}
             return {"rows": rows, "queue": queue, "slots": svc.pool.slots, "health": svc.pool.health(),
+                    "blocked": blocked, "recent": svc.store.recent_jobs(20), "now": time.time(),
                     "counts": counts, "people": svc.store.people(), "extensions": svc.store.extensions(),
                     "assignments": svc.cfg.assignments, "titles": _titles(),
                     "needs_ta": svc.store.needs_ta(), "lms": svc.lti.summary() if svc.lti is not None else None}

@@ -19,6 +19,8 @@ def routes(svc: Service) -> list[Route]:
         c = svc.caller(request)
         if c is None:
             return svc.page(request, "welcome.html", title="torchgrader")
+        if c.person.staff:
+            return RedirectResponse("/staff", status_code=303)  # staff have no assignments to submit to
         ctx = await run_in_threadpool(svc.home_context, c)
         return svc.page(request, "home.html", title="Your assignments", **ctx)
 
@@ -36,8 +38,9 @@ def routes(svc: Service) -> list[Route]:
         result = await run_in_threadpool(svc.result, v)
         body = feedback_body(result) if result else ""
         owner = await run_in_threadpool(svc.store.person, sub.person)
+        jobs = await run_in_threadpool(svc.store.jobs_of, sub.id) if c.person.staff else []
         return svc.page(request, "submission.html", title=f"Submission {sub.filename}", v=v, feedback=body,
-                        result=result, owner=owner, api=f"/api/submissions/{sub.id}")
+                        result=result, owner=owner, api=f"/api/submissions/{sub.id}", jobs=jobs)
 
     return [
         Route("/", home),
