@@ -286,6 +286,21 @@ def test_keys_registration_and_canvas_configuration(lms, live):
     assert "LTI 1.3: Canvas configuration URL" in live.tail() and "/lti/register/" in live.tail()
 
 
+def test_dynamic_registration_keeps_the_platform(lms, live):
+    key = (live.data / "lti" / "registration-key").read_text().strip()
+    conf = f"{lms.url}/.well-known/openid-configuration"
+    assert httpx.get(f"{live.url}/lti/register/wrong-key", params={"openid_configuration": conf}).status_code == 404
+    r = httpx.get(f"{live.url}/lti/register/{key}", params={"openid_configuration": conf,
+                                                             "registration_token": "reg-token"}, timeout=30)
+    assert r.status_code == 200 and "dynamic-client" in r.text, r.text[-600:]
+    (sent,) = lms.registrations
+    assert sent["initiate_login_uri"] == f"{live.url}/lti/login" and sent["jwks_uri"] == f"{live.url}/lti/jwks.json"
+    assert sent["redirect_uris"] == [f"{live.url}/lti/launch"]
+    with live.db() as db:
+        assert db.execute("SELECT client_id, deployment_ids FROM lti_platforms").fetchall() == [
+            ("dynamic-client", '["dynamic-deployment"]')]
+
+
 def test_scores_wait_while_the_lms_fails_or_hangs_and_survive_kill_9(lms, live):
     c, r = _launch(live, lms, "stu2", link=next(iter(lms.links)))
     assert r.status_code == 303, r.text
