@@ -191,6 +191,13 @@ def test_a_staff_launch_reaches_the_dashboard_and_syncs_the_roster(lms, live, br
     assert "sent" in browser.find_element(By.ID, "lti-scores").text  # each score's state, with the LMS's answer
     with live.db() as db:
         assert db.execute("SELECT COUNT(*) FROM people WHERE name = 'Stu Three'").fetchone()[0] == 1
+    # staff send an assignment's scores again: one new post per student, later than the last
+    posted = [s for s in lms.scores if s["userId"] == "s-1001"]
+    browser.find_element(By.CSS_SELECTOR, "form[action='/staff/lms/resend'] button").click()
+    _until(lambda: "queued to be sent to the LMS again" in _main(browser), 30, driver=browser)
+    again = _until(lambda: [s for s in lms.scores if s["userId"] == "s-1001"][len(posted):], 30)
+    assert len(again) == 1 and again[0]["timestamp"] > posted[-1]["timestamp"]
+    assert again[0]["scoreGiven"] == posted[-1]["scoreGiven"] and again[0]["gradingProgress"] == "FullyGraded"
 
 
 # ---------------------------------------------------------------------- over HTTP: refusals and the outbox
