@@ -95,3 +95,23 @@ def test_a_token_from_a_rotated_platform_key_is_fetched_again(tmp_path, monkeypa
     assert len(fetched) == 2
     with pytest.raises(LaunchRefused, match="signature"):  # the old key is gone from the platform's set
         verify_id_token(old.sign(claims), lambda i, a: p, keys, lambda i: "n1")
+
+
+def test_the_lti_config_in_the_docs_is_the_one_the_service_reads():
+    import re
+    import tomllib
+
+    from tests.helpers import ROOT
+
+    text = (ROOT / "docs" / "service.md").read_text()
+    (block,) = [b for b in re.findall(r"```toml\n(.*?)```", text, re.S) if "[[lti.platforms]]" in b]
+    cfg = parse_config(tomllib.loads(block))
+    assert [p.name for p in cfg.lti.platforms] == ["canvas"] and cfg.lti.retry_max_seconds == 300
+
+
+def test_the_lms_pages_origin_may_frame_the_launch():
+    cfg = parse_config({"lti": {"platforms": [PLATFORM | {"frame_origins": ["https://school.instructure.com/"]}]}})
+    (p,) = cfg.lti.platforms
+    assert p.origins() == ["https://canvas.instructure.com", "https://sso.canvaslms.com",
+                           "https://school.instructure.com"]
+    assert p.auth_origin == "https://sso.canvaslms.com"  # Canvas's storage frame answers from its login host
