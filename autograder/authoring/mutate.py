@@ -41,7 +41,7 @@ from autograder.assignment import (
 )
 from autograder.authoring.cases import SEP, compose
 from autograder.authoring.change import WHOLE_FILE
-from autograder.authoring.mutation import EQUIVALENT, OPEN, Mutant, generate, reference_digest, tool_version
+from autograder.authoring.mutation import EQUIVALENT, OPEN, Mutant, mutants_of, reference_digest, tool_version
 from autograder.authoring.validate import JOBS, Task, grade_tasks, suite_errors
 from autograder.defaults import Owner, add_option
 from autograder.errors import AssignmentError, Exit
@@ -111,7 +111,7 @@ def analyse(assignment: Assignment, exercises: list[str] | None = None, *, jobs:
         tasks: list[Task] = []
         made: dict[str, list[Mutant]] = {}
         for ex in chosen:
-            made[ex.id] = generate(ex.reference.read_text(encoding="utf-8"))[:limit]
+            made[ex.id] = mutants_of(ex)[:limit]
             folder = tmp / ex.id
             folder.mkdir()
             paths = [compose(assignment, {}, folder / f"reference{SEP}{ex.id}.py")]
@@ -234,7 +234,7 @@ def cmd_mutate(args: argparse.Namespace) -> int:
     if args.list:
         for ex in assignment.exercises:
             if ex.reference.is_file():
-                mutants = generate(ex.reference.read_text(encoding="utf-8"))
+                mutants = mutants_of(ex)
                 print(f"{ex.id}: {len(mutants)} mutants")
                 for m in mutants:
                     print(f"  {m.id} (line {m.line})")
