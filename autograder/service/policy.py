@@ -85,9 +85,14 @@ def refusal(policy: Policy, person: str, store: ServiceStore, now: float | None 
     return None
 
 
-def standings(policy: Policy, store: ServiceStore, person: str) -> list[Standing]:
-    """Every submission of ``person`` with its penalised score; the one that counts is marked."""
-    latest = store.latest_results(policy.id)
+def standings(policy: Policy, store: ServiceStore, person: str, *, hidden: bool = True) -> list[Standing]:
+    """Every submission of ``person`` with its penalised score; the one that counts is marked.
+
+    With ``hidden=False`` (a student before the deadline while the hidden tests' results are hidden) the
+    scores are the public tests' and no attempt is marked: which one counts is decided by the hidden
+    results, and neither a mark nor an order may depend on what the student is not shown yet.
+    """
+    latest = store.latest_results(policy.id, "hidden" if hidden else "public")
     out = []
     for s in store.submissions(person, policy.id):
         r = latest.get(s.id)
@@ -95,7 +100,7 @@ def standings(policy: Policy, store: ServiceStore, person: str) -> list[Standing
         score = None if r is None or r.status == "internal_error" else round(r.total * (1 - pct / 100), 6)
         out.append(Standing(s, r, pct, score))
     graded = [st for st in out if st.score is not None]
-    if graded:
+    if graded and hidden:
         best = graded[-1] if policy.counts == "last" else max(graded, key=lambda st: (st.score, st.submission.created))
         best.counts = True
     return out
