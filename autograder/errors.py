@@ -167,9 +167,15 @@ class Failure(StudentFacingError, AssertionError):
 class SubmitError(StudentFacingError):
     """Submitting to the course's service did not work (its subclass says how)."""
 
-    def __init__(self, message: str, retry_after: int | None = None) -> None:
+    def __init__(self, message: str, retry_after: int | None = None, status: int = 0) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        self.status = status  # the server's HTTP status (0: none came back)
+
+    @property
+    def busy(self) -> bool:
+        """The grader's queue is full for now (503 with Retry-After): trying again later helps."""
+        return self.status == 503 and bool(self.retry_after)
 
 
 class SubmitRefused(SubmitError):
