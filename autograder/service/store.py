@@ -608,4 +608,7 @@ class _Tx:
         return self.db
 
     def __exit__(self, exc_type: object, *rest: object) -> None:
-        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+        if not exc_type:
+            self.db.execute("COMMIT")
+        elif self.db.in_transaction:  # SQLite may have rolled back already (a full disk): the first error stands
+            self.db.execute("ROLLBACK")

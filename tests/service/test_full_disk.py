@@ -10,6 +10,7 @@ job is graded (its slot was started again) and `/healthz` is ready again.
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import time
 
@@ -78,6 +79,8 @@ def test_a_full_disk_during_grading_is_said_and_survived(tmp_path):
         code, got = server.api("/api/submissions", "ann", body, headers)
         assert code == 202, got
         server.wait_status(got["id"], "ann", ("running",), timeout=60)
+        with sqlite3.connect(server.data / "service.sqlite") as db:  # the WAL must grow to store the result
+            assert db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 0
         _fill(server.data)
         # while it is full: /healthz says so, an upload is refused with a reason, nothing is half-stored
         status = _until(lambda: (lambda s: s if s[0] == 503 and "full" in s[1]["detail"] else None)(_health(server)),
@@ -86,6 +89,11 @@ def test_a_full_disk_during_grading_is_said_and_survived(tmp_path):
         code, refused = server.api("/api/submissions", "ben", *multipart("b.py", SLOW + b"# ben\n" * 2000))
         assert code in (503, 507), (code, refused)
         assert "disk" in refused["error"] and "nothing was submitted" in refused["error"]
+        _until(lambda: "grading is paused until space is freed" in server.tail(), 60,
+               f"the slot said why it stopped:\n{server.tail()}")
+        with server.db() as db:
+            assert db.execute("SELECT state FROM jobs WHERE submission = ? AND suites = 'hidden'",
+                              (got["id"],)).fetchone()[0] in ("running", "queued")  # not done, not lost
         # space comes back: the job is graded after all, and the service is ready again
         (server.data / "filler").unlink()
         final = server.wait_status(got["id"], "ann", ("graded", "error"), timeout=120)
