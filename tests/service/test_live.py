@@ -82,7 +82,8 @@ def _sign_in(driver, live, who):
     driver.get(live.link(who))
     driver.find_element(By.ID, "signin").click()  # the link shows whose it is; its button signs in
     try:
-        _until(lambda: "token=" not in driver.current_url and driver.title.startswith("Your assignments"), 30)
+        landed = ("Your assignments", "Staff dashboard")  # staff land on their dashboard
+        _until(lambda: "token=" not in driver.current_url and driver.title.startswith(landed), 30)
     except AssertionError:
         raise AssertionError(f"not signed in: {driver.current_url} {driver.title}: {driver.page_source[:600]}") \
             from None

@@ -54,8 +54,12 @@ def public_routes(svc: Service) -> list[Route]:
             page.set_cookie(SIGNIN_COOKIE, nonce, max_age=SIGNIN_SECONDS, httponly=True, samesite="strict",
                             secure=secure, path="/signin")
             return page
-        origin = request.headers.get("origin")
-        if origin is not None and origin not in (svc.cfg.url(), f"{request.url.scheme}://{request.url.netloc}"):
+        # A browser says where a form came from: Sec-Fetch-Site, and Origin (``null`` under our no-referrer
+        # policy). The one-time value below is what no other site can send; these refuse early what says so.
+        origin = request.headers.get("origin", "null")
+        fetch_site = request.headers.get("sec-fetch-site", "same-origin")
+        ours = (svc.cfg.url(), f"{request.url.scheme}://{request.url.netloc}", "null")
+        if origin not in ours or fetch_site not in ("same-origin", "none"):
             raise Refused(403, "this sign-in came from another site: open your own sign-in link and press its "
                                "button")
         form = await request.form(max_files=0, max_fields=4)
