@@ -13,6 +13,7 @@ from autograder.printable import printable
 from autograder.service.blobs import Blobs
 from autograder.service.config import ServiceConfig, load_config
 from autograder.service.grading import GradingPool
+from autograder.service.lti.tool import LtiTool
 from autograder.service.roster import DEMO_ROSTER, issue_links, load_roster, read_roster, write_links
 from autograder.service.serving import ConnectionLimits, quiet_logging, raise_file_limit, uvicorn_settings
 from autograder.service.store import ServiceStore, StoreProblem
@@ -30,7 +31,13 @@ def open_service(cfg: ServiceConfig, data: Path) -> Any:
     report_store_problems(store.reconcile(blobs.root), store)
     pool = GradingPool(cfg, store, blobs, data / "logs")
     pool.load()
-    return Service(cfg, store, blobs, pool)
+    svc = Service(cfg, store, blobs, pool)
+
+    def maxima(aid: str) -> tuple[str, float]:  # an assignment's title and maximum score, for the LMS's gradebook
+        a = pool.assignments.get(aid)
+        return (a.title, float(a.max_total)) if a is not None else (aid, 0.0)
+    svc.lti = LtiTool(cfg, store, data / "lti", maxima)
+    return svc
 
 
 def report_store_problems(new: list[StoreProblem], store: ServiceStore, out: Any = sys.stdout) -> None:
@@ -109,7 +116,17 @@ def serve(cfg: ServiceConfig, data: Path, roster: Path | None = None, links: Pat
     prepare_people(svc, roster, links, staff_link=staff_link)
     print(f"torchgrader serve: {', '.join(p.id for p in cfg.assignments)} on {cfg.url()} "
           f"({cfg.workers} warm {cfg.backend} worker(s) per assignment; data in {data})", flush=True)
+    print_lti(svc.lti)
     uvicorn.Server(uvicorn_config(cfg, build_app(svc, grade=grade))).run()
+
+
+def print_lti(lti: LtiTool, out: Any = sys.stdout) -> None:
+    """The addresses an LMS admin registers the tool with (docs/service.md walks through each LMS)."""
+    u = lti.urls()
+    print(f"LTI 1.3: login {u['login']}  launch/redirect {u['launch']}  keys {u['jwks']}\n"
+          f"LTI 1.3: Canvas configuration URL {u['canvas']}\n"
+          f"LTI 1.3: dynamic registration URL (Moodle, Brightspace; keep it private) {u['register']}\n"
+          f"LTI 1.3: {len(lti.platforms())} platform(s) registered", file=out, flush=True)
 
 
 def uvicorn_config(cfg: ServiceConfig, app: Any) -> Any:

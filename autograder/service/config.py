@@ -64,6 +64,7 @@ from autograder.errors import ConfigError
 from autograder.grade import default_jobs
 from autograder.options import Budget
 from autograder.sandbox.isolation import Limits
+from autograder.service.lti.config import LtiConfig, parse_lti
 
 DEFAULT_ASSIGNMENT = "pytorch-fundamentals"
 _DEVICE = re.compile(r"cpu|cuda:[0-9]{1,2}")
@@ -122,6 +123,7 @@ class ServiceConfig:
     body_seconds: float = 60.0  # a request's body must arrive within this
     parses_at_once: int = 2  # uploaded notebooks parsed at the same time (each may take ~100 MB while parsed)
     session_hours: float = 12.0
+    lti: LtiConfig = field(default_factory=LtiConfig)  # the [lti] section: platforms and settings (lti/config.py)
 
     def url(self) -> str:
         return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
@@ -195,10 +197,12 @@ def _policy(raw: Any, where: str) -> Policy:
 
 def parse_config(data: dict[str, Any], where: str = "the service config") -> ServiceConfig:
     cfg = ServiceConfig()
-    unknown = set(data) - {*_SECTIONS, "assignments"}
+    unknown = set(data) - {*_SECTIONS, "assignments", "lti"}
     if unknown:
         raise ConfigError(f"{where}: unknown section(s) {', '.join(sorted(unknown))} "
-                          f"(known: {', '.join([*_SECTIONS, 'assignments'])})")
+                          f"(known: {', '.join([*_SECTIONS, 'assignments', 'lti'])})")
+    if "lti" in data:
+        cfg.lti = parse_lti(data["lti"], where)
     defaults = ServiceConfig()
     for section, keys in _SECTIONS.items():
         raw = data.get(section, {})

@@ -5,7 +5,8 @@ pages, JSON, redirects, ``/static`` files, and the answers no route writes
 (Starlette's 404s and 405s, its 400 for a form with too many fields, a 500).
 Set per route, 6 of 19 kinds of response went out with no CSP and no
 ``nosniff``. A route may set a stricter or a looser CSP of its own (the class
-report's hashed script); every other header is this module's.
+report's hashed script; an LTI page framed by the LMS, whose ``frame-ancestors`` then
+replaces ``X-Frame-Options``); every other header is this module's.
 
 ``BodyDeadline`` gives a request's body ``seconds`` to arrive in full: a
 client that trickles an upload a byte at a time is answered 408 instead of
@@ -52,10 +53,12 @@ class SecurityHeaders:
             if message["type"] == "http.response.start":
                 given = [(k, v) for k, v in message.get("headers", []) if k.lower() not in HEADERS
                          and (static or k.lower() != b"cache-control")]
-                names = {k.lower() for k, _ in given}
+                own = next((v for k, v in given if k.lower() == b"content-security-policy"), None)
                 out = given + list(HEADERS.items())
-                if b"content-security-policy" not in names:
+                if own is None:
                     out.append((b"content-security-policy", self.csp))
+                elif b"frame-ancestors 'none'" not in own:  # a page the LMS may frame (service/lti/): its CSP says who
+                    out = [(k, v) for k, v in out if k != b"x-frame-options"]
                 if not static:
                     out.append((b"cache-control", b"no-store"))
                 message = {**message, "headers": out}

@@ -110,6 +110,7 @@ class Service:
 
     def __init__(self, cfg: ServiceConfig, store: ServiceStore, blobs: Blobs, pool: GradingPool) -> None:
         self.cfg, self.store, self.blobs, self.pool = cfg, store, blobs, pool
+        self.lti: Any = None  # service.lti.tool.LtiTool, set by command.open_service
         self.per_address = RateLimiter(cfg.requests_per_minute)
         self.per_student = RateLimiter(cfg.submissions_per_minute)
         self.notebooks = NotebookReader(cfg.parses_at_once, NotebookBounds(max_text_bytes=cfg.upload_kb * 1024))
