@@ -227,7 +227,7 @@ def test_parallel_validate_grades_on_the_batch_workers_and_reports_the_same(monk
     assert public == ["reference.py", "stub.py"] and all(o and o["public"] for _, o in seen[:2])
     assert "reference" not in hidden and "stub" in hidden
     assert {h.split("--")[0] for h in hidden} == {"stub", "alternative", "mutant", "repeat1", "repeat2", "nan",
-                                                  "perturbed"}, hidden  # issue 22: the NaN twin of a mutant
+                                                  "perturbed", "identity"}, hidden  # issue 22: the NaN twin of a mutant
     assert len(hidden) + len(public) == len(seen)  # every job names its suites
 
 
