@@ -13,6 +13,7 @@ from autograder.printable import printable
 from autograder.service.blobs import Blobs
 from autograder.service.config import ServiceConfig, load_config
 from autograder.service.grading import GradingPool
+from autograder.service.lti.tool import LtiTool
 from autograder.service.roster import DEMO_ROSTER, issue_links, load_roster, read_roster, write_links
 from autograder.service.store import ServiceStore
 
@@ -28,7 +29,13 @@ def open_service(cfg: ServiceConfig, data: Path) -> Any:
     blobs = Blobs(data / "submissions")
     pool = GradingPool(cfg, store, blobs, data / "logs")
     pool.load()
-    return Service(cfg, store, blobs, pool)
+    svc = Service(cfg, store, blobs, pool)
+
+    def maxima(aid: str) -> tuple[str, float]:  # an assignment's title and maximum score, for the LMS's gradebook
+        a = pool.assignments.get(aid)
+        return (a.title, float(a.max_total)) if a is not None else (aid, 0.0)
+    svc.lti = LtiTool(cfg, store, data / "lti", maxima)
+    return svc
 
 
 def prepare_people(svc: Any, roster: Path | None, links: Path | None, out: Any = sys.stdout,
@@ -87,8 +94,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
     prepare_people(svc, args.roster, args.links, staff_link=args.staff_link)
     print(f"torchgrader serve: {', '.join(p.id for p in cfg.assignments)} on {cfg.url()} "
           f"({cfg.workers} warm {cfg.backend} worker(s) per assignment; data in {args.data})", flush=True)
+    print_lti(svc.lti)
     uvicorn.Server(uvicorn_config(cfg, build_app(svc))).run()
     return 0
+
+
+def print_lti(lti: LtiTool, out: Any = sys.stdout) -> None:
+    """The addresses an LMS admin registers the tool with (docs/service.md walks through each LMS)."""
+    u = lti.urls()
+    print(f"LTI 1.3: login {u['login']}  launch/redirect {u['launch']}  keys {u['jwks']}\n"
+          f"LTI 1.3: Canvas configuration URL {u['canvas']}\n"
+          f"LTI 1.3: dynamic registration URL (Moodle, Brightspace; keep it private) {u['register']}\n"
+          f"LTI 1.3: {len(lti.platforms())} platform(s) registered", file=out, flush=True)
 
 
 def uvicorn_config(cfg: ServiceConfig, app: Any) -> Any:

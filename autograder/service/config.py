@@ -60,6 +60,7 @@ from autograder.errors import ConfigError
 from autograder.grade import default_jobs
 from autograder.options import Budget
 from autograder.sandbox.isolation import Limits
+from autograder.service.lti.config import LtiConfig, parse_lti
 
 DEFAULT_ASSIGNMENT = "pytorch-fundamentals"
 _DEVICE = re.compile(r"cpu|cuda:[0-9]{1,2}")
@@ -114,6 +115,7 @@ class ServiceConfig:
     requests_per_minute: int = 600
     link_days: float = 180.0  # how long a sign-in link's token is valid
     session_hours: float = 12.0
+    lti: LtiConfig = field(default_factory=LtiConfig)  # the [lti] section: platforms and settings (lti/config.py)
 
     def url(self) -> str:
         return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
@@ -186,10 +188,12 @@ def _policy(raw: Any, where: str) -> Policy:
 
 def parse_config(data: dict[str, Any], where: str = "the service config") -> ServiceConfig:
     cfg = ServiceConfig()
-    unknown = set(data) - {*_SECTIONS, "assignments"}
+    unknown = set(data) - {*_SECTIONS, "assignments", "lti"}
     if unknown:
         raise ConfigError(f"{where}: unknown section(s) {', '.join(sorted(unknown))} "
-                          f"(known: {', '.join([*_SECTIONS, 'assignments'])})")
+                          f"(known: {', '.join([*_SECTIONS, 'assignments', 'lti'])})")
+    if "lti" in data:
+        cfg.lti = parse_lti(data["lti"], where)
     defaults = ServiceConfig()
     for section, keys in _SECTIONS.items():
         raw = data.get(section, {})

@@ -310,6 +310,11 @@ class ServiceStore:
         pending = self._pending(self.db, assignment)
         return [j for j in pending if j.state == "running"] + _fair_order(pending)
 
+    def recent_jobs(self, n: int) -> list[JobRow]:
+        """The ``n`` jobs finished last (for staff: when each was queued, started and finished, and by whom)."""
+        return [JobRow(*r) for r in self.db.execute(
+            f"SELECT {_JOB} FROM jobs WHERE state = 'done' ORDER BY finished DESC LIMIT ?", (n,))]
+
     def order(self, assignment: str) -> list[JobRow]:
         """The queued jobs of ``assignment`` in the order the workers will take them (:func:`_fair_order`)."""
         return _fair_order(self._pending(self.db, assignment))

@@ -1,9 +1,10 @@
 """The one Starlette app: the public routes (health, sign-in and out, the stylesheet), then each audience's
-routes (``student``, ``api``, ``staff``), every one behind ``site.guarded`` (the per-address limit, refusals
-in the caller's words, the security headers), the static files, and a 404 page for the rest.
+routes (``student``, ``api``, ``staff``, and the LMS's: ``service/lti/routes.py``), every one behind
+``site.guarded`` (the per-address limit, refusals in the caller's words, the security headers), the static files,
+and a 404 page for the rest.
 
 The audiences share one ``site.Service``: its sessions (``caller``), its view of a submission (``view``) and
-its renderer (``page``); the grading pool starts and stops with the app's lifespan.
+its renderer (``page``); the grading pool (and the LTI score outbox) starts and stops with the app's lifespan.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from starlette.staticfiles import StaticFiles
 
 from autograder.errors import RequestRefused as Refused
 from autograder.report.html import CSS
+from autograder.service.lti.routes import routes as lti_routes
 from autograder.service.web import api, staff, student
-from autograder.service.web.site import COOKIE, HERE, SERVICE_CSS, Service, guarded
+from autograder.service.web.site import COOKIE, CSP, HERE, SERVICE_CSS, Service, guarded
 
 
 def public_routes(svc: Service) -> list[Route]:
@@ -75,9 +77,13 @@ def build_app(svc: Service, *, grade: bool = True) -> Starlette:
     async def not_found(request: Request) -> Response:
         raise Refused(404, "no such page")
 
+    lti = svc.lti  # the LMS's launches, deep linking, registration and the staff's LMS page (service/lti/)
+    audiences = [public_routes, student.routes, api.routes, staff.routes]
+    if lti is not None:
+        audiences.append(lambda svc: lti_routes(svc, lti, COOKIE, CSP))
     routes: list[BaseRoute] = [
         Route(r.path, guarded(svc, r.endpoint), methods=r.methods)
-        for module in (public_routes, student.routes, api.routes, staff.routes)
+        for module in audiences
         for r in module(svc)
     ]
     routes += [
@@ -89,10 +95,14 @@ def build_app(svc: Service, *, grade: bool = True) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if grade:
             svc.pool.start()
+            if lti is not None:
+                lti.start()
         try:
             yield
         finally:
             if grade:
+                if lti is not None:
+                    await run_in_threadpool(lti.stop)
                 await run_in_threadpool(svc.pool.stop)
 
     return Starlette(routes=routes, lifespan=lifespan)

@@ -100,10 +100,14 @@ class View:
     suites: str  # whose results these are: hidden | public
     needs_ta: bool
     hidden_note: str  # why the hidden tests' results are not shown yet ("" when they are)
+    wait_s: int = 0  # while queued: about how long until it is graded, at the recent pace (0: not queued)
+    waiting_for: str = ""  # while queued with no worker to take it: what it waits for (a GPU worker)
+    note: str = ""  # how it was graded where that differs from what was asked (a CPU fallback)
 
     def api(self, url: str) -> dict[str, Any]:
         return {"id": self.submission.id, "status": self.status, "score": self.score, "max_score": self.max_score,
-                "position": self.position, "url": url, "suites": self.suites}
+                "position": self.position, "url": url, "suites": self.suites, "wait_s": self.wait_s,
+                "waiting_for": self.waiting_for, "note": self.note}
 
 
 class Service:
@@ -111,12 +115,14 @@ class Service:
 
     def __init__(self, cfg: ServiceConfig, store: ServiceStore, blobs: Blobs, pool: GradingPool) -> None:
         self.cfg, self.store, self.blobs, self.pool = cfg, store, blobs, pool
+        self.lti: Any = None  # service.lti.tool.LtiTool, set by command.open_service
         self.per_address = RateLimiter(cfg.requests_per_minute)
         self.per_student = RateLimiter(cfg.submissions_per_minute)
         self.env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
                                       undefined=jinja2.StrictUndefined)
         self.env.filters["when"] = self.when
         self.env.filters["score"] = score_text
+        self.env.filters["duration"] = duration
         self.ledger = Ledger(store)
         self._similar: dict[str, tuple[frozenset[tuple[str, str]], frozenset[str]]] = {}
 
@@ -202,6 +208,11 @@ class Service:
         refused = policy.refusal(p, c.person.id, self.store)
         if refused:
             raise Refused(refused.status, refused.message, refused.retry_after)
+        mine = self.store.waiting_of(c.person.id)
+        if mine >= self.cfg.student_queue_limit:  # nobody fills the shared queue for everyone else
+            wait = max(5, int(self.pool.seconds_per_job()))
+            raise Refused(429, f"you have {mine} submission(s) waiting to be graded, the most one student may have "
+                               f"at once: upload again once one has its feedback (nothing was submitted)", wait)
         waiting = self.store.waiting()
         if waiting >= self.cfg.queue_limit:
             wait = self.pool.retry_after(waiting)
@@ -240,8 +251,13 @@ class Service:
             status = job.state if job else "queued"
         else:
             status = "error" if r is not None and r[2] == "internal_error" else "graded"
-        return View(sub, status, self.store.position(job) if job else 0, r[0] if r else None, r[3] if r else None,
-                    r[4] if r else None, suites, bool(r and r[5]), note)
+        position = self.store.position(job) if job else 0
+        queued = status == "queued"
+        wait = round(self.pool.estimated_wait(sub.assignment, position)) if queued else 0
+        waiting_for = "a grading worker with a GPU (staff are shown why)" \
+            if queued and self.pool.blocked(sub.assignment) else ""
+        return View(sub, status, position, r[0] if r else None, r[3] if r else None, r[4] if r else None, suites,
+                    bool(r and r[5]), note, wait, waiting_for, job.note if job else "")
 
     def result(self, v: View) -> SubmissionResult | None:
         return SubmissionResult.from_dict(self.store.result_dict(v.result_id)) if v.result_id is not None else None
@@ -336,6 +352,11 @@ class Service:
                         "history": [(st, self.view(st.submission, c.person))
                                     for st in reversed(policy.standings(p, self.store, c.person.id))]})
         return {"assignments": out}
+
+
+def duration(seconds: float) -> str:
+    """A wait as people say it: "40 s", "12 min"."""
+    return f"{round(seconds)} s" if seconds < 90 else f"{round(seconds / 60)} min"
 
 
 def security_headers(resp: Response, request: Request) -> Response:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import time
 import urllib.parse
 from dataclasses import replace
 from typing import Any
@@ -59,10 +60,12 @@ def routes(svc: Service) -> list[Route]:
             rows = _rows()
             queue = [(j, svc.store.submission(j.submission)) for j in svc.store.queue()]
             counts = {p.id: len(svc.store.submissions(p.id)) for p in svc.store.people("student")}
+            blocked = {p.id: why for p in svc.cfg.assignments if (why := svc.pool.blocked(p.id))}
             return {"rows": rows, "queue": queue, "slots": svc.pool.slots, "health": svc.pool.health(),
+                    "blocked": blocked, "recent": svc.store.recent_jobs(20), "now": time.time(),
                     "counts": counts, "people": svc.store.people(), "extensions": svc.store.extensions(),
                     "assignments": svc.cfg.assignments, "titles": _titles(),
-                    "needs_ta": svc.store.needs_ta()}
+                    "needs_ta": svc.store.needs_ta(), "lms": svc.lti.summary() if svc.lti is not None else None}
         return svc.page(request, "staff.html", title="Staff dashboard", **await run_in_threadpool(ctx),
                         new_link=None)
 
