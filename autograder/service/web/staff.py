@@ -92,7 +92,10 @@ def routes(svc: Service) -> list[Route]:
         from autograder.report.classreport import SCRIPT_CSP, class_report_html
 
         def html() -> str:
-            return class_report_html(**svc.class_report(aid, _rows()))
+            page = class_report_html(**svc.class_report(aid, _rows()))
+            # inside the site: the way back to the dashboard and the list, as on every staff page
+            return page.replace("<body>\n", "<body>\n<nav aria-label=\"main\"><a href=\"/staff\">Staff dashboard"
+                                "</a> · <a href=\"/staff/submissions\">Submissions</a></nav>\n", 1)
         # the report is one self-contained file with its own inline <style> and its one (hashed) sorting script
         csp = CSP.replace("style-src 'self'", "style-src 'unsafe-inline'").replace(
             "script-src 'self'", f"script-src 'self' {SCRIPT_CSP}")
