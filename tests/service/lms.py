@@ -80,6 +80,7 @@ class Lms:
     tamper: dict[str, t.Any] = field(default_factory=dict)  # aud, deployment, expired, foreign_key, target
     ags: str = "ok"  # ok | fail (500) | hang
     links: dict[str, dict[str, t.Any]] = field(default_factory=dict)  # resource links made by deep linking
+    registrations: list[dict[str, t.Any]] = field(default_factory=list)  # tools registered dynamically
 
     def __post_init__(self) -> None:
         self.url = f"http://{HOST}:{self.port}"
@@ -311,7 +312,24 @@ class Lms:
             return HTMLResponse(f"<!DOCTYPE html><html><head><title>Link added</title></head><body>"
                                 f"<p id='added'>{len(items)} link(s) added</p></body></html>")
 
+        async def openid_configuration(request: Request) -> Response:
+            """LTI Dynamic Registration: what the LMS says of itself (the tool reads it first)."""
+            return JSONResponse({"issuer": lms.url, "authorization_endpoint": f"{lms.url}/auth",
+                                 "token_endpoint": f"{lms.url}/token", "jwks_uri": f"{lms.url}/jwks",
+                                 "registration_endpoint": f"{lms.url}/register"})
+
+        async def register(request: Request) -> Response:
+            if request.headers.get("authorization") != "Bearer reg-token":
+                return JSONResponse({"error": "invalid_token"}, status_code=401)
+            body = await request.json()
+            lms.registrations.append(body)
+            tool_conf = "https://purl.imsglobal.org/spec/lti-tool-configuration"
+            return JSONResponse({**body, "client_id": "dynamic-client",
+                                 tool_conf: {**body[tool_conf], "deployment_id": "dynamic-deployment"}})
+
         return Starlette(routes=[
+            Route("/.well-known/openid-configuration", openid_configuration),
+            Route("/register", register, methods=["POST"]),
             Route("/course", course), Route("/start", start), Route("/auth", auth, methods=["GET", "POST"]),
             Route("/token", token, methods=["POST"]), Route("/jwks", jwks),
             Route("/lineitems", lineitems, methods=["GET", "POST"]),

@@ -191,13 +191,26 @@ def test_a_staff_launch_reaches_the_dashboard_and_syncs_the_roster(lms, live, br
     assert "sent" in browser.find_element(By.ID, "lti-scores").text  # each score's state, with the LMS's answer
     with live.db() as db:
         assert db.execute("SELECT COUNT(*) FROM people WHERE name = 'Stu Three'").fetchone()[0] == 1
+    # staff send an assignment's scores again: one new post per student, later than the last
+    posted = [s for s in lms.scores if s["userId"] == "s-1001"]
+    browser.find_element(By.CSS_SELECTOR, "form[action='/staff/lms/resend'] button").click()
+    _until(lambda: "queued to be sent to the LMS again" in _main(browser), 30, driver=browser)
+    again = _until(lambda: [s for s in lms.scores if s["userId"] == "s-1001"][len(posted):], 30)
+    assert len(again) == 1 and again[0]["timestamp"] > posted[-1]["timestamp"]
+    assert again[0]["scoreGiven"] == posted[-1]["scoreGiven"] and again[0]["gradingProgress"] == "FullyGraded"
 
 
 # ---------------------------------------------------------------------- over HTTP: refusals and the outbox
+def _no_cross_site_cookie(response):
+    """The tool never sets a cookie a cross-site request would carry (SameSite=None)."""
+    for cookie in response.headers.get_list("set-cookie"):
+        assert re.search(r"samesite=(lax|strict)", cookie, re.I), cookie
+
+
 def _launch(live, lms, user, client=None, *, kind="resource", link="link-1", finish=True, post=True):
     """A launch as a browser makes it, over HTTP: the LMS's login initiation, the tool's login (its binder cookie),
     the LMS's auth answer, the launch POST, then the finish POST from the tool's own page."""
-    c = client or httpx.Client(timeout=30)
+    c = client or httpx.Client(timeout=30, event_hooks={"response": [_no_cross_site_cookie]})
     r = c.get(f"{lms.url}/start", params={"user": user, "kind": kind, "link": link})
     r = c.get(r.headers["location"])
     if r.status_code != 302:
@@ -284,6 +297,21 @@ def test_keys_registration_and_canvas_configuration(lms, live):
     conf = httpx.get(f"{live.url}/lti/canvas.json").json()
     assert conf["oidc_initiation_url"] == f"{live.url}/lti/login" and conf["public_jwk_url"].endswith("/jwks.json")
     assert "LTI 1.3: Canvas configuration URL" in live.tail() and "/lti/register/" in live.tail()
+
+
+def test_dynamic_registration_keeps_the_platform(lms, live):
+    key = (live.data / "lti" / "registration-key").read_text().strip()
+    conf = f"{lms.url}/.well-known/openid-configuration"
+    assert httpx.get(f"{live.url}/lti/register/wrong-key", params={"openid_configuration": conf}).status_code == 404
+    r = httpx.get(f"{live.url}/lti/register/{key}", params={"openid_configuration": conf,
+                                                             "registration_token": "reg-token"}, timeout=30)
+    assert r.status_code == 200 and "dynamic-client" in r.text, r.text[-600:]
+    (sent,) = lms.registrations
+    assert sent["initiate_login_uri"] == f"{live.url}/lti/login" and sent["jwks_uri"] == f"{live.url}/lti/jwks.json"
+    assert sent["redirect_uris"] == [f"{live.url}/lti/launch"]
+    with live.db() as db:
+        assert db.execute("SELECT client_id, deployment_ids FROM lti_platforms").fetchall() == [
+            ("dynamic-client", '["dynamic-deployment"]')]
 
 
 def test_scores_wait_while_the_lms_fails_or_hangs_and_survive_kill_9(lms, live):
