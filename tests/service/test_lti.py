@@ -201,10 +201,16 @@ def test_a_staff_launch_reaches_the_dashboard_and_syncs_the_roster(lms, live, br
 
 
 # ---------------------------------------------------------------------- over HTTP: refusals and the outbox
+def _no_cross_site_cookie(response):
+    """The tool never sets a cookie a cross-site request would carry (SameSite=None)."""
+    for cookie in response.headers.get_list("set-cookie"):
+        assert re.search(r"samesite=(lax|strict)", cookie, re.I), cookie
+
+
 def _launch(live, lms, user, client=None, *, kind="resource", link="link-1", finish=True, post=True):
     """A launch as a browser makes it, over HTTP: the LMS's login initiation, the tool's login (its binder cookie),
     the LMS's auth answer, the launch POST, then the finish POST from the tool's own page."""
-    c = client or httpx.Client(timeout=30)
+    c = client or httpx.Client(timeout=30, event_hooks={"response": [_no_cross_site_cookie]})
     r = c.get(f"{lms.url}/start", params={"user": user, "kind": kind, "link": link})
     r = c.get(r.headers["location"])
     if r.status_code != 302:
