@@ -38,9 +38,10 @@ def routes(svc: Service) -> list[Route]:
         result = await run_in_threadpool(svc.result, v)
         body = feedback_body(result) if result else ""
         owner = await run_in_threadpool(svc.store.person, sub.person)
+        history = await run_in_threadpool(svc.history, sub, c.person)
         jobs = await run_in_threadpool(svc.store.jobs_of, sub.id) if c.person.staff else []
         return svc.page(request, "submission.html", title=f"Submission {sub.filename}", v=v, feedback=body,
-                        result=result, owner=owner, api=f"/api/submissions/{sub.id}", jobs=jobs)
+                        result=result, owner=owner, api=f"/api/submissions/{sub.id}", history=history, jobs=jobs)
 
     return [
         Route("/", home),
