@@ -110,3 +110,26 @@ def test_a_mistake_is_told_what_came_back_and_only_the_cause_its_values_prove(gr
     for t in failing:
         assert t.misconception in ("", proven), (t.name, t.misconception, t.message)
         assert not any(w in t.message for w in wrong_causes), (t.name, t.message)
+
+
+# effective_batch forgets the world size only where accum_steps is 1: the first failing answer fits
+# "ignores_world", the answers as a whole fit no mistake's formula
+WORLD_SOMETIMES = '''
+def effective_batch(per_rank_batch, world_size, accum_steps=1):
+    if accum_steps == 1:
+        return per_rank_batch * accum_steps
+    return per_rank_batch * world_size * accum_steps
+'''
+
+
+def test_one_number_that_fits_a_mistake_proves_no_cause(server, tmp_path):
+    assignment = load_assignment("distributed-training", ROOT)
+    ref = ROOT / "solutions" / "distributed-training" / "lr_scaling" / "reference.py"
+    path = build_submission(tmp_path / "world_sometimes.py", ref, WORLD_SOMETIMES)
+    (result,) = grade(assignment, [path], options=GradeOptions(exercises=["lr_scaling"]), server=server)
+    failing = [t for t in result.exercise("lr_scaling").tests if t.status != "passed"]
+    assert failing, "world_sometimes must be caught"
+    for t in failing:
+        assert t.misconception == "", (t.name, t.misconception, t.message)
+        assert "world size is missing" not in t.message, (t.name, t.message)
+
