@@ -301,6 +301,10 @@ class ServiceStore:
              + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY created, rowid")
         return [Submission(*r) for r in self.db.execute(q, args)]
 
+    def submission_counts(self) -> dict[str, int]:
+        """How many submissions each person has made (one query: the dashboard lists the whole class)."""
+        return dict(self.db.execute("SELECT person, COUNT(*) FROM submissions GROUP BY person").fetchall())
+
     def jobs_of(self, sid: str) -> list[JobRow]:
         return [JobRow(*r) for r in self.db.execute(f"SELECT {_JOB} FROM jobs WHERE submission = ? ORDER BY id",
                                                     (sid,))]
