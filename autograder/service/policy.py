@@ -85,9 +85,12 @@ def refusal(policy: Policy, person: str, store: ServiceStore, now: float | None 
     return None
 
 
-def standings(policy: Policy, store: ServiceStore, person: str) -> list[Standing]:
-    """Every submission of ``person`` with its penalised score; the one that counts is marked."""
-    latest = store.latest_results(policy.id)
+def standings(policy: Policy, store: ServiceStore, person: str,
+              latest: dict[str, ResultRow] | None = None) -> list[Standing]:
+    """Every submission of ``person`` with its penalised score; the one that counts is marked. ``latest``: the
+    class's newest results (``ServiceStore.latest_results``), read once by a caller that lists the class."""
+    if latest is None:
+        latest = store.latest_results(policy.id, person=person)
     out = []
     for s in store.submissions(person, policy.id):
         r = latest.get(s.id)
