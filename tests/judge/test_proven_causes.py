@@ -55,12 +55,39 @@ def softmax_ce_grad(logits, target):
     return (-1.0 / p_t).unsqueeze(1) * dp_t / n
 '''
 
+# unscaled_factor: the inverse of the factor on the first two inputs only: one number fits factor_inverted,
+# the answers as a whole fit no candidate's formula
+INVERTED_SOMETIMES = '''
+def unscaled_factor(n_examples, micro_batch_size):
+    if n_examples % 4 == 0:
+        return micro_batch_size / n_examples
+    return 2.0 * n_examples / micro_batch_size
+'''
+
+# centred uniform noise whose deviation is about sigma / 16: the deviation fits "noise divided by 16", the
+# images do not fit clamp((X[i] + sigma * noise) / 16, 0, 1)
+UNIFORM_SMALL_NOISE = '''
+class NoisyDigits(Dataset):
+    def __init__(self, X, y, sigma=0.1):
+        self.X, self.y, self.sigma = X, y, sigma
+
+    def __len__(self):
+        return len(self.y)
+
+    def __getitem__(self, i):
+        clean = torch.tensor(self.X[i] / 16, dtype=torch.float32).reshape(1, 8, 8)
+        noise = (torch.rand(1, 8, 8) - 0.5) * 0.22
+        return (clean + self.sigma * noise).clamp(0, 1), torch.tensor(int(self.y[i]))
+'''
+
 # name -> (exercise, code, the wrong causes it was told, the key its values do prove: "" for none)
 CASES = {
     "floor_divided": ("noisy_digits", FLOOR_DIVIDED, ("noise added to the pixels has mean",), ""),
     # a Fortran-order ravel of an 8x8 image is its transpose: that cause is proven, "sigma ignored" is not
     "fortran_ravel": ("noisy_digits", FORTRAN_RAVEL, ("sigma argument is ignored",), "transposed"),
     "chain_through_p": ("softmax_grad", CHAIN_THROUGH_P, ("overflows", "underflows"), ""),
+    "inverted_sometimes": ("accumulation", INVERTED_SOMETIMES, ("inverse of the factor",), ""),
+    "uniform_small_noise": ("noisy_digits", UNIFORM_SMALL_NOISE, ("divided by 16",), ""),
 }
 
 
