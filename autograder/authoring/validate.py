@@ -59,6 +59,7 @@ from autograder.assignment import (
     load_partial_assignment,
 )
 from autograder.authoring.cases import POISONS, SEP, Case, cases, compose
+from autograder.authoring.forgery import advised
 from autograder.authoring.lint import (
     ExerciseFacts,
     Problem,
@@ -398,6 +399,8 @@ def _judge_mutant_points(case: Case, r: SubmissionResult, scope: list[str], assi
         return Row(ex_id, label, False, f"not caught by a working test: {why}")
     if (why := _suite_errors_in(r, scope)) is not None:
         return Row(ex_id, label, False, f"grader error outside its exercise, in {why}")
+    if got >= full and (why := advised(case.source, r, ex_id)) is not None:
+        return Row(ex_id, label, True, why)
     if got >= full:
         ex = assignment.exercise(ex_id)
         names = changed_names(ex.reference, case.source)

@@ -19,6 +19,7 @@ from autograder.judge.feedback import (
     fail,
     gradcheck,
     remote_meta,
+    review,
     shares_storage,
     within,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "rank_values",
     "ranks_timeout",
     "remote_meta",
+    "review",
     "shares_storage",
     "within",
 ]
