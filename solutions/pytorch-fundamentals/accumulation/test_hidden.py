@@ -301,6 +301,17 @@ def test_old_gradients_discarded(sandbox):
 WIDE, WIDE_N, WIDE_M = (4, 16384, 1), 2048, 32
 
 
+def _review_watch(sandbox, X, Y, grown, whole):
+    """Flag for review when the advice's evidence (the sandbox's own watch of the forwards, on a small model)
+    says micro-batches while the kernel measured the whole batch's memory: no point moves."""
+    watched = sandbox.probe("run_accumulation", *_setup(X[:96], Y[:96], WIDE_M, None, (4, 8, 1))[2])
+    sizes = [len(x) for x in watched.get("forward_inputs") or []]
+    if sizes and all(s <= WIDE_M for s in sizes):
+        review(f"accumulation: the sandbox reported forwards of at most {WIDE_M} examples, but the sandbox's "
+               f"peak memory grew by {grown / 2**20:.0f} MiB during the call, as much as the whole batch's "
+               f"activations ({whole / 2**20:.0f} MiB each)")
+
+
 @pytest.mark.points(1)
 @pytest.mark.outside("cgroup peak memory")
 def test_never_the_whole_batch_at_once(sandbox):
@@ -318,14 +329,7 @@ def test_never_the_whole_batch_at_once(sandbox):
         assert_close(got, exp, **TOL, name=f"the .grad of parameter `{name}` ({label})")
     whole = WIDE_N * WIDE[1] * 8  # one float64 activation of the whole batch
     if grown >= whole // 2:
-        # the advice's evidence (the sandbox's own watch of the forwards), on a small model: it contradicts the
-        # kernel's measurement when it says micro-batches
-        watched = sandbox.probe("run_accumulation", *_setup(X[:96], Y[:96], WIDE_M, None, (4, 8, 1))[2])
-        sizes = [len(x) for x in watched.get("forward_inputs") or []]
-        if sizes and all(s <= WIDE_M for s in sizes):
-            review(f"accumulation: the sandbox reported forwards of at most {WIDE_M} examples, but the sandbox's "
-                   f"peak memory grew by {grown / 2**20:.0f} MiB during the call, as much as the whole batch's "
-                   f"activations ({whole / 2**20:.0f} MiB each)")
+        _review_watch(sandbox, X, Y, grown, whole)
         fail(f"With n = {WIDE_N} and micro_batch_size = {WIDE_M} on a model of width {WIDE[1]}, the memory your "
              f"code held grew by {grown / 2**20:.0f} MiB during the call, while one micro-batch's activations are "
              f"{whole * WIDE_M / WIDE_N / 2**20:.0f} MiB and the whole batch's {whole / 2**20:.0f} MiB: the whole "
