@@ -48,7 +48,7 @@ def _request(req: urllib.request.Request, timeout: float = 30.0) -> dict[str, An
         refused = SubmitUnauthorized if e.code == 401 else SubmitRefused
         retry = e.headers.get("Retry-After")
         raise refused(f"the server refused it ({e.code}): {printable(message or e.reason)}",
-                      int(retry) if retry and retry.isdigit() else None) from None
+                      int(retry) if retry and retry.isdigit() else None, e.code) from None
     except (urllib.error.URLError, OSError, ValueError) as e:
         reason = getattr(e, "reason", e)
         raise ServiceUnreachable(f"cannot reach the torchgrader server at {printable(req.full_url)} "
@@ -80,6 +80,24 @@ def upload(path: Path, server: str, token: str, assignment: str | None = None) -
     return _request(req)
 
 
+def upload_patiently(path: Path, server: str, token: str, assignment: str | None, say: Callable[[str], None],
+                     patience: float = 3600.0) -> dict[str, Any]:
+    """:func:`upload`, tried again while the grader is busy (503 with Retry-After), for up to ``patience`` s.
+
+    In the last hour before a deadline the queue may be full for a minute; the file was not taken, and waiting
+    the time the server names is what the student would do by hand.
+    """
+    end = time.monotonic() + patience
+    while True:
+        try:
+            return upload(path, server, token, assignment)
+        except SubmitRefused as e:
+            if not e.busy or e.retry_after is None or time.monotonic() + e.retry_after > end:
+                raise
+            say(f"the grader is busy: trying again in {e.retry_after} s (nothing was submitted yet)")
+            time.sleep(e.retry_after)
+
+
 def status(server: str, token: str, sid: str, *, feedback: bool = False) -> dict[str, Any]:
     url = f"{server.rstrip('/')}/api/submissions/{urllib.parse.quote(sid, safe='')}" + ("?feedback=1" if feedback
                                                                                           else "")
@@ -107,8 +125,15 @@ def wait(server: str, token: str, sid: str, on_change: Callable[[dict[str, Any]]
 def describe(s: dict[str, Any]) -> str:
     """One status line; the server's words are shown escaped (a reply cannot drive the terminal)."""
     if s.get("status") == "queued" and s.get("position"):
-        return f"queued (place {printable(s['position'])} in the queue)"
+        wait = s.get("wait_s")
+        about = f", about {_duration(wait)} to wait" if isinstance(wait, int | float) and wait > 0 else ""
+        why = f"; {printable(s['waiting_for'])}" if s.get("waiting_for") else ""
+        return f"queued (place {printable(s['position'])} in the queue{about}{why})"
     return printable(s.get("status"))
+
+
+def _duration(seconds: float) -> str:
+    return f"{round(seconds)} s" if seconds < 90 else f"{round(seconds / 60)} min"
 
 
 def summary(s: dict[str, Any]) -> str:
@@ -270,7 +295,10 @@ def cmd_submit(args: Any) -> int:
               file=sys.stderr)
         return EXIT["unauthorized"]
     try:
-        got = upload(Path(args.file), server, token, args.assignment)
+        if args.wait:  # a busy grader is waited for, as the student would by hand
+            got = upload_patiently(Path(args.file), server, token, args.assignment, lambda m: print(m, flush=True))
+        else:
+            got = upload(Path(args.file), server, token, args.assignment)
         print(f"accepted: {printable(got['id'])} ({printable(got['url'])})", flush=True)
         if not args.wait:
             return EXIT["accepted"]
