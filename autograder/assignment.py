@@ -41,12 +41,13 @@ HIDDEN_TESTS = "test_hidden.py"
 PROBES = "probes.py"
 ALTERNATIVES_DIR = "alternatives"
 MUTANTS_DIR = "mutants"
+FORGERIES_DIR = "forgeries"  # an honest mistake with an advice test's evidence forged (authoring/forgery.py)
 
 SUITE_NAMES = (HIDDEN_TESTS, PUBLIC_TESTS)  # an exercise's two suites
 _SUITE_STEMS = frozenset(Path(n).stem for n in SUITE_NAMES)  # asked of every loaded module, twice per judge
 PUBLIC_FILES = (EXERCISE_TOML, STATEMENT, PUBLIC_TESTS)  # shipped as files (the stub goes into the notebook)
 STAFF_FILES = (REFERENCE, HIDDEN_TESTS, PROBES)  # never shipped to students
-STAFF_DIRS = (ALTERNATIVES_DIR, MUTANTS_DIR)  # never shipped anywhere, Gradescope included
+STAFF_DIRS = (ALTERNATIVES_DIR, MUTANTS_DIR, FORGERIES_DIR)  # never shipped anywhere, Gradescope included
 SUITE_FILE_PATTERNS = ("test_*.py", PUBLIC_TESTS)  # how pytest finds the hidden and public suites
 NOT_FOR_GRADING = (REFERENCE, *STAFF_DIRS)  # staff-only files grading never reads: workers elsewhere never get them
 CACHE_PARTS = ("__pycache__",)  # with every dot-named file or folder (.ipynb_checkpoints, .git): never material
@@ -121,6 +122,7 @@ class ExerciseLayout:
     probes = _In(PROBES, hidden=True)
     alternatives_dir = _In(ALTERNATIVES_DIR, hidden=True)
     mutants_dir = _In(MUTANTS_DIR, hidden=True)
+    forgeries_dir = _In(FORGERIES_DIR, hidden=True)
 
     @property
     def required(self) -> list[Path]:
@@ -132,6 +134,9 @@ class ExerciseLayout:
 
     def mutants(self) -> list[Path]:
         return sorted(self.mutants_dir.glob("*.py"))
+
+    def forgeries(self) -> list[Path]:
+        return sorted(self.forgeries_dir.glob("*.py"))
 
 
 # ---------------------------------------------------------------------- the course folder

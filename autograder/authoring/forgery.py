@@ -14,13 +14,14 @@ sandbox says about how a value was computed. Two consequences for validate:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.assignment import Assignment
+from autograder.authoring.cases import SEP, Case, compose
 from autograder.authoring.lint import declared_misconceptions
 from autograder.results import SubmissionResult
 
-FORGERIES = "forgeries"  # the folder beside mutants/ that holds an exercise's forgery cases
+FORGERY = "forgery"  # their Case.kind
 _TWIN = re.compile(r"^#\s*twin:\s*([\w.-]+)\s*$", re.M)
 
 
@@ -43,36 +44,46 @@ def advised(source: Path, r: SubmissionResult, exercise: str) -> str | None:
         f"{name} says `{key}`" for name, key in said)
 
 
-@dataclass
-class Forgery:
-    """An honest mistake with an advice test's evidence forged, and the mutant it must not beat."""
-
-    exercise: str
-    source: Path
-    twin: Path
-
-
-def forgeries(exercise_dir: Path, exercise: str) -> list[Forgery]:
-    """The forgery cases of one exercise (its ``forgeries/*.py``), each with its declared twin mutant."""
-    folder = exercise_dir / FORGERIES
+def forgery_cases(assignment: Assignment, exercises: list[str] | None, workdir: Path) -> list[Case]:
+    """One case per forgery file of the chosen exercises, composed as an alternative is (appended to the
+    reference, a later cell redefining an earlier one)."""
+    chosen = [assignment.exercise(e) for e in exercises] if exercises else assignment.exercises
     out = []
-    for src in sorted(folder.glob("*.py")) if folder.is_dir() else []:
-        m = _TWIN.search(src.read_text())
-        twin = exercise_dir / "mutants" / f"{m.group(1).removesuffix('.py')}.py" if m else exercise_dir / "?"
-        out.append(Forgery(exercise, src, twin))
+    for ex in chosen:
+        for src in ex.forgeries():
+            c = Case(f"{FORGERY}{SEP}{ex.id}{SEP}{src.stem}", FORGERY, ex.id, src, workdir / f"{FORGERY}{SEP}{ex.id}"
+                     f"{SEP}{src.stem}.py")
+            compose(assignment, {ex.id: src}, c.path)
+            out.append(c)
     return out
 
 
-def judge_forgery(f: Forgery, forged: SubmissionResult, honest: SubmissionResult) -> tuple[bool, str]:
-    """(ok, detail): the forgery earns no more than its honest twin on its exercise."""
-    def pts(r: SubmissionResult) -> float:
-        return next((e.points for e in r.exercises if e.id == f.exercise), 0.0)
+def twin_of(source: Path) -> str | None:
+    """The mutant a forgery declares as its honest twin (``# twin: NAME``)."""
+    m = _TWIN.search(source.read_text())
+    return m.group(1).removesuffix(".py") if m else None
 
-    got, twin = pts(forged), pts(honest)
-    if got > twin + 1e-9:
-        gained = [t.name for e in forged.exercises if e.id == f.exercise for t in e.tests if t.status == "passed"
-                  and any(u.name == t.name and u.status != "passed" for h in honest.exercises for u in h.tests)]
-        return False, (f"FORGED: {f.source.name} earned {got:g} against its honest twin {f.twin.name}'s {twin:g}; "
-                       f"the forged evidence bought: {', '.join(gained) or '?'}. Rest those points on values "
-                       "or on a measurement outside the sandbox, or make the test advice (0 points)")
-    return True, f"{got:g} <= twin {f.twin.name} {twin:g}" + (", flagged" if forged.flagged else "")
+
+def judge_forgery(case: Case, forged: SubmissionResult, results: dict[str, SubmissionResult]) -> tuple[str, bool, str]:
+    """(label, ok, detail): the forgery earns no more than its honest twin (a mutant graded beside it)."""
+    label = f"{FORGERY} {case.source.stem}"
+    twin = twin_of(case.source)
+    honest = results.get(f"mutant{SEP}{case.exercise}{SEP}{twin}") if twin else None
+    if honest is None:
+        return label, False, (f"declares no twin, or one that is not a mutant of {case.exercise} graded here "
+                              f"({twin!r}): write `# twin: MUTANT` naming the honest mistake it forges")
+
+    def pts(r: SubmissionResult) -> float:
+        return next((e.points for e in r.exercises if e.id == case.exercise), 0.0)
+
+    got, base = pts(forged), pts(honest)
+    if got > base + 1e-9:
+        bought = sorted({t.name for e in forged.exercises if e.id == case.exercise for t in e.tests
+                         if t.status == "passed" and t.max_points > 0}
+                        - {t.name for e in honest.exercises if e.id == case.exercise for t in e.tests
+                           if t.status == "passed"})
+        return label, False, (f"FORGED: earned {got:g} against its honest twin {twin}'s {base:g}; the forged "
+                              f"evidence bought: {', '.join(bought) or '?'}. Rest those points on values or on a "
+                              "measurement outside the sandbox, or make the test advice (in_process, 0 points)")
+    return label, True, f"{got:g} <= its honest twin {twin}'s {base:g}" + (", flagged for review"
+                                                                          if forged.flagged else "")

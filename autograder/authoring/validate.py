@@ -59,7 +59,7 @@ from autograder.assignment import (
     load_partial_assignment,
 )
 from autograder.authoring.cases import POISONS, SEP, Case, cases, compose
-from autograder.authoring.forgery import advised
+from autograder.authoring.forgery import FORGERY, advised, forgery_cases, judge_forgery
 from autograder.authoring.lint import (
     ExerciseFacts,
     Problem,
@@ -703,7 +703,7 @@ def grading_phase(assignment: Assignment, exercises: list[str] | None = None, *,
         server = SandboxServer()
     try:
         with tempfile.TemporaryDirectory(prefix="torchgrader-validate-") as tmp:
-            cs = cases(assignment, exercises, Path(tmp))
+            cs = cases(assignment, exercises, Path(tmp)) + forgery_cases(assignment, exercises, Path(tmp))
             ref = grade_reference(assignment, next(c.path for c in cs if c.kind == "reference"), server)
             if progress:
                 progress(f"reference on every hidden suite: {sum(e.points for e in ref.exercises if e.tests):g}/"
@@ -729,6 +729,10 @@ def grading_phase(assignment: Assignment, exercises: list[str] | None = None, *,
         if c.kind in POISONS:
             if c.kind == "nan":
                 rows.append(judge_nan(c.exercise, r, results.get(f"perturbed{SEP}{c.exercise}")))
+            continue
+        if c.kind == FORGERY:
+            label, ok, detail = judge_forgery(c, r, results)
+            rows.append(Row(c.exercise, label, ok, detail))
             continue
         if c.kind == "reference":
             rows += judge_reference(r, scope)

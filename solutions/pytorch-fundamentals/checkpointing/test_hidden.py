@@ -474,6 +474,7 @@ def _review_graph_count(sandbox, grown, unit):
 
 @pytest.mark.points(1)
 @pytest.mark.outside("cgroup peak memory")
+@pytest.mark.timeout(60)
 def test_epoch_loss_does_not_keep_graphs(sandbox):
     """epoch_loss does not keep earlier batches' autograd graphs alive (the sandbox's peak memory)"""
     sandbox.probe("epoch_loss_plain", _graph_spec(47, 2))  # first use of these shapes, outside the measurement

@@ -28,7 +28,7 @@ def _describe(t):
         "dtype": str(t.dtype),
         "device": str(t.device),
         "shape": list(t.shape),
-        "values": t.detach().cpu().clone(),
+        "values": t.detach().cpu().clone().as_subclass(torch.Tensor),  # a subclass's values cross as plain ones
     }
 
 
@@ -50,7 +50,7 @@ def make_leaf_probe(mod, shape, device, dtype_name, try_backward=True, upstream=
         try:
             g = 3 if upstream is None else upstream.to(dtype=t.dtype, device=t.device)
             (t * g).sum().backward()
-            info["grad"] = None if t.grad is None else t.grad.detach().cpu().clone()
+            info["grad"] = None if t.grad is None else t.grad.detach().cpu().clone().as_subclass(torch.Tensor)
         except Exception as e:  # reported by the judge
             info["backward_error"] = f"{type(e).__name__}: {e}"
     return info
