@@ -27,6 +27,8 @@ Two phases, and the second only runs when the first finds nothing:
    feedback on its own exercise must carry its own key and no other (the
    table's diagnosis column: exact / generic / wrong), and no alternative (nor
    the reference) may receive any misconception key.
+   A wrong answer that no misconception predicts (the generated ``perturbed`` and ``nan`` variants of
+   the reference) must be told no cause at all (:mod:`autograder.authoring.unknown`).
 4. **Determinism**: the reference and one alternative are graded several times
    (``--repeat``; spread over the ``--jobs`` workers beside everything else) and
    every grading must award the same points test by test.
@@ -54,6 +56,7 @@ from autograder.assignment import (
     STUB,
     Assignment,
     CourseDir,
+    Exercise,
     find_course,
     load_assignment,
     load_partial_assignment,
@@ -72,8 +75,10 @@ from autograder.authoring.lint import (
     lint_points,
     read_suite_keys,
 )
+from autograder.authoring.mutation import check_record
 from autograder.authoring.plan import imported_names, plan, suite_names
 from autograder.authoring.stamp import write_stamp
+from autograder.authoring.unknown import TWIN, UNKNOWN_CHECK, WRONG_KINDS, judge_unknown
 from autograder.defaults import Owner, add_option
 from autograder.errors import AssignmentError, Exit
 from autograder.grade import default_jobs, grade
@@ -86,6 +91,7 @@ GRADER_ERROR = "grader could not"
 REPEATS = 3  # gradings of the reference and of one alternative, compared test by test
 JOBS = default_jobs(cap=4)  # grading processes: one per core, at most 4 (each holds torch twice)
 REPEAT = "repeat"
+MUTATION_CHECK = "mutation score"
 
 
 @dataclass
@@ -729,6 +735,10 @@ def grading_phase(assignment: Assignment, exercises: list[str] | None = None, *,
         if c.kind in POISONS:
             if c.kind == "nan":
                 rows.append(judge_nan(c.exercise, r, results.get(f"perturbed{SEP}{c.exercise}")))
+                said = judge_unknown(c.exercise, {k: results.get(f"{k}{SEP}{c.exercise}") for k in WRONG_KINDS},
+                                     results.get(f"{TWIN}{SEP}{c.exercise}"),
+                                     keys[c.exercise].sentences if c.exercise in keys else None)
+                rows.append(Row(c.exercise, UNKNOWN_CHECK, said.ok, said.detail))
             continue
         if c.kind == FORGERY:
             label, ok, detail = judge_forgery(c, r, results)
@@ -755,8 +765,8 @@ def grading_phase(assignment: Assignment, exercises: list[str] | None = None, *,
 
 
 # ---------------------------------------------------------------------- the table
-ORDER = ("static checks", "public tests cover", "reference", "stopped", "public tests on reference", "stub",
-         "public tests on stub", "determinism", NAN_CHECK)
+ORDER = ("static checks", "public tests cover", MUTATION_CHECK, "reference", "stopped", "public tests on reference",
+         "stub", "public tests on stub", "determinism", NAN_CHECK, UNKNOWN_CHECK)
 
 
 def _order(row: Row) -> tuple[int, str]:
@@ -801,7 +811,18 @@ def static_rows(facts: dict[str, ExerciseFacts], assignment: Assignment, scope: 
                             f"{f.hidden_tests} hidden tests ({ex.points:g} points), {f.public_tests} public, "
                             f"{f.alternatives} alternatives, {f.mutants} mutants"))
             rows.append(public_coverage_row(ex.id, f))
+            rows.append(mutation_row(ex))
     return rows
+
+
+def mutation_row(ex: Exercise) -> Row:
+    """The exercise's recorded mutation score (:mod:`autograder.authoring.mutation`); failing when the record is
+    stale or leaves a survivor unexplained. An exercise with no record yet says so, and passes."""
+    check = check_record(ex)
+    if check.record is None and check.ok:
+        return Row(ex.id, MUTATION_CHECK, True, f"{check.summary()} (`torchgrader mutate {ex.hidden_dir.parent.name}"
+                                                f" --exercise {ex.id}` measures it)")
+    return Row(ex.id, MUTATION_CHECK, check.ok, check.summary() + "".join(f"; {p}" for p in check.problems[:3]))
 
 
 def public_coverage_row(ex_id: str, f: ExerciseFacts) -> Row:

@@ -287,8 +287,9 @@ def notebook_submit(notebook: str | None = None, *, server: str | None = None, t
 def cmd_submit(args: Any) -> int:
     server = args.server or os.environ.get("TORCHGRADER_SERVER")
     if not server:
-        print("torchgrader submit: pass --server URL (your course's torchgrader address)", file=sys.stderr)
-        return EXIT["refused"]
+        print("torchgrader submit: pass --server URL (your course's torchgrader address) or set "
+              "TORCHGRADER_SERVER", file=sys.stderr)
+        return Exit.ERROR  # a missing option, not a refusal by the server (3)
     token = token_from(args.token or os.environ.get("TORCHGRADER_TOKEN") or saved_token(server) or "")
     if not token:
         print("torchgrader submit: pass --token TOKEN (from your sign-in link) or set TORCHGRADER_TOKEN",
@@ -304,8 +305,8 @@ def cmd_submit(args: Any) -> int:
             return EXIT["accepted"]
         final = wait(server, token, got["id"], lambda s: print(describe(s), flush=True))
     except SubmitError as e:
-        print(f"torchgrader submit: {e.message}" + (f" (retry in {e.retry_after} s)" if e.retry_after else ""),
-              file=sys.stderr)
+        again = f" (retry in {e.retry_after} s)" if e.retry_after and f"{e.retry_after} s" not in e.message else ""
+        print(f"torchgrader submit: {e.message}{again}", file=sys.stderr)  # the wait is said once
         return meaning(e).exit
     print(summary(final))
     return EXIT["error"] if final.get("status") == "error" else EXIT["graded"]
@@ -319,5 +320,6 @@ def add_submit_arguments(p: Any) -> None:
     p.add_argument("--assignment", help="which assignment (default: the server's first)")
     p.add_argument("--wait", action="store_true", help="wait for the grade: print each status change, then the "
                                                        "feedback, ending with SCORE / MAX points")
-    p.epilog = ("exit codes: 0 accepted (with --wait: graded), 3 refused (the message says why), 4 server "
+    p.epilog = ("exit codes: 0 accepted (with --wait: graded), 2 a missing option (--server), 3 refused (the "
+                "message says why), 4 server "
                 "unreachable, 5 the grader failed on it (staff will grade it), 6 token not valid")

@@ -44,6 +44,14 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
+        elif getattr(self.server, "cooldown", False):
+            data = json.dumps({"error": "the next attempt is possible in 36 s (a cooldown of 1 min between "
+                                        "attempts)"}).encode()
+            self.send_response(429)
+            self.send_header("Retry-After", "36")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
         elif self.server.refuse:
             self._json(400, {"error": f"not a notebook: {NASTY}"})
         else:
@@ -125,3 +133,19 @@ def test_submit_wait_says_a_shared_cause_once_and_an_old_client_still_reads_ever
     assert "[ERROR] g works (0/1): see problem" in shown and "[GRADER ERROR] the grader" in shown
     assert sum(t["message"] == STUB for e in feedback if "tests" in e for t in e["tests"]) == 3
     _no_controls(shown)
+
+
+def test_the_cooldown_wait_is_said_once(server, tmp_path, capsys):
+    server.cooldown = True
+    assert _run(server, tmp_path, wait=False) == EXIT["refused"]
+    err = capsys.readouterr().err
+    assert "possible in 36 s" in err and err.count("36 s") == 1
+
+
+def test_submit_without_a_server_is_a_missing_option_not_a_refusal(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("TORCHGRADER_SERVER", raising=False)
+    f = tmp_path / "mine.py"
+    f.write_text("x = 1\n")
+    args = argparse.Namespace(file=str(f), server=None, token="t", assignment=None, wait=False)
+    assert cmd_submit(args) == 2 != EXIT["refused"]
+    assert "pass --server URL" in capsys.readouterr().err

@@ -182,8 +182,8 @@ def test_a_staff_launch_reaches_the_dashboard_and_syncs_the_roster(lms, live, br
             return dict(db.execute("SELECT p.name, m.status FROM lti_members m JOIN people p ON p.id = m.person"))
     _until(lambda: members().get("Stu Three") == "active", 30)  # never launched: added by the roster sync
     lms.roster.remove("s-1003")
-    browser.get(live.url + "/staff/lms")
-    browser.find_element(By.CSS_SELECTOR, "#lti-contexts button").click()
+    browser.get(live.url + "/staff")
+    browser.find_element(By.CSS_SELECTOR, "button.lms-sync").click()  # on the dashboard itself
     _until(lambda: "marked left" in _main(browser), 30)
     assert members()["Stu Three"] == "left"
     browser.get(live.url + "/staff/lms")
@@ -191,13 +191,26 @@ def test_a_staff_launch_reaches_the_dashboard_and_syncs_the_roster(lms, live, br
     assert "sent" in browser.find_element(By.ID, "lti-scores").text  # each score's state, with the LMS's answer
     with live.db() as db:
         assert db.execute("SELECT COUNT(*) FROM people WHERE name = 'Stu Three'").fetchone()[0] == 1
+    # staff send an assignment's scores again: one new post per student, later than the last
+    posted = [s for s in lms.scores if s["userId"] == "s-1001"]
+    browser.find_element(By.CSS_SELECTOR, "form[action='/staff/lms/resend'] button").click()
+    _until(lambda: "queued to be sent to the LMS again" in _main(browser), 30, driver=browser)
+    again = _until(lambda: [s for s in lms.scores if s["userId"] == "s-1001"][len(posted):], 30)
+    assert len(again) == 1 and again[0]["timestamp"] > posted[-1]["timestamp"]
+    assert again[0]["scoreGiven"] == posted[-1]["scoreGiven"] and again[0]["gradingProgress"] == "FullyGraded"
 
 
 # ---------------------------------------------------------------------- over HTTP: refusals and the outbox
+def _no_cross_site_cookie(response):
+    """The tool never sets a cookie a cross-site request would carry (SameSite=None)."""
+    for cookie in response.headers.get_list("set-cookie"):
+        assert re.search(r"samesite=(lax|strict)", cookie, re.I), cookie
+
+
 def _launch(live, lms, user, client=None, *, kind="resource", link="link-1", finish=True, post=True):
     """A launch as a browser makes it, over HTTP: the LMS's login initiation, the tool's login (its binder cookie),
     the LMS's auth answer, the launch POST, then the finish POST from the tool's own page."""
-    c = client or httpx.Client(timeout=30)
+    c = client or httpx.Client(timeout=30, event_hooks={"response": [_no_cross_site_cookie]})
     r = c.get(f"{lms.url}/start", params={"user": user, "kind": kind, "link": link})
     r = c.get(r.headers["location"])
     if r.status_code != 302:

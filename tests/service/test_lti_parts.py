@@ -44,6 +44,8 @@ def test_roles_map_to_student_and_staff():
     assert role_of([f"{lis}#Learner"]) == "student"
     assert role_of([f"{lis}#Instructor"]) == role_of([f"{lis}/Instructor#TeachingAssistant"]) == "staff"
     assert role_of(["ContentDeveloper"]) == "staff" and role_of([f"{lis}#Mentor"]) is None
+    teaches_elsewhere = ["http://purl.imsglobal.org/vocab/lis/v2/institution/person#Instructor", f"{lis}#Learner"]
+    assert role_of(teaches_elsewhere) == "student"
 
 
 def test_the_tool_key_is_made_once_kept_and_rotated(tmp_path):
@@ -107,3 +109,38 @@ def test_the_lti_config_in_the_docs_is_the_one_the_service_reads():
     (block,) = [b for b in re.findall(r"```toml\n(.*?)```", text, re.S) if "[[lti.platforms]]" in b]
     cfg = parse_config(tomllib.loads(block))
     assert [p.name for p in cfg.lti.platforms] == ["canvas"] and cfg.lti.retry_max_seconds == 300
+
+
+def test_the_lms_pages_origin_may_frame_the_launch():
+    cfg = parse_config({"lti": {"platforms": [PLATFORM | {"frame_origins": ["https://school.instructure.com/"]}]}})
+    (p,) = cfg.lti.platforms
+    assert p.origins() == ["https://canvas.instructure.com", "https://sso.canvaslms.com",
+                           "https://school.instructure.com"]
+    assert p.auth_origin == "https://sso.canvaslms.com"  # Canvas's storage frame answers from its login host
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"aud": ["c1", "other"]}, "authorized party"),  # several audiences and no azp
+    ({"azp": "other"}, "authorized party"),
+    ({"iat": int(time.time()) + 3600}, "issued at a time"),
+    ({"iat": int(time.time()) - 3600, "exp": int(time.time()) + 60}, "issued at a time"),
+    ({"https://purl.imsglobal.org/spec/lti/claim/version": "1.1"}, "version"),
+    ({"https://purl.imsglobal.org/spec/lti/claim/message_type": "LtiSubmissionReviewRequest"}, "message type"),
+    ({"nonce": "n2"}, "nonce"),
+    ({"sub": ""}, "names no user"),
+])
+def test_each_claim_is_checked(tmp_path, monkeypatch, change, words):
+    from autograder.service.lti import verify
+    from autograder.service.lti.config import Platform
+
+    keys = ToolKeys(tmp_path / "k.json")
+    monkeypatch.setattr(verify, "fetch_json", lambda url, timeout: keys.public_jwks())
+    p = Platform("lms", "https://lms", "c1", "https://lms/auth", "https://lms/token", "https://lms/jwks", ("d1",))
+    now = int(time.time())
+    claims = {"iss": "https://lms", "aud": "c1", "sub": "u1", "iat": now, "exp": now + 60, "nonce": "n1",
+              "https://purl.imsglobal.org/spec/lti/claim/version": "1.3.0",
+              "https://purl.imsglobal.org/spec/lti/claim/message_type": "LtiResourceLinkRequest",
+              "https://purl.imsglobal.org/spec/lti/claim/deployment_id": "d1"}
+    assert verify_id_token(keys.sign(claims), lambda i, a: p, PlatformKeys(5), lambda i: "n1").sub == "u1"
+    with pytest.raises(LaunchRefused, match=words):
+        verify_id_token(keys.sign(claims | change), lambda i, a: p, PlatformKeys(5), lambda i: "n1")

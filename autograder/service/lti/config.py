@@ -15,6 +15,7 @@
     auth_token_url = "https://sso.canvaslms.com/login/oauth2/token"
     jwks_url = "https://sso.canvaslms.com/api/lti/security/jwks"
     deployment_ids = ["1:abc"]
+    frame_origins = ["https://school.instructure.com"]  # optional: where the LMS's pages are (they frame ours)
 
 A platform registered by LTI Dynamic Registration is kept in the store instead
 (``tables.LtiTables.platforms``); both are looked up by issuer and client id.
@@ -43,11 +44,18 @@ class Platform:
     auth_token_url: str
     jwks_url: str
     deployment_ids: tuple[str, ...] = ()
+    frame_origins: tuple[str, ...] = ()  # where the LMS's pages are, when neither the issuer's nor the login's host
+
+    @property
+    def auth_origin(self) -> str:
+        """The origin of the LMS's OIDC endpoint: its client-side storage frame answers from there."""
+        s = urlsplit(self.auth_login_url)
+        return f"{s.scheme}://{s.netloc}"
 
     def origins(self) -> list[str]:
-        """The platform's web origins (those allowed to frame the launch pages and to receive their messages)."""
+        """The LMS's web origins: those that may frame the launch pages."""
         out = []
-        for u in (self.issuer, self.auth_login_url):
+        for u in (self.issuer, self.auth_login_url, *self.frame_origins):
             s = urlsplit(u)
             if s.scheme in ("http", "https") and s.netloc:
                 o = f"{s.scheme}://{s.netloc}"
@@ -65,7 +73,9 @@ class LtiConfig:
 
 
 _KEYS = ("platforms", "http_timeout", "retry_max_seconds", "registration_key")
-_PLATFORM_KEYS = ("name", "issuer", "client_id", "auth_login_url", "auth_token_url", "jwks_url", "deployment_ids")
+_PLATFORM_KEYS = ("name", "issuer", "client_id", "auth_login_url", "auth_token_url", "jwks_url", "deployment_ids",
+                  "frame_origins")
+_OPTIONAL = ("frame_origins",)
 
 
 def _url(v: Any, what: str, where: str) -> str:
@@ -96,7 +106,7 @@ def parse_lti(raw: Any, where: str) -> LtiConfig:
         if not isinstance(p, dict):
             raise ConfigError(f"{here} must be a table")
         bad = set(p) - set(_PLATFORM_KEYS)
-        missing = [k for k in _PLATFORM_KEYS if k not in p]
+        missing = [k for k in _PLATFORM_KEYS if k not in p and k not in _OPTIONAL]
         if bad:
             raise ConfigError(f"{here}: unknown key(s) {', '.join(sorted(bad))} (known: {', '.join(_PLATFORM_KEYS)})")
         if missing:
@@ -107,10 +117,13 @@ def parse_lti(raw: Any, where: str) -> LtiConfig:
         deps = p["deployment_ids"]
         if not isinstance(deps, list) or not deps or not all(isinstance(d, str) and d for d in deps):
             raise ConfigError(f"{here}: deployment_ids must list the deployment ids the LMS shows (strings)")
+        frames = p.get("frame_origins", [])
+        if not isinstance(frames, list):
+            raise ConfigError(f"{here}: frame_origins must list web origins (https://school.instructure.com)")
         plat = Platform(str(p["name"]), str(p["issuer"]), str(p["client_id"]),
                         _url(p["auth_login_url"], "auth_login_url", here),
                         _url(p["auth_token_url"], "auth_token_url", here), _url(p["jwks_url"], "jwks_url", here),
-                        tuple(deps))
+                        tuple(deps), tuple(_url(f, "frame_origins", here).rstrip("/") for f in frames))
         if (plat.issuer, plat.client_id) in seen:
             raise ConfigError(f"{here}: issuer {plat.issuer} with client_id {plat.client_id} is listed twice")
         if any(q.name == plat.name for q in cfg.platforms):

@@ -64,11 +64,10 @@ def routes(svc: Any, tool: LtiTool, cookie: str, csp: str) -> list[Route]:
     session cookie's name, ``csp`` the service's Content-Security-Policy (the framed pages widen it to the LMS)."""
     loader = svc.env.loader
     svc.env.loader = jinja2.ChoiceLoader([loader, jinja2.FileSystemLoader(HERE / "templates")])
-    lms_origins = sorted({o for p in tool.platforms() for o in p.origins()})
 
     def framed(resp: Response) -> Response:
-        """A page the LMS may show in its iframe (login, launch, finish)."""
-        origins = sorted({*lms_origins, *(o for p in tool.platforms() for o in p.origins())})
+        """A page the LMS may show in its iframe (login, launch, finish): framed by the LMSs' origins only."""
+        origins = sorted({o for p in tool.platforms() for o in p.origins()})
         resp.headers["Content-Security-Policy"] = _csp(csp, frame_ancestors=origins)
         return resp
 
@@ -127,9 +126,8 @@ def routes(svc: Any, tool: LtiTool, cookie: str, csp: str) -> list[Route]:
         if in_frame:
             await run_in_threadpool(tool.tables.start_login, state, nonce, platform.issuer, platform.client_id, state,
                                     "storage", target, p["lti_storage_target"])
-            origin = platform.origins()[-1]
             return page(request, "lti_login.html", title="Signing in through the LMS", auth=auth, state=state,
-                        target=p["lti_storage_target"], origin=origin)
+                        target=p["lti_storage_target"], origin=platform.auth_origin)
         binder = request.cookies.get(BINDER) or new_secret(24)
         await run_in_threadpool(tool.tables.start_login, state, nonce, platform.issuer, platform.client_id, binder,
                                 "cookie", target)
@@ -180,9 +178,8 @@ def routes(svc: Any, tool: LtiTool, cookie: str, csp: str) -> list[Route]:
         except Refused as e:
             return refused(request, e)
         handle = tool.hold(held)
-        origin = held.launch.platform.origins()[-1]
         return page(request, "lti_launch.html", title="Signing in", handle=handle, mode=held.login.mode,
-                    state=fields.get("state", ""), origin=origin, target=held.login.frame)
+                    state=fields.get("state", ""), origin=held.launch.platform.auth_origin, target=held.login.frame)
 
     # ------------------------------------------------------------------ binding to the browser, then a session
     def destination(held: Held, pid: str) -> str:
@@ -319,7 +316,6 @@ def routes(svc: Any, tool: LtiTool, cookie: str, csp: str) -> list[Route]:
         except LmsError as e:
             return page(request, "lti_refused.html", status=502, title="Registration failed",
                         message=f"the LMS did not complete the registration: {e.answer}")
-        lms_origins.extend(o for o in p.origins() if o not in lms_origins)
         return page(request, "lti_registered.html", title="Registered", platform=p)
 
     # ------------------------------------------------------------------ the staff's LMS page

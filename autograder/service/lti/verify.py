@@ -117,13 +117,16 @@ STAFF_ROLES = ("Instructor", "TeachingAssistant", "ContentDeveloper")
 
 
 def role_of(roles: list[str]) -> str | None:
-    """staff for Instructor, TeachingAssistant or ContentDeveloper (context roles, full or short URIs, and
-    sub-roles such as ``Instructor#TeachingAssistant``); student for Learner; None for anything else."""
+    """staff for Instructor, TeachingAssistant or ContentDeveloper in this course, student for Learner, None for
+    anything else. Only context (membership) roles count, full or short, with sub-roles such as
+    ``membership/Instructor#TeachingAssistant``: an institution role (a student who teaches elsewhere is an
+    Instructor of the institution) says nothing about this course."""
     names = set()
     for r in roles:
-        tail = r.rsplit("/", 1)[-1]
-        for part in tail.replace("#", " ").split():
-            names.add(part.split("membership")[-1].lstrip("#"))
+        if "/" in r and "/membership" not in r:
+            continue  # institution or system role
+        tail = r.split("/membership", 1)[-1].lstrip("#/")
+        names |= set(tail.split("#"))
     if names & set(STAFF_ROLES):
         return "staff"
     if "Learner" in names:

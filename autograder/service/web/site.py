@@ -18,6 +18,7 @@ no ambient credential, so they need none.
 from __future__ import annotations
 
 import datetime as dt
+import tempfile
 import time
 import warnings
 from collections import defaultdict, deque
@@ -25,7 +26,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import jinja2
 import nbformat
@@ -35,11 +35,13 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from autograder.errors import RequestRefused as Refused
 from autograder.printable import printable
+from autograder.report.view import score_text, time_text
 from autograder.results import SubmissionResult
 from autograder.service import exports, policy
 from autograder.service.blobs import Blobs
 from autograder.service.config import Policy, ServiceConfig
 from autograder.service.grading import GradingPool
+from autograder.service.ledger import Ledger, adjustments_of
 from autograder.service.store import Person, ServiceStore, Submission
 
 HERE = Path(__file__).resolve().parent.parent  # autograder/service: its templates/ and static/
@@ -53,6 +55,10 @@ nav { display: flex; gap: 1rem; align-items: center; border-bottom: 1px solid #d
 nav form { margin-left: auto; } .status { font-weight: 600; } .notice { background: #fff8c5; padding: .5rem; }
 label { display: block; margin: .4rem 0 .2rem; } input, select, button { font-size: 1rem; }
 button:focus, a:focus, input:focus, select:focus { outline: 3px solid #0969da; outline-offset: 2px; }
+.actions { display: flex; flex-wrap: wrap; gap: .4rem; align-items: center; } .actions form { display: inline; }
+.actions label { display: inline; } .filters { display: flex; flex-wrap: wrap; gap: .2rem .8rem; align-items: end; }
+.filters label { margin: 0; } .pages { display: flex; gap: 1rem; margin: .5rem 0; }
+.flag.reviewed { background: #dcfce7; } tr[aria-current] td { background: #f4f8ff; }
 """
 
 
@@ -114,8 +120,18 @@ class Service:
         self.per_student = RateLimiter(cfg.submissions_per_minute)
         self.env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
                                       undefined=jinja2.StrictUndefined)
-        self.env.filters["when"] = when
+        self.env.filters["when"] = self.when
+        self.env.filters["score"] = score_text
         self.env.filters["duration"] = duration
+        self.ledger = Ledger(store)
+        self._similar: dict[str, tuple[frozenset[tuple[str, str]], frozenset[str]]] = {}
+
+    def when(self, ts: float | dt.datetime | None, assignment: str | None = None) -> str:
+        """A time as every page shows it: in ``assignment``'s time zone (its name said); "" for none."""
+        if ts is None:
+            return ""
+        p = self.cfg.policy(assignment) if assignment else None
+        return time_text(ts, (p or self.cfg.assignments[0]).timezone)
 
     # ------------------------------------------------------------------ who is calling
     def caller(self, request: Request) -> Caller | None:
@@ -240,7 +256,12 @@ class Service:
         wait = round(self.pool.estimated_wait(sub.assignment, position)) if queued else 0
         waiting_for = "a grading worker with a GPU (staff are shown why)" \
             if queued and self.pool.blocked(sub.assignment) else ""
-        return View(sub, status, position, r[0] if r else None, r[3] if r else None, r[4] if r else None, suites,
+        score = r[3] if r else None
+        if r is not None and suites == "hidden" and r[2] != "internal_error":
+            changes = adjustments_of(self.store, [sub.id]).get(sub.id, [])
+            if changes:  # staff's adjustments count on the newest hidden result (the result's JSON read only then)
+                score = policy.total_after(r[3], self.store.result_dict(r[0]), changes)
+        return View(sub, status, position, r[0] if r else None, score, r[4] if r else None, suites,
                     bool(r and r[5]), note, wait, waiting_for, job.note if job else "")
 
     def result(self, v: View) -> SubmissionResult | None:
@@ -264,25 +285,67 @@ class Service:
 
         a = self.pool.assignments[aid]
         results, entries, pages, problems = [], [], {}, []
-        for r in rows:
-            sub = self.store.submission(r.submission) if r.assignment == aid and r.result is not None else None
-            if sub is None or r.result is None:
-                continue
-            r.result.student = r.person.id
-            results.append(r.result)
-            pages[r.person.id] = f"/submissions/{sub.id}"
-            entries.append(Entry(path=self.blobs.path(sub.sha256), source=sub.filename, submission=sub.id,
-                                 student=r.person.id, sha256=sub.sha256, order=(),
-                                 late=f"{r.late_days} day(s) late" if r.late_days else ""))
-        try:
-            review = review_class(a, entries)
-        except Exception as e:  # noqa: BLE001 - a failed review costs its flags and pairs, never the report
-            review = ClassReview()
-            problems.append(f"the review of the class (blank, duplicate, late, similar code) failed: "
-                            f"{printable(type(e).__name__)}: {printable(str(e))[:300]}")
+        with tempfile.TemporaryDirectory(prefix="tg-review-") as tmp:
+            for r in rows:
+                sub = self.store.submission(r.submission) if r.assignment == aid and r.result is not None else None
+                if sub is None or r.result is None:
+                    continue
+                r.result.student = r.person.id
+                results.append(r.result)
+                pages[r.person.id] = f"/submissions/{sub.id}"
+                # the review reads a file by its suffix, as the batch's inputs have one; a blob has none
+                named = Path(tmp) / f"{sub.sha256}.{sub.kind}"
+                if not named.exists():
+                    named.symlink_to(self.blobs.path(sub.sha256))
+                entries.append(Entry(path=named, source=sub.filename, submission=sub.id,
+                                     student=r.person.id, sha256=sub.sha256, order=(),
+                                     late=f"{r.late_days} day(s) late" if r.late_days else ""))
+            try:
+                review = review_class(a, entries)
+            except Exception as e:  # noqa: BLE001 - a failed review costs its flags and pairs, never the report
+                review = ClassReview()
+                problems.append(f"the review of the class (blank, duplicate, late, similar code) failed: "
+                                f"{printable(type(e).__name__)}: {printable(str(e))[:300]}")
+        by_student = {e.student: e.submission for e in entries}
+        key = frozenset((e.student, e.sha256) for e in entries)
+        self._similar[aid] = (key, frozenset(by_student[side.student] for pair in review.pairs
+                                             for side in (pair.a, pair.b) if side.student in by_student))
         return {"results": results, "title": a.title, "exercise_ids": a.ids, "problems": problems,
                 "names": {r.person.id: r.person.name for r in rows}, "attention": review.attention,
                 "pairs": review.pairs, "link": lambda res: pages.get(res.student, "/staff")}
+
+    def similar(self, aid: str, rows: list[exports.Row]) -> frozenset[str]:
+        """The counting submissions of ``aid`` that the class review pairs as near-identical code (reviewed
+        again only when some student's counting attempt changed)."""
+        key = frozenset((r.person.id, s.sha256) for r in rows if r.assignment == aid and r.result is not None
+                        for s in [self.store.submission(r.submission)] if s)
+        cached = self._similar.get(aid)
+        if cached is None or cached[0] != key:
+            self.class_report(aid, rows)
+        return self._similar[aid][1]
+
+    def history(self, sub: Submission, viewer: Person) -> list[dict[str, Any]]:
+        """Every result of ``sub`` the viewer may see, oldest first: when, why (submitted, a regrade by whom,
+        the tests changed), the score, and the score before it."""
+        v = self.view(sub, viewer)
+        if v.result_id is None:
+            return []  # none yet, or the hidden tests' results are not shown before the deadline
+        out: list[dict[str, Any]] = []
+        prev_version, prev_score = None, None
+        # the reasons staff gave, in the order they asked (their regrades are graded in that order)
+        reasons = iter([a.reason for a in reversed(self.ledger.audit(submission=sub.id)) if a.action == "regrade"])
+        for h in self.ledger.results(sub.id, v.suites):
+            why = "submitted" if h.reason == "submit" else h.reason.replace("regrade by", "regraded by")
+            if h.reason.startswith("regrade by") and (said := next(reasons, "")):
+                why += f": {said}"
+            if prev_version is not None and h.suite_version != prev_version:
+                why += "; the tests changed since the result before"
+            shown = h.status != "internal_error"
+            out.append({"id": h.id, "when": h.created, "why": why, "score": h.total if shown else None,
+                        "max": h.max_total, "before": prev_score, "status": h.status,
+                        "current": h.id == v.result_id})
+            prev_version, prev_score = h.suite_version, (h.total if shown else prev_score)
+        return out
 
     def home_context(self, c: Caller) -> dict[str, Any]:
         out = []
@@ -299,13 +362,6 @@ class Service:
 def duration(seconds: float) -> str:
     """A wait as people say it: "40 s", "12 min"."""
     return f"{round(seconds)} s" if seconds < 90 else f"{round(seconds / 60)} min"
-
-
-def when(ts: float | dt.datetime | None, tz: str = "UTC") -> str:
-    if ts is None:
-        return ""
-    d = ts if isinstance(ts, dt.datetime) else dt.datetime.fromtimestamp(ts, ZoneInfo(tz))
-    return d.strftime("%Y-%m-%d %H:%M:%S %Z")
 
 
 def security_headers(resp: Response, request: Request) -> Response:

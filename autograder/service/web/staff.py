@@ -5,7 +5,10 @@ caller."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 import time
+import urllib.parse
+from dataclasses import replace
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -15,7 +18,9 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from autograder.errors import RequestRefused as Refused
+from autograder.report.view import score_text
 from autograder.service import exports, policy
+from autograder.service.ledger import PAGE_SIZE, SORTS, STATUSES, Adjustment, Filters, adjustments_of
 from autograder.service.roster import issue_links
 from autograder.service.web.site import CSP, Service
 
@@ -75,8 +80,10 @@ def routes(svc: Service) -> list[Route]:
         def ctx() -> list[Any]:
             return [(p, [(st, svc.view(st.submission, c.person))
                          for st in reversed(policy.standings(p, svc.store, pid))]) for p in svc.cfg.assignments]
+        audit = await run_in_threadpool(lambda: svc.ledger.audit(person=pid))
         return svc.page(request, "student.html", title=f"History of {person.name}", person=person,
-                        history=await run_in_threadpool(ctx))
+                        history=await run_in_threadpool(ctx), audit=audit, assignments=svc.cfg.assignments,
+                        extensions=[e for e in await run_in_threadpool(svc.store.extensions) if e[0] == pid])
 
     async def class_report(request: Request) -> Response:
         svc.need(request, staff=True)
@@ -86,18 +93,85 @@ def routes(svc: Service) -> list[Route]:
         from autograder.report.classreport import SCRIPT_CSP, class_report_html
 
         def html() -> str:
-            return class_report_html(**svc.class_report(aid, _rows()))
+            page = class_report_html(**svc.class_report(aid, _rows()))
+            # inside the site: the way back to the dashboard and the list, as on every staff page
+            return page.replace("<body>\n", "<body>\n<nav aria-label=\"main\"><a href=\"/staff\">Staff dashboard"
+                                "</a> · <a href=\"/staff/submissions\">Submissions</a></nav>\n", 1)
         # the report is one self-contained file with its own inline <style> and its one (hashed) sorting script
         csp = CSP.replace("style-src 'self'", "style-src 'unsafe-inline'").replace(
             "script-src 'self'", f"script-src 'self' {SCRIPT_CSP}")
         return HTMLResponse(await run_in_threadpool(html), headers={"Content-Security-Policy": csp})
 
+    async def submissions_page(request: Request) -> Response:
+        svc.need(request, staff=True)
+        qp = request.query_params
+        f = _filters(qp, svc)
+
+        def ctx() -> dict[str, Any]:
+            flt = f
+            if qp.get("similar") == "yes":
+                rows = _rows()
+                aids = [f.assignment] if f.assignment else list(svc.pool.assignments)
+                flt = replace(f, similar=frozenset().union(*(svc.similar(a, rows) for a in aids)))
+            total, found = svc.ledger.find(flt)
+            pages = max(1, -(-total // PAGE_SIZE))
+            return {"rows": found, "total": total, "pages": pages, "page": min(f.page, pages), "f": f,
+                    "qp": qp, "assignments": svc.cfg.assignments, "statuses": STATUSES, "sorts": list(SORTS),
+                    "link": lambda **kw: _link(qp, **kw)}
+        return svc.page(request, "submissions.html", title="Submissions", **await run_in_threadpool(ctx))
+
+    async def submission_file(request: Request) -> Response:
+        c = svc.need(request, staff=True)
+        sub = await run_in_threadpool(svc.own, c, request.path_params["sid"])
+        data = await run_in_threadpool(svc.blobs.get, sub.sha256)
+        # the name is ours (the student's id and the submission's), never the uploaded file's name
+        name = re.sub(r"[^A-Za-z0-9._-]", "_", f"{sub.person}-{sub.assignment}-{sub.id[:8]}")[:120]
+        return Response(data, media_type="application/octet-stream",
+                        headers={"Content-Disposition": f'attachment; filename="{name}.{sub.kind}"'})
+
+    def adjust(f: dict[str, str], by: str) -> str:
+        """Add, deduct or set one exercise's points of one submission, with the reason the student reads."""
+        sub = svc.store.submission(f.get("submission", ""))
+        if sub is None:
+            raise Refused(404, "no such submission")
+        rows = [r for r in svc.store.result_summaries(sub.id) if r[1] == "hidden"]
+        if not rows or rows[-1][2] == "internal_error":
+            raise Refused(400, "adjust: this submission has no graded result yet; adjust it once it is graded")
+        result = svc.store.result_dict(rows[-1][0])
+        exercises = {e["id"]: e for e in result.get("exercises", [])}
+        exercise, kind, reason = f.get("exercise", ""), f.get("kind", ""), f.get("reason", "").strip()[:500]
+        if exercise not in exercises:
+            raise Refused(400, "adjust: choose one of the submission's exercises")
+        try:
+            points = float(f.get("points", ""))
+        except ValueError:
+            points = float("nan")
+        if points != points or abs(points) > 1e6 or kind not in ("add", "deduct", "set") or (kind == "set"
+                                                                                          and points < 0):
+            raise Refused(400, "adjust: give the points as a number (add or deduct: how many; set: the exercise's "
+                               "new points, 0 or more)")
+        if not reason:
+            raise Refused(400, "adjust: say why (the student reads it beside the change)")
+        changes = adjustments_of(svc.store, [sub.id]).get(sub.id, [])
+        before = policy.total_after(rows[-1][3], result, changes)
+        new = Adjustment(0, sub.id, exercise, "set" if kind == "set" else "add",
+                         -points if kind == "deduct" else points, reason, by, 0.0)
+        after = policy.total_after(rows[-1][3], result, [*changes, new])
+        most = rows[-1][4]
+        svc.ledger.adjust(sub.id, exercise, new.kind, new.points, reason, by, score_text(before, most),
+                          score_text(after, most))
+        return f"{sub.person}'s {sub.filename}: {exercise} adjusted; the total was {score_text(before, most)}, " \
+               f"now {score_text(after, most)}"
+
     async def staff_action(request: Request) -> Response:
         c = svc.need(request, staff=True)
-        form = await request.form(max_files=0, max_fields=8)
+        form = await request.form(max_files=0, max_fields=12)
         svc.check_csrf(c, str(form.get("csrf", "")))
         action = request.path_params["action"]
         f = {k: str(v) for k, v in form.items()}
+        back = f.get("back", "")
+        if not re.fullmatch(r"/(staff|submissions)[A-Za-z0-9/_?=&%.+-]*", back) or "//" in back:
+            back = "/staff"  # only a page of this site, never an address from elsewhere
 
         def act() -> str:
             store = svc.store
@@ -113,7 +187,20 @@ def routes(svc: Service) -> list[Route]:
                     raise Refused(400, "regrade: choose one submission, one student or everyone")
                 n = store.queue_regrade(subs, c.person.id)
                 svc.pool.wake()
+                for sid in subs:
+                    sub = store.submission(sid)
+                    svc.ledger.record(c.person.id, "regrade", submission=sid, person=sub.person if sub else "",
+                                      assignment=sub.assignment if sub else "", reason=f.get("reason", "")[:500])
                 return f"{n} submission(s) queued for regrading (their earlier results are kept)"
+            if action == "adjust":
+                return adjust(f, c.person.id)
+            if action == "reviewed":
+                sub = store.submission(f.get("submission", ""))
+                if sub is None:
+                    raise Refused(404, "no such submission")
+                svc.ledger.set_reviewed(sub.id, c.person.id, f.get("value", "1") == "1")
+                return (f"{sub.filename} of {sub.person} marked "
+                        f"{'reviewed' if f.get('value', '1') == '1' else 'not reviewed'}")
             if action == "extension":
                 p = svc.policy_of(f.get("assignment"))
                 if store.person(f.get("person", "")) is None:
@@ -123,19 +210,25 @@ def routes(svc: Service) -> list[Route]:
                 except ValueError:
                     raise Refused(400, "extension: give the new deadline as a date and time") from None
                 when = local.replace(tzinfo=ZoneInfo(p.timezone)) if local.tzinfo is None else local
+                before = store.extension(f["person"], p.id)
                 store.set_extension(f["person"], p.id, when.timestamp(), c.person.id)
+                svc.ledger.record(c.person.id, "extension", person=f["person"], assignment=p.id,
+                                  before=svc.when(before, p.id) if before else "the course deadline",
+                                  after=policy.when(when), reason=f.get("reason", "")[:500])
                 return f"{f['person']} has until {policy.when(when)} for {p.id}"
             if action == "revoke":
                 n = store.revoke(f.get("person", ""))
+                svc.ledger.record(c.person.id, "revoke links", person=f.get("person", "")[:200], after=f"{n} revoked")
                 return f"{n} link(s) of {f.get('person', '')} revoked; their sessions are ended"
             if action == "link":
                 if store.person(f.get("person", "")) is None:
                     raise Refused(404, "no such person")
                 link = issue_links(store, svc.cfg.url(), svc.cfg.link_days, only=[f["person"]])[0]
+                svc.ledger.record(c.person.id, "new link", person=link.id)
                 return f"new sign-in link for {link.id}: {link.url}"
             raise Refused(404, "no such action")
         message = await run_in_threadpool(act)
-        return svc.page(request, "message.html", title="Done", message=message, back="/staff")
+        return svc.page(request, "message.html", title="Done", message=message, back=back)
 
     return [
         Route("/api/staff/gradebook.csv", gradebook),
@@ -143,6 +236,40 @@ def routes(svc: Service) -> list[Route]:
         Route("/api/staff/moodle.csv", moodle),
         Route("/staff", dashboard),
         Route("/staff/students/{pid}", student_page),
+        Route("/staff/submissions", submissions_page),
+        Route("/staff/submissions/{sid}/file", submission_file),
         Route("/staff/report/{aid}", class_report),
         Route("/staff/{action}", staff_action, methods=["POST"]),
     ]
+
+
+def _yes_no(v: str | None) -> bool | None:
+    return {"yes": True, "no": False}.get(v or "")
+
+
+def _number(v: str | None) -> float | None:
+    try:
+        return float(v) if v else None
+    except ValueError:
+        return None
+
+
+def _filters(qp: Any, svc: Service) -> Filters:
+    """The list's filters from the query string; a value that means nothing is ignored, never an error."""
+    aid = qp.get("assignment", "")
+    page = qp.get("page", "1")
+    return Filters(q=qp.get("q", "")[:200], assignment=aid if svc.cfg.policy(aid) else "",
+                   status=qp.get("status", ""), late=_yes_no(qp.get("late")), flagged=_yes_no(qp.get("flagged")),
+                   reviewed=_yes_no(qp.get("reviewed")), min_score=_number(qp.get("min")),
+                   max_score=_number(qp.get("max")), sort=qp.get("sort", "created") if qp.get("sort") in SORTS
+                   else "created", descending=qp.get("order", "desc") != "asc",
+                   page=int(page) if page.isdigit() and 0 < int(page) < 10**6 else 1)
+
+
+def _link(qp: Any, **changes: Any) -> str:
+    """This list's address with ``changes`` to its query (a new sort goes back to page 1)."""
+    q = {k: v for k, v in qp.items() if v}
+    q.update({k: str(v) for k, v in changes.items()})
+    if "sort" in changes and "page" not in changes:
+        q.pop("page", None)
+    return "/staff/submissions?" + urllib.parse.urlencode(q)
