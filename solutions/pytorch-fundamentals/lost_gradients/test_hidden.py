@@ -114,7 +114,6 @@ def test_make_leaf_other_dtypes(student, sandbox):
     check(info["type"] == "Tensor", f"`{call}` returned a {info['type']}, not a tensor.")
     check(info["device"] == "meta", f"`{call}` returned a tensor on {info['device']}, expected one on the device "
                                     "it was given (meta).")
-    check(info["is_leaf"] and info["requires_grad"], f"`{call}` did not return a leaf that requires grad.")
 
 
 LEAF_CALLS = [((4, 5), None, None), ((3, 2), "cpu", "float64"), ((2, 3, 2), "cpu", "bfloat16")]
@@ -136,6 +135,9 @@ def test_make_leaf_is_a_leaf(student, sandbox):
             review(f"make_leaf returned a {info['exact_type']} (a Tensor subclass), whose is_leaf and grad_fn "
                    "it may define itself: the leaf advice rests on what it says")
         _check_leaf(info, call, dtype_name or "float32", upstream)
+    info = sandbox.probe("make_leaf_device", [2, 3], "meta")
+    check(info.get("is_leaf") and info.get("requires_grad"),
+          "`make_leaf((2, 3), device='meta')` did not return a leaf that requires grad.", misconception="non_leaf")
 
 
 @pytest.mark.points(1)
