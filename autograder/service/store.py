@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autograder.report.files import database_error
 from autograder.results import SubmissionResult
 
 # 2: jobs.note (what the student is told about how the job was graded: a CPU fallback) and jobs.backlog (how many
@@ -156,14 +157,18 @@ class ServiceStore:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        db = self.db
-        db.execute("PRAGMA journal_mode=WAL")
-        db.executescript(_SCHEMA)
-        with self.tx() as t:
-            t.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            _migrate(t)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = self.db
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(_SCHEMA)
+            with self.tx() as t:
+                t.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                _migrate(t)
+        except (sqlite3.Error, OSError) as e:  # --data cannot hold the store: say which path, and what to do
+            self._local = threading.local()
+            raise database_error(self.path, e, "--data") from None
 
     @property
     def db(self) -> sqlite3.Connection:
