@@ -95,5 +95,5 @@ def test_a_full_disk(tmp_path: Path):
     assert err.splitlines() == [
         f"torchgrader: the disk holding {mnt}/grades.sqlite is full: free some space there, or give --out a "
         "folder on another disk",
-        f"torchgrader: the disk holding {mnt}/service.sqlite is full: free some space there, or give --data a "
-        "folder on another disk"]
+        f"torchgrader: {mnt}/service.sqlite: the disk is full, so the store cannot be opened: free space on it, "
+        "then start the service again"]

@@ -28,6 +28,10 @@ is an error that names it (a typo must not silently turn a policy off).
     upload_kb = 2048
     submissions_per_minute = 6  # per student
     requests_per_minute = 600  # per address
+    connections_per_address = 200  # open at once from one address (trusted proxies: no cap)
+    header_seconds = 10  # a request's headers must arrive within this, its body within body_seconds
+    body_seconds = 60
+    parses_at_once = 2  # uploaded notebooks parsed at the same time
 
     [[assignments]]
     id = "pytorch-fundamentals"
@@ -114,6 +118,10 @@ class ServiceConfig:
     submissions_per_minute: int = 6
     requests_per_minute: int = 600
     link_days: float = 180.0  # how long a sign-in link's token is valid
+    connections_per_address: int = 200  # open connections from one address (trusted proxies: no cap)
+    header_seconds: float = 10.0  # a request's headers must arrive within this
+    body_seconds: float = 60.0  # a request's body must arrive within this
+    parses_at_once: int = 2  # uploaded notebooks parsed at the same time (each may take ~100 MB while parsed)
     session_hours: float = 12.0
     lti: LtiConfig = field(default_factory=LtiConfig)  # the [lti] section: platforms and settings (lti/config.py)
 
@@ -133,7 +141,8 @@ _SECTIONS = {
     "grading": ("course", "backend", "scheduler", "workers", "queue_limit", "student_queue_limit", "nice",
                 "watchdog_margin", "devices", "gpu_resource", "docker_image", "allow_unisolated",
                 "memory_gb", "cell_timeout", "submission_timeout"),
-    "limits": ("upload_kb", "submissions_per_minute", "requests_per_minute", "link_days", "session_hours"),
+    "limits": ("upload_kb", "submissions_per_minute", "requests_per_minute", "link_days", "session_hours",
+               "connections_per_address", "header_seconds", "body_seconds", "parses_at_once"),
 }
 _POLICY_KEYS = {f.name for f in fields(Policy)}
 

@@ -66,7 +66,8 @@ def routes(svc: Service) -> list[Route]:
                     "blocked": blocked, "recent": svc.store.recent_jobs(20), "now": time.time(),
                     "counts": counts, "people": svc.store.people(), "extensions": svc.store.extensions(),
                     "assignments": svc.cfg.assignments, "titles": _titles(),
-                    "needs_ta": svc.store.needs_ta(), "lms": svc.lti.summary() if svc.lti is not None else None}
+                    "needs_ta": svc.store.needs_ta(), "store_problems": svc.store.store_problems(),
+                    "lms": svc.lti.summary() if svc.lti is not None else None}
         return svc.page(request, "staff.html", title="Staff dashboard", **await run_in_threadpool(ctx),
                         new_link=None)
 

@@ -13,7 +13,7 @@ import pytest
 import torch
 from hypothesis import strategies as st
 
-from autograder.judge import assert_close, check, fail, shares_storage
+from autograder.judge import assert_close, check, fail, quote, shares_storage
 from autograder.judge.generated import draw
 
 KEYS = {
@@ -132,6 +132,7 @@ def _judge_shares(sandbox, cases):
     """Grade shares_storage on labelled (label, a, b) cases in one sandbox call."""
     for _, a, b in cases:
         assert isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor), "grader bug"
+    cases = [(quote(label, a, b), a, b) for label, a, b in cases]  # a quote is the call that was made
     replies = sandbox.probe("shares_many", [[a, b] for _, a, b in cases])
     answers = []
     for (label, _, _), r in zip(cases, replies, strict=True):
@@ -159,13 +160,12 @@ def _judge_shares(sandbox, cases):
     )
 
 
-@pytest.mark.points(1.25)
-def test_shares_storage_views(sandbox):
-    """shares_storage: a tensor and its views share storage"""
+def _views_cases():
+    """(quote, a, b): each quote, pasted into a notebook after x, y, z are built as here, is the call made."""
     x = torch.randn(4, 5)
     y = torch.randn(3, 4, 2, dtype=torch.float64)
     z = torch.arange(7)
-    cases = [
+    return [
         ("(x, x[1])", x, x[1]),
         ("(x[2], x)", x[2], x),
         ("(x[0], x[3])", x[0], x[3]),
@@ -177,15 +177,12 @@ def test_shares_storage_views(sandbox):
         ("(z[5:], z[:2])", z[5:], z[:2]),
         ("(x[1:, 1:], x[:3, :4]) (same shape)", x[1:, 1:], x[:3, :4]),
     ]
-    _judge_shares(sandbox, cases)
 
 
-@pytest.mark.points(0.75)
-def test_shares_storage_distinct(sandbox):
-    """shares_storage: copies and unrelated tensors do not share storage"""
+def _distinct_cases():
     x = torch.randn(4, 5)
     z = torch.zeros(3)
-    cases = [
+    return [
         ("(x, x.clone())", x, x.clone()),
         ("(x, x[[0, 1]])", x, x[[0, 1]]),
         ("(x, x[x > 0])", x, x[x > 0]),
@@ -193,7 +190,18 @@ def test_shares_storage_distinct(sandbox):
         ("(z, torch.zeros(3))", z, torch.zeros(3)),
         ("(x[0], x.T.contiguous()[0])", x[0], x.T.contiguous()[0]),
     ]
-    _judge_shares(sandbox, cases)
+
+
+@pytest.mark.points(1.25)
+def test_shares_storage_views(sandbox):
+    """shares_storage: a tensor and its views share storage"""
+    _judge_shares(sandbox, _views_cases())
+
+
+@pytest.mark.points(0.75)
+def test_shares_storage_distinct(sandbox):
+    """shares_storage: copies and unrelated tensors do not share storage"""
+    _judge_shares(sandbox, _distinct_cases())
 
 
 def _layouts():
