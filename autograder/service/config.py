@@ -19,7 +19,7 @@ is an error that names it (a typo must not silently turn a policy off).
     workers = 2  # warm workers per assignment (dask: submissions in flight); default: one per core, as the batch
     queue_limit = 1000  # students' submissions waiting, all together; past it: 503 with Retry-After
     student_queue_limit = 2  # one student's submissions waiting; past it: 429 ("wait for your feedback")
-    nice = 10  # the workers' and their sandboxes' CPU priority below the web tier's (0: the same)
+    nice = 10  # the workers' and their sandboxes' CPU priority: this many steps below the web tier's (0: the same)
     watchdog_margin = 120  # a job is stopped past the sum of its exercises' timeouts plus this (seconds)
     devices = ["cuda:0", "cpu"]  # local and container workers' devices, one per worker (default: all "cpu")
     gpu_resource = "GPU"  # dask: the worker resource that declares a GPU (dask worker --resources GPU=1)
@@ -103,7 +103,7 @@ class ServiceConfig:
     queue_limit: int = 1000  # students' submissions waiting, all together (each student capped: below)
     # one student's submissions waiting or being graded: nobody fills the shared queue for everyone else
     student_queue_limit: int = 2
-    nice: int = 10  # the workers' (and their sandboxes') nice value: the web tier keeps answering at once
+    nice: int = 10  # the workers' (and their sandboxes') nice, relative to the web tier's: it keeps answering at once
     watchdog_margin: float = 120.0  # seconds past the sum of the assignment's exercise timeouts: the job is stopped
     devices: list[str] = field(default_factory=list)  # per local/container worker: "cpu" or "cuda:N"; [] all cpu
     gpu_resource: str = "GPU"  # dask: the worker resource naming a GPU (`dask worker --resources GPU=1`)

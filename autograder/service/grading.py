@@ -481,15 +481,14 @@ class GradingPool:
 
 
 def lower_priority(nice: int) -> None:
-    """Lower the calling thread's CPU priority to ``nice`` (Linux: per thread; what it starts inherits it).
-
-    The graders then yield the cores to the web tier: a status call answers at once while every core grades.
-    """
+    """Lower the calling thread's CPU priority by ``nice`` steps below the service's own (Linux: per thread;
+    what it starts inherits it). The graders then yield the cores to the web tier: a status call answers at
+    once while every core grades. Relative, so a service started under ``nice`` keeps its workers below it."""
     if nice <= 0:
         return
     try:
         tid = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, tid, max(nice, os.getpriority(os.PRIO_PROCESS, tid)))
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, os.getpid()) + nice))
     except OSError:
         pass
 

@@ -373,6 +373,10 @@ class ServiceStore:
              + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY created, rowid")
         return [Submission(*r) for r in self.db.execute(q, args)]
 
+    def submission_counts(self) -> dict[str, int]:
+        """How many submissions each person has made (one query: the dashboard lists the whole class)."""
+        return dict(self.db.execute("SELECT person, COUNT(*) FROM submissions GROUP BY person").fetchall())
+
     def jobs_of(self, sid: str) -> list[JobRow]:
         return [JobRow(*r) for r in self.db.execute(f"SELECT {_JOB} FROM jobs WHERE submission = ? ORDER BY id",
                                                     (sid,))]
@@ -493,13 +497,18 @@ class ServiceStore:
     def result_dict(self, rid: int) -> dict[str, Any]:
         return json.loads(self.db.execute("SELECT result FROM results WHERE id = ?", (rid,)).fetchone()[0])
 
-    def latest_results(self, assignment: str, suites: str = "hidden") -> dict[str, ResultRow]:
-        """Each submission's newest result on ``suites`` (a regrade's replaces the earlier one for counting)."""
+    def latest_results(self, assignment: str, suites: str = "hidden", person: str | None = None
+                       ) -> dict[str, ResultRow]:
+        """Each submission's newest result on ``suites`` (a regrade's replaces the earlier one for counting), of
+        one ``person`` or of the whole class. Only those newest results' JSON is read: a class's results are
+        large, and a student's page must not read everyone's."""
         rows = self.db.execute(
             "SELECT r.id, r.job, r.submission, r.suites, r.suite_version, r.status, r.total, r.max_total, r.seconds, "
             "r.needs_ta, r.created, r.result FROM results r JOIN submissions s ON s.id = r.submission "
-            "WHERE s.assignment = ? AND r.suites = ? ORDER BY r.id", (assignment, suites))
-        return {r[2]: _result(r) for r in rows}
+            "WHERE s.assignment = ? AND r.suites = ?" + (" AND s.person = ?" if person is not None else "")
+            + " ORDER BY r.id", (assignment, suites, *([person] if person is not None else [])))
+        newest = {r[2]: r for r in rows}
+        return {sid: _result(r) for sid, r in newest.items()}
 
     def needs_ta(self) -> list[tuple[str, str, str]]:
         """(submission, person, assignment) whose newest hidden result is a grader failure for a TA to look at."""
