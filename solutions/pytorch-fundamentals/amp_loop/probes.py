@@ -15,11 +15,13 @@ def cuda_available(mod):
     return bool(torch.cuda.is_available())
 
 
-def _build_model(sizes, weights):
+def _build_model(sizes, weights, batchnorm=False):
     layers = []
     for i in range(len(sizes) - 1):
         layers.append(nn.Linear(sizes[i], sizes[i + 1]))
         if i < len(sizes) - 2:
+            if batchnorm:
+                layers.append(nn.BatchNorm1d(sizes[i + 1]))
             layers.append(nn.ReLU())
     model = nn.Sequential(*layers)
     with torch.no_grad():
@@ -60,7 +62,9 @@ def _build_scheduler(optimizer, spec):
 
 def run_train_epoch(mod, spec):
     device = torch.device(spec["device"])
-    model = _build_model(spec["sizes"], spec["weights"]).to(device)
+    model = _build_model(spec["sizes"], spec["weights"], spec.get("batchnorm", False)).to(device)
+    if spec.get("eval_mode"):
+        model.eval()  # handed over in eval mode: training an epoch is the function's job
     params = list(model.parameters())
     loader = _build_loader(spec)
     optimizer = _build_optimizer(model, spec["optimizer"])
@@ -92,9 +96,10 @@ def run_train_epoch(mod, spec):
     watched.register_hook(tensor_hook)
     model.register_forward_pre_hook(forward_pre_hook)
 
+    # max_grad_norm None: the call relies on the contract's default (1.0)
+    clip = {} if spec["max_grad_norm"] is None else {"max_grad_norm": spec["max_grad_norm"]}
     result = mod.train_epoch(model, loader, optimizer, scheduler, scaler, device=device,
-                             accum_steps=spec["accum_steps"], amp_dtype=amp_dtype,
-                             max_grad_norm=spec["max_grad_norm"])
+                             accum_steps=spec["accum_steps"], amp_dtype=amp_dtype, **clip)
     return {
         "result": result,
         "params": [p.detach().to("cpu", copy=True) for p in params],

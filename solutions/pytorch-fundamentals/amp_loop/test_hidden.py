@@ -40,11 +40,13 @@ INIT_SCALE = 1024.0
 # ---------------------------------------------------------------- builders
 # (the same as in probes.py: the judge rebuilds the very same objects)
 
-def _build_model(sizes, weights):
+def _build_model(sizes, weights, batchnorm=False):
     layers = []
     for i in range(len(sizes) - 1):
         layers.append(nn.Linear(sizes[i], sizes[i + 1]))
         if i < len(sizes) - 2:
+            if batchnorm:
+                layers.append(nn.BatchNorm1d(sizes[i + 1]))
             layers.append(nn.ReLU())
     model = nn.Sequential(*layers)
     with torch.no_grad():
@@ -81,7 +83,7 @@ def _build_scheduler(optimizer, spec):
 
 def _make_spec(sandbox, *, seed, n, batch_size, accum_steps, optimizer, scheduler,
                max_grad_norm, sizes=(6, 16, 4), inf_at=None, hard_last=False, loader="plain",
-               drop_last=False):
+               drop_last=False, batchnorm=False):
     """``loader``: "plain" (every sample once, in order), "subset" (a Subset of the data), "sampler" (a
     sampler visiting some samples in another order); ``drop_last`` drops a short final batch. The contract
     allows any loader: a loop must count the samples it sees, never len(loader.dataset)."""
@@ -91,6 +93,9 @@ def _make_spec(sandbox, *, seed, n, batch_size, accum_steps, optimizer, schedule
         bound = d_in ** -0.5
         weights.append((torch.rand(d_out, d_in, generator=g) * 2 - 1) * bound)
         weights.append((torch.rand(d_out, generator=g) * 2 - 1) * bound)
+        if batchnorm and d_out != sizes[-1]:  # BatchNorm1d's weight and bias
+            weights.append(0.5 + torch.rand(d_out, generator=g))
+            weights.append((torch.rand(d_out, generator=g) * 2 - 1) * 0.5)
     X = torch.randn(n, sizes[0], generator=g)
     Y = torch.randint(0, sizes[-1], (n,), generator=g)
     if hard_last:
@@ -106,6 +111,7 @@ def _make_spec(sandbox, *, seed, n, batch_size, accum_steps, optimizer, schedule
             "optimizer": optimizer, "scheduler": scheduler,
             "max_grad_norm": max_grad_norm, "init_scale": INIT_SCALE,
             "inf_at": inf_at, "device": device, "loader": loader, "drop_last": drop_last,
+            "batchnorm": batchnorm,
             "indices": torch.randperm(n, generator=g)[: max(1, (3 * n) // 4)].tolist()}
 
 
@@ -118,7 +124,7 @@ def _reference_epoch(spec, *, divide="window", clip_first=False, final_window=Tr
     mistakes, used only to name a misconception in the feedback."""
     device = torch.device(spec["device"])
     amp_dtype = torch.float16 if device.type == "cuda" else torch.bfloat16
-    model = _build_model(spec["sizes"], spec["weights"]).to(device)
+    model = _build_model(spec["sizes"], spec["weights"], spec.get("batchnorm", False)).to(device)
     params = list(model.parameters())
     loader = _build_loader(spec)
     optimizer = _build_optimizer(model, spec["optimizer"])
@@ -158,9 +164,9 @@ def _reference_epoch(spec, *, divide="window", clip_first=False, final_window=Tr
             for p in params:
                 p.grad.div_({"window": window, "accum": accum, "batch": 1}[divide])
             if clip == "norm":
-                torch.nn.utils.clip_grad_norm_(params, spec["max_grad_norm"])
+                torch.nn.utils.clip_grad_norm_(params, _max_norm(spec))
             else:
-                torch.nn.utils.clip_grad_value_(params, spec["max_grad_norm"])
+                torch.nn.utils.clip_grad_value_(params, _max_norm(spec))
             before = scaler.get_scale()
             if use_scaler:
                 scaler.step(optimizer)
@@ -174,6 +180,11 @@ def _reference_epoch(spec, *, divide="window", clip_first=False, final_window=Tr
     return {"params": [p.detach().cpu() for p in params],
             "lr": optimizer.param_groups[0]["lr"], "last_epoch": scheduler.last_epoch,
             "scale": scaler.get_scale(), "batch_sums": batch_sums, "batch_sizes": batch_sizes}
+
+
+def _max_norm(spec):
+    """The clipping threshold of a run; None means the call left max_grad_norm at the contract's default."""
+    return 1.0 if spec["max_grad_norm"] is None else spec["max_grad_norm"]
 
 
 def _update_distance(params, other, init):
@@ -240,7 +251,7 @@ def _check_params(got, spec, ref, setting, hint):
 
 # ---------------------------------------------------------------- tests
 
-@pytest.mark.points(2)
+@pytest.mark.points(1.5)
 @pytest.mark.timeout(60)
 def test_accumulation_windows(sandbox):
     """Gradients accumulated over windows and divided by the window's sample count"""
@@ -478,7 +489,41 @@ def test_autocast_forward_only(sandbox):
           "before calling backward.", misconception="autocast_backward")
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(0.5)
+@pytest.mark.timeout(60)
+def test_default_max_grad_norm(sandbox):
+    """A call that leaves max_grad_norm at its default clips at 1.0"""
+    spec = _make_spec(sandbox, seed=808, n=16, batch_size=4, accum_steps=2,
+                      optimizer={"kind": "sgd", "lr": 0.5},
+                      scheduler={"kind": "step", "step_size": 1, "gamma": 0.9},
+                      max_grad_norm=None)
+    spec["X"] = spec["X"] * 3.0  # gradients whose norm exceeds 1.0, so the default threshold binds
+    got = _run(sandbox, spec)
+    ref = _reference_epoch(spec)
+    _check_params(got, spec, ref, "16 samples in batches of 4, accum_steps=2, train_epoch called without "
+                                  "max_grad_norm, gradient norms above 1.0",
+                  "Called without max_grad_norm, the gradients must be clipped to a total norm of 1.0, the "
+                  "default of the signature train_epoch(..., max_grad_norm=1.0).")
+
+
+@pytest.mark.points(0.5)
+@pytest.mark.timeout(60)
+def test_model_handed_over_in_eval_mode(sandbox):
+    """A model handed over in eval mode is trained in training mode (BatchNorm uses batch statistics)"""
+    spec = _make_spec(sandbox, seed=818, n=16, batch_size=4, accum_steps=2,
+                      optimizer={"kind": "sgd", "lr": 0.5},
+                      scheduler={"kind": "step", "step_size": 1, "gamma": 0.9},
+                      max_grad_norm=1e4, batchnorm=True)
+    spec["eval_mode"] = True
+    got = _run(sandbox, spec)
+    ref = _reference_epoch(spec)  # the trusted loop trains its model in training mode
+    _check_params(got, spec, ref, "a model with BatchNorm1d handed over in eval mode, 16 samples in batches "
+                                  "of 4, accum_steps=2",
+                  "An epoch of training runs the model in training mode (BatchNorm normalizes with each "
+                  "batch's statistics), whatever mode the model was in when train_epoch received it.")
+
+
+@pytest.mark.points(1.5)
 @pytest.mark.timeout(120)
 def test_generated_setups(sandbox):
     """Generated setups: dataset sizes, batch sizes, windows, clipping thresholds and optimizers"""
