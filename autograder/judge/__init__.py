@@ -21,6 +21,7 @@ from autograder.judge.feedback import (
     passed,
     quote,
     remote_meta,
+    review,
     shares_storage,
     within,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "rank_values",
     "ranks_timeout",
     "remote_meta",
+    "review",
     "shares_storage",
     "within",
 ]

@@ -31,8 +31,10 @@ HYPOTHESIS_PLUGIN = "hypothesispytest"  # Hypothesis's pytest11 entry point: the
 MARKERS = (
     "points(n): points the test is worth",
     "timeout(seconds): wall-clock limit of the test",
-    "in_process: the points rest on a fact measured inside the student's process (at most 1 point of an "
-    "exercise, all such tests together; the README's threat model lists them)",
+    "in_process: advice on a fact only the student's process reports; worth 0 points (issue 43: a point is "
+    "awarded only for a fact the judge can verify); docs/threat-model.md lists them",
+    "outside(how): the points rest on a measurement made outside the student's process (how: e.g. 'cgroup peak "
+    "memory'); docs/threat-model.md lists them",
 )
 
 

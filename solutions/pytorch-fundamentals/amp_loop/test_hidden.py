@@ -18,8 +18,8 @@ Sandbox-measured facts (everything else is decided in the judge): the hooks
 in probes.py record, for each backward call, whether `.grad` was None before
 the gradient was accumulated and whether autocast was enabled, and, for each
 forward call, whether autocast was enabled with which dtype. Student code can
-rewrite those hooks, so the two tests that read them are `in_process` and
-worth 1 point together (issue 22).
+rewrite those hooks, so the two tests that read them are advice (`in_process`,
+0 points: issue 43); their point went to the generated setups, checked on values.
 """
 import pytest
 import torch
@@ -324,7 +324,7 @@ def test_overflow_skips_step_and_scheduler(sandbox):
                   "not leak into the next window.")
 
 
-@pytest.mark.points(0.5)
+@pytest.mark.points(0)
 @pytest.mark.in_process
 @pytest.mark.timeout(60)
 def test_grads_set_to_none(sandbox):
@@ -454,7 +454,7 @@ def test_adamw_lambda_schedule(sandbox):
        "by the window's samples, clip, scaler.step, scaler.update, scheduler, zero_grad.")
 
 
-@pytest.mark.points(0.5)
+@pytest.mark.points(0)
 @pytest.mark.in_process
 @pytest.mark.timeout(60)
 def test_autocast_forward_only(sandbox):
@@ -478,7 +478,7 @@ def test_autocast_forward_only(sandbox):
           "before calling backward.", misconception="autocast_backward")
 
 
-@pytest.mark.points(1)
+@pytest.mark.points(2)
 @pytest.mark.timeout(120)
 def test_generated_setups(sandbox):
     """Generated setups: dataset sizes, batch sizes, windows, clipping thresholds and optimizers"""

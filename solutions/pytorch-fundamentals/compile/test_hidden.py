@@ -13,8 +13,8 @@ What rests on facts measured in the sandbox (see probes.py):
 3. how many times dynamo traced the probe's model (comptime counter).
 Student code shares the sandbox process with the probes and can rewrite any
 of this (forged code objects, dynamo's state), so these four tests are
-`in_process` and worth 1 point together (issue 22): a forger gains at most
-that. The probes still fail closed: the hook points are captured before the
+advice (`in_process`, 0 points: issue 43): a forger gains nothing; their
+point went to the dynamic values. The probes still fail closed: the hook points are captured before the
 first cell and must be torch's own code at each experiment, and dynamo's
 graph-break settings are reset to the defaults for the capture.
 """
@@ -142,7 +142,7 @@ def test_same_function_as_chatty(sandbox):
     _compare(res["outs"], xs, sd, "CompileFriendlyMLP (eager, ChattyMLP's weights loaded)")
 
 
-@pytest.mark.points(0.25)
+@pytest.mark.points(0)
 @pytest.mark.in_process
 @pytest.mark.timeout(120)
 def test_fullgraph_capture(sandbox):
@@ -179,7 +179,7 @@ def test_fullgraph_capture(sandbox):
           "traced by torch.compile, not hidden from it.")
 
 
-@pytest.mark.points(0.25)
+@pytest.mark.points(0)
 @pytest.mark.in_process
 @pytest.mark.timeout(120)
 def test_compiled_output(sandbox):
@@ -195,7 +195,7 @@ def test_compiled_output(sandbox):
     _compare(res["outs"], _inputs(), _weights(), "Compiled CompileFriendlyMLP")
 
 
-@pytest.mark.points(0.25)
+@pytest.mark.points(0)
 @pytest.mark.in_process
 @pytest.mark.timeout(180)
 def test_dynamic_no_recompile(sandbox):
@@ -213,7 +213,7 @@ def test_dynamic_no_recompile(sandbox):
           f"input's shapes; ask for a dynamic batch dimension.", misconception="recompiles")
 
 
-@pytest.mark.points(0.25)
+@pytest.mark.points(0)
 @pytest.mark.in_process
 @pytest.mark.timeout(180)
 def test_dynamic_single_trace(sandbox):
@@ -225,7 +225,7 @@ def test_dynamic_single_trace(sandbox):
           f"64; a dynamic-shape compile traces it exactly once.")
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(3)
 @pytest.mark.timeout(180)
 def test_dynamic_values(sandbox):
     """compile_dynamic's callable returns the model's outputs for every batch size"""
