@@ -364,7 +364,7 @@ def test_grads_set_to_none(sandbox):
                  misconception="zero_inside_window")
 
 
-@pytest.mark.points(1.5)
+@pytest.mark.points(1)
 @pytest.mark.timeout(60)
 def test_returned_mean_loss_per_sample(sandbox):
     """Returns the mean loss per sample, as a Python float"""
@@ -521,6 +521,36 @@ def test_model_handed_over_in_eval_mode(sandbox):
                                   "of 4, accum_steps=2",
                   "An epoch of training runs the model in training mode (BatchNorm normalizes with each "
                   "batch's statistics), whatever mode the model was in when train_epoch received it.")
+
+
+@pytest.mark.points(0.5)
+@pytest.mark.timeout(60)
+def test_forward_values_under_autocast(sandbox):
+    """The forward's values are those of autocast's low precision (the returned loss shows them)"""
+    spec = _make_spec(sandbox, seed=909, n=10, batch_size=4, accum_steps=2,
+                      optimizer={"kind": "sgd", "lr": 0.0},  # the weights stay put: every batch sees them as given
+                      scheduler={"kind": "step", "step_size": 1, "gamma": 0.9},
+                      max_grad_norm=1.0, sizes=(2, 2))
+    # 2049 is exact in float32 but rounds to 2048 in bfloat16 and float16: the logits are +-1 in full
+    # precision and 0 under autocast, so the two give very different losses
+    spec["weights"] = [torch.tensor([[1.0, -1.0], [-1.0, 1.0]]), torch.zeros(2)]
+    spec["X"] = torch.tensor([[2049.0, 2048.0], [2048.0, 2049.0]]).repeat(5, 1)
+    spec["Y"] = torch.tensor([0, 1] * 5)
+    got = _run(sandbox, spec)
+    ref = _reference_epoch(spec)
+    expected = sum(ref["batch_sums"]) / sum(ref["batch_sizes"])
+    value = got["result"]
+    if type(value) is float and abs(value - expected) <= 1e-2 * abs(expected):
+        return
+    amp = "float16" if spec["device"] == "cuda" else "bfloat16"
+    with torch.no_grad():
+        full = float(nn.functional.cross_entropy(spec["X"] @ spec["weights"][0].T, spec["Y"]))
+    msg = (f"On inputs such as [2049, 2048], which {amp} rounds to [2048, 2048], with a learning rate of 0, "
+           f"train_epoch returned {describe(value)}; the mean loss per sample computed under "
+           f"torch.autocast(dtype={amp}) is {expected:.5g}.")
+    _judge_mean_loss(value, {"no_autocast": (
+        f"It is the loss computed in full float32 precision ({full:.5g}): the forward pass must run under "
+        f"torch.autocast(device.type, dtype=amp_dtype).", full)}, msg)
 
 
 @pytest.mark.points(1.5)
