@@ -72,6 +72,7 @@ from autograder.authoring.lint import (
     read_suite_keys,
 )
 from autograder.authoring.plan import imported_names, plan, suite_names
+from autograder.authoring.rules import coverage, rule_coverage
 from autograder.authoring.stamp import write_stamp
 from autograder.defaults import Owner, add_option
 from autograder.errors import AssignmentError, Exit
@@ -136,6 +137,7 @@ def static_phase(course: Path, assignment_id: str, only: list[str] | None = None
     for ex_id, tests in by_ex.items():
         if ex_id in facts:
             facts[ex_id].hidden_tests = len(tests)
+    problems += [p for p in rule_coverage(assignment, by_ex, facts) if p.path.resolve() not in unparsed]
     return (assignment if complete and not problems else None), facts, problems
 
 
@@ -748,7 +750,7 @@ def grading_phase(assignment: Assignment, exercises: list[str] | None = None, *,
 
 
 # ---------------------------------------------------------------------- the table
-ORDER = ("static checks", "public tests cover", "reference", "stopped", "public tests on reference", "stub",
+ORDER = ("static checks", "public tests cover", "rules covered", "reference", "stopped", "public tests on reference", "stub",
          "public tests on stub", "determinism", NAN_CHECK)
 
 
@@ -794,7 +796,12 @@ def static_rows(facts: dict[str, ExerciseFacts], assignment: Assignment, scope: 
                             f"{f.hidden_tests} hidden tests ({ex.points:g} points), {f.public_tests} public, "
                             f"{f.alternatives} alternatives, {f.mutants} mutants"))
             rows.append(public_coverage_row(ex.id, f))
+            if f.rules:
+                rows.append(Row(ex.id, RULES_CHECK, *coverage(f)))
     return rows
+
+
+RULES_CHECK = "rules covered"
 
 
 def public_coverage_row(ex_id: str, f: ExerciseFacts) -> Row:

@@ -24,6 +24,7 @@ from autograder.judge.proxy import disarm_watchdog
 
 EXERCISE = pytest.StashKey[Exercise]()  # the exercise whose folder holds the test
 POINTS = pytest.StashKey[float | None]()  # @pytest.mark.points(n); None when the test has no (usable) mark
+RULES = pytest.StashKey[tuple[str, ...] | None]()  # @pytest.mark.rules(...): the contract rules it checks; None: no mark
 TRACEBACK = pytest.StashKey[str]()  # staff-only: the judge-side traceback of the test's first failure
 
 HYPOTHESIS_PLUGIN = "hypothesispytest"  # Hypothesis's pytest11 entry point: the only installed plugin a judge loads
@@ -31,6 +32,8 @@ HYPOTHESIS_PLUGIN = "hypothesispytest"  # Hypothesis's pytest11 entry point: the
 MARKERS = (
     "points(n): points the test is worth",
     "timeout(seconds): wall-clock limit of the test",
+    "rules(*ids): the rules of the contract the test checks (ids from exercise.toml's [rules] and "
+    "assignment.toml's [conventions]; validate's coverage)",
     "in_process: the points rest on a fact measured inside the student's process (at most 1 point of an "
     "exercise, all such tests together; the README's threat model lists them)",
 )
@@ -61,9 +64,12 @@ def classify(item: pytest.Item, assignment: Assignment) -> str | None:
     """
     ex = assignment.by_test_path(Path(str(item.path)))
     item.stash[POINTS] = None
+    item.stash[RULES] = None
     if ex is None:
         return f"{item.name} is not inside an exercise folder of {assignment.id}"
     item.stash[EXERCISE] = ex
+    marks = list(item.iter_markers("rules"))
+    item.stash[RULES] = tuple(dict.fromkeys(str(a) for m in marks for a in m.args)) if marks else None
     marker = item.get_closest_marker("points")
     if marker is not None and marker.args:
         try:
@@ -71,6 +77,11 @@ def classify(item: pytest.Item, assignment: Assignment) -> str | None:
         except (TypeError, ValueError):
             return f"{item.name}: points({marker.args[0]!r}) is not a number"
     return None
+
+
+def rules(item: pytest.Item) -> tuple[str, ...] | None:
+    """The rule ids the test declares (None when it has no ``rules`` mark)."""
+    return item.stash.get(RULES, None)
 
 
 def points(item: pytest.Item) -> float:

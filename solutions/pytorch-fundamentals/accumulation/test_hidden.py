@@ -252,12 +252,14 @@ def _cfg(n, m, loss=None, sizes=(3, 5, 2), prefill=None, label=None, classes=Non
     return (label or f"n = {n}, micro_batch_size = {m}", X, Y, m, loss, sizes, prefill)
 
 
+@pytest.mark.rules("full_batch_gradient")
 @pytest.mark.points(1.5)
 def test_divisible_mse(sandbox):
     """Micro-batches that divide the batch (default F.mse_loss)"""
     _grade(sandbox, [_cfg(12, 4), _cfg(9, 3)])
 
 
+@pytest.mark.rules("full_batch_gradient", "micro_batches")
 @pytest.mark.points(2)
 def test_short_last_micro_batch(sandbox):
     """A shorter last micro-batch is weighted by its size"""
@@ -270,6 +272,7 @@ def test_short_last_micro_batch(sandbox):
     )
 
 
+@pytest.mark.rules("full_batch_gradient")
 @pytest.mark.points(1)
 def test_other_loss_functions(sandbox):
     """Other mean losses passed as loss_fn (cross-entropy, L1)"""
@@ -282,6 +285,7 @@ def test_other_loss_functions(sandbox):
     )
 
 
+@pytest.mark.rules("discards_old_grad")
 @pytest.mark.points(1.5)
 def test_old_gradients_discarded(sandbox):
     """Gradients already in .grad before the call are discarded"""
@@ -294,6 +298,7 @@ def test_old_gradients_discarded(sandbox):
     )
 
 
+@pytest.mark.rules("micro_batches")
 @pytest.mark.points(1)
 @pytest.mark.in_process
 def test_runs_micro_batches_in_order(sandbox):
@@ -303,6 +308,7 @@ def test_runs_micro_batches_in_order(sandbox):
         _check_forwards(out, X, m, label)
 
 
+@pytest.mark.rules("full_batch_gradient", "micro_batches")
 @pytest.mark.points(0.5)
 def test_edge_micro_batch_sizes(sandbox):
     """Edge sizes: micro_batch_size 1, equal to and larger than the batch"""
@@ -318,6 +324,7 @@ GENERATED = st.tuples(
 )
 
 
+@pytest.mark.rules("full_batch_gradient")
 @pytest.mark.points(1.5)
 def test_generated_against_full_batch(sandbox):
     """Matches the full-batch gradient on generated sizes, losses and stale gradients"""
@@ -331,6 +338,7 @@ def test_generated_against_full_batch(sandbox):
     _grade(sandbox, configs)
 
 
+@pytest.mark.rules("unscaled_factor")
 @pytest.mark.points(1)
 def test_unscaled_factor(student):
     """unscaled_factor: how much too large unscaled accumulation is (a Python float)"""

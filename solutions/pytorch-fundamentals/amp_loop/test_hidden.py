@@ -240,6 +240,7 @@ def _check_params(got, spec, ref, setting, hint):
 
 # ---------------------------------------------------------------- tests
 
+@pytest.mark.rules("accumulation_windows")
 @pytest.mark.points(2)
 @pytest.mark.timeout(60)
 def test_accumulation_windows(sandbox):
@@ -262,6 +263,7 @@ def test_accumulation_windows(sandbox):
           f"not once per batch, and do not forget the final short window.")
 
 
+@pytest.mark.rules("clip_after_unscale")
 @pytest.mark.points(1.5)
 @pytest.mark.timeout(60)
 def test_clipping_after_unscale(sandbox):
@@ -276,6 +278,7 @@ def test_clipping_after_unscale(sandbox):
                   "Unscale (scaler.unscale_) before clip_grad_norm_, then let scaler.step do the update.")
 
 
+@pytest.mark.rules("scheduler_after_step")
 @pytest.mark.points(2)
 @pytest.mark.timeout(60)
 def test_overflow_skips_step_and_scheduler(sandbox):
@@ -316,6 +319,7 @@ def test_overflow_skips_step_and_scheduler(sandbox):
                   "not leak into the next window.")
 
 
+@pytest.mark.rules("zero_grad_to_none")
 @pytest.mark.points(0.5)
 @pytest.mark.in_process
 @pytest.mark.timeout(60)
@@ -345,6 +349,7 @@ def test_grads_set_to_none(sandbox):
                  misconception="zero_inside_window")
 
 
+@pytest.mark.rules("loss_and_autocast")
 @pytest.mark.points(1.5)
 @pytest.mark.timeout(60)
 def test_returned_mean_loss_per_sample(sandbox):
@@ -424,6 +429,7 @@ def _judge_mean_loss(value, wrong, msg):
                "number of samples seen.")
 
 
+@pytest.mark.rules("accumulation_windows", "scheduler_after_step")
 @pytest.mark.points(1)
 @pytest.mark.timeout(60)
 def test_adamw_lambda_schedule(sandbox):
@@ -446,6 +452,7 @@ def test_adamw_lambda_schedule(sandbox):
        "by the window's samples, clip, scaler.step, scaler.update, scheduler, zero_grad.")
 
 
+@pytest.mark.rules("loss_and_autocast")
 @pytest.mark.points(0.5)
 @pytest.mark.in_process
 @pytest.mark.timeout(60)
@@ -470,6 +477,7 @@ def test_autocast_forward_only(sandbox):
           "before calling backward.", misconception="autocast_backward")
 
 
+@pytest.mark.rules("accumulation_windows", "loss_and_autocast")
 @pytest.mark.points(1)
 @pytest.mark.timeout(120)
 def test_generated_setups(sandbox):

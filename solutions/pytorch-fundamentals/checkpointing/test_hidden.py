@@ -253,6 +253,7 @@ def _check_resume(sandbox, spec, setting):
 
 # ---------------------------------------------------------------- checkpoints
 
+@pytest.mark.rules("weights_only")
 @pytest.mark.points(1.5)
 def test_checkpoint_loads_with_weights_only(sandbox):
     """The checkpoint file loads with torch.load(path, weights_only=True)"""
@@ -269,6 +270,7 @@ def test_checkpoint_loads_with_weights_only(sandbox):
           f"the model, optimizer or scheduler objects themselves.", misconception="pickles_objects")
 
 
+@pytest.mark.rules("resume_exactly")
 @pytest.mark.points(2.5)
 @pytest.mark.timeout(90)
 def test_resume_adamw_steplr_dropout(sandbox):
@@ -280,6 +282,7 @@ def test_resume_adamw_steplr_dropout(sandbox):
                              "epoch 3 of 5")
 
 
+@pytest.mark.rules("resume_exactly")
 @pytest.mark.points(1.5)
 @pytest.mark.timeout(90)
 def test_resume_sgd_momentum_lambdalr(sandbox):
@@ -291,6 +294,7 @@ def test_resume_sgd_momentum_lambdalr(sandbox):
                              "epoch 1 of 4")
 
 
+@pytest.mark.rules("returns_epoch")
 @pytest.mark.points(0.5)
 def test_load_returns_saved_epoch(sandbox):
     """load_checkpoint returns the saved epoch as an int"""
@@ -367,6 +371,7 @@ def _loss_value(res, what):
     return float(value), (1e-10 if type(value) is float else 1e-6)
 
 
+@pytest.mark.rules("epoch_loss_value")
 @pytest.mark.points(1.5)
 def test_epoch_loss_weights_by_batch_size(sandbox):
     """epoch_loss is the mean per-sample loss over batches of different sizes"""
@@ -401,6 +406,7 @@ def test_epoch_loss_weights_by_batch_size(sandbox):
                    "total number of samples.")
 
 
+@pytest.mark.rules("epoch_loss_value")
 @pytest.mark.points(0.5)
 def test_epoch_loss_returns_python_float(sandbox):
     """epoch_loss returns a Python float"""
@@ -411,6 +417,7 @@ def test_epoch_loss_returns_python_float(sandbox):
           f".item()), not a tensor.", misconception="not_python_float")
 
 
+@pytest.mark.rules("no_graph_growth")
 @pytest.mark.points(1)
 @pytest.mark.in_process
 def test_epoch_loss_does_not_keep_graphs(sandbox):
@@ -429,6 +436,7 @@ def test_epoch_loss_does_not_keep_graphs(sandbox):
           misconception="keeps_graphs")
 
 
+@pytest.mark.rules("keeps_mode")
 @pytest.mark.points(0.5)
 def test_epoch_loss_keeps_the_mode_it_found(sandbox):
     """epoch_loss computes in the mode it finds the model in (train or eval) and leaves it so"""
@@ -453,6 +461,7 @@ def test_epoch_loss_keeps_the_mode_it_found(sandbox):
               misconception="switches_to_eval" if mode == "train" else "forces_train_mode")
 
 
+@pytest.mark.rules("epoch_loss_value")
 @pytest.mark.points(0.5)
 def test_epoch_loss_generated(sandbox):
     """epoch_loss on generated batch sizes, losses and modes"""

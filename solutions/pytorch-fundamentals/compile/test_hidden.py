@@ -130,6 +130,7 @@ def _check_status(res, what):
              misconception="renamed_layers" if renamed else "extra_state")
 
 
+@pytest.mark.rules("same_function")
 @pytest.mark.points(4.5)
 def test_same_function_as_chatty(sandbox):
     """CompileFriendlyMLP computes the same function as ChattyMLP"""
@@ -139,6 +140,7 @@ def test_same_function_as_chatty(sandbox):
     _compare(res["outs"], xs, sd, "CompileFriendlyMLP (eager, ChattyMLP's weights loaded)")
 
 
+@pytest.mark.rules("fullgraph")
 @pytest.mark.points(0.25)
 @pytest.mark.in_process
 @pytest.mark.timeout(120)
@@ -176,6 +178,7 @@ def test_fullgraph_capture(sandbox):
           "traced by torch.compile, not hidden from it.")
 
 
+@pytest.mark.rules("fullgraph", "same_function")
 @pytest.mark.points(0.25)
 @pytest.mark.in_process
 @pytest.mark.timeout(120)
@@ -192,6 +195,7 @@ def test_compiled_output(sandbox):
     _compare(res["outs"], _inputs(), _weights(), "Compiled CompileFriendlyMLP")
 
 
+@pytest.mark.rules("compile_dynamic")
 @pytest.mark.points(0.25)
 @pytest.mark.in_process
 @pytest.mark.timeout(180)
@@ -210,6 +214,7 @@ def test_dynamic_no_recompile(sandbox):
           f"input's shapes; ask for a dynamic batch dimension.", misconception="recompiles")
 
 
+@pytest.mark.rules("compile_dynamic")
 @pytest.mark.points(0.25)
 @pytest.mark.in_process
 @pytest.mark.timeout(180)
@@ -222,6 +227,7 @@ def test_dynamic_single_trace(sandbox):
           f"64; a dynamic-shape compile traces it exactly once.")
 
 
+@pytest.mark.rules("compile_dynamic")
 @pytest.mark.points(2)
 @pytest.mark.timeout(180)
 def test_dynamic_values(sandbox):
@@ -245,6 +251,7 @@ def test_dynamic_values(sandbox):
               f"{(out.double() - expected).abs().max().item():.3g}).")
 
 
+@pytest.mark.rules("same_function")
 @pytest.mark.points(2.5)
 @pytest.mark.timeout(60)
 def test_same_function_generated(sandbox):

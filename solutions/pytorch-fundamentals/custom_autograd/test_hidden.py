@@ -45,6 +45,7 @@ def _off_half(x):
 
 # ---------------------------------------------------------------- StraightThroughRound
 
+@pytest.mark.rules("ste_forward")
 @pytest.mark.points(0.5)
 def test_ste_forward_rounds(sandbox):
     """StraightThroughRound's forward rounds to the nearest integer, keeping the dtype"""
@@ -59,6 +60,7 @@ def test_ste_forward_rounds(sandbox):
 TIES = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.5, -3.5, 4.5, 0.49, -0.51, 7.0]
 
 
+@pytest.mark.rules("ste_forward")
 @pytest.mark.points(0.5)
 def test_ste_forward_ties_to_even(sandbox):
     """StraightThroughRound's forward is torch.round: ties (x.5) go to the even neighbour"""
@@ -70,6 +72,7 @@ def test_ste_forward_ties_to_even(sandbox):
                      misconceptions=lambda x=x: _rounding_misconceptions(x))
 
 
+@pytest.mark.rules("ste_backward")
 @pytest.mark.points(1.5)
 def test_ste_backward_passes_upstream(sandbox):
     """StraightThroughRound's backward passes the upstream gradient through unchanged"""
@@ -94,6 +97,7 @@ def test_ste_backward_passes_upstream(sandbox):
                  name="the float32 gradient through StraightThroughRound")
 
 
+@pytest.mark.rules("ste_backward")
 @pytest.mark.points(0.5)
 def test_ste_inside_a_graph(sandbox):
     """StraightThroughRound works in the middle of a computation"""
@@ -110,6 +114,7 @@ def test_ste_inside_a_graph(sandbox):
 
 # ---------------------------------------------------------------- Cube
 
+@pytest.mark.rules("cube")
 @pytest.mark.points(0.5)
 def test_cube_forward(sandbox):
     """Cube's forward computes x ** 3, keeping the dtype"""
@@ -121,6 +126,7 @@ def test_cube_forward(sandbox):
     assert_close(res32["y"], x32 ** 3, rtol=1e-6, atol=1e-6, name="Cube.apply(x) (float32)")
 
 
+@pytest.mark.rules("cube")
 @pytest.mark.points(1.5)
 def test_cube_backward_values(sandbox):
     """Cube's backward returns 3 x^2 times the upstream gradient"""
@@ -154,6 +160,7 @@ def _cube_misconceptions(x, g):
     }
 
 
+@pytest.mark.rules("cube")
 @pytest.mark.points(1)
 @pytest.mark.timeout(60)
 def test_cube_matches_finite_differences(sandbox):
@@ -174,6 +181,7 @@ def test_cube_matches_finite_differences(sandbox):
               name="the gradient through Cube")
 
 
+@pytest.mark.rules("cube")
 @pytest.mark.points(0.5)
 def test_cube_is_a_custom_function(sandbox):
     """Cube is a torch.autograd.Function whose own backward is used"""
@@ -228,6 +236,7 @@ def _second_of(sandbox, name, x, label):
         raise
 
 
+@pytest.mark.rules("second_derivative")
 @pytest.mark.points(1.5)
 def test_second_derivative_values(sandbox):
     """second_derivative is exact for sin, exp, x^3, x tanh x and log(1 + x^2)"""
@@ -258,6 +267,7 @@ def test_second_derivative_values(sandbox):
                           "then differentiate that first derivative again.")
 
 
+@pytest.mark.rules("second_derivative", "inputs_unmodified")
 @pytest.mark.points(0.5)
 def test_second_derivative_dtype_and_input(sandbox):
     """second_derivative keeps shape and dtype (float32 too) and leaves x untouched"""
@@ -274,6 +284,7 @@ def test_second_derivative_dtype_and_input(sandbox):
           "requires_grad on the input itself. Work on x.detach().clone() instead.")
 
 
+@pytest.mark.rules("second_derivative")
 @pytest.mark.points(0.5)
 def test_second_derivative_of_linear_function(sandbox):
     """second_derivative of a linear f is zero everywhere"""
@@ -300,6 +311,7 @@ def test_second_derivative_of_linear_function(sandbox):
 
 # ---------------------------------------------------------------- generated inputs
 
+@pytest.mark.rules("ste_forward", "ste_backward", "cube", "second_derivative")
 @pytest.mark.points(1)
 def test_generated_inputs(sandbox):
     """Cube, StraightThroughRound and second_derivative on generated shapes and values, ties included"""

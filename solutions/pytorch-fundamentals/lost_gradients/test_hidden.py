@@ -66,6 +66,7 @@ def _check_leaf(info, call, dtype_name, upstream):
 # ---------------------------------------------------------------- make_leaf
 
 
+@pytest.mark.rules("make_leaf")
 @pytest.mark.points(1)
 def test_make_leaf_defaults(student, sandbox):
     """make_leaf with default device and dtype gives a float32 CPU leaf requiring grad"""
@@ -86,6 +87,7 @@ def test_make_leaf_defaults(student, sandbox):
     )
 
 
+@pytest.mark.rules("make_leaf")
 @pytest.mark.points(1)
 def test_make_leaf_other_dtypes(student, sandbox):
     """make_leaf stays a leaf whose .grad fills in for float64, bfloat16 and an explicit device"""
@@ -107,6 +109,7 @@ def test_make_leaf_other_dtypes(student, sandbox):
         check(tuple(info["shape"]) == shape, f"`{call}` returned shape {tuple(info['shape'])}, expected {shape}.")
 
 
+@pytest.mark.rules("make_leaf")
 @pytest.mark.points(1)
 def test_make_leaf_values(student, sandbox):
     """make_leaf draws standard normal values from torch's global generator"""
@@ -156,6 +159,7 @@ def test_make_leaf_values(student, sandbox):
 # ---------------------------------------------------------------- intermediate_grad
 
 
+@pytest.mark.rules("intermediate_grad")
 @pytest.mark.points(1.5)
 def test_intermediate_grad_values(student, sandbox):
     """intermediate_grad returns d loss / d w2 (float64 and float32)"""
@@ -197,6 +201,7 @@ def test_intermediate_grad_values(student, sandbox):
         )
 
 
+@pytest.mark.rules("intermediate_grad")
 @pytest.mark.points(0.5)
 @pytest.mark.in_process
 def test_intermediate_grad_uses_autograd(student, sandbox):
@@ -270,18 +275,21 @@ def _check_snippet(student, k):
     check(d[k] == want, f"`diagnose()[{k}]` for {label} is {d[k]!r}, which is not the cause. Hint: {why}.")
 
 
+@pytest.mark.rules("diagnose")
 @pytest.mark.points(0.5)
 def test_diagnose_snippet_1(student):
     """diagnose: snippet 1"""
     _check_snippet(student, 1)
 
 
+@pytest.mark.rules("diagnose")
 @pytest.mark.points(0.5)
 def test_diagnose_snippet_2(student):
     """diagnose: snippet 2"""
     _check_snippet(student, 2)
 
 
+@pytest.mark.rules("diagnose")
 @pytest.mark.points(0.5)
 def test_diagnose_snippet_3(student):
     """diagnose: snippet 3"""
@@ -429,6 +437,7 @@ def _logits(n, C, seed, dtype=D64, scale=2.0, full_targets=True):
     return x, y
 
 
+@pytest.mark.rules("training_loss")
 @pytest.mark.points(1)
 def test_training_loss_value(sandbox):
     """training_loss is the mean cross-entropy on raw logits (value, dtype, inputs untouched)"""
@@ -439,6 +448,7 @@ def test_training_loss_value(sandbox):
     _losses(sandbox, cases, grads=False)
 
 
+@pytest.mark.rules("training_loss")
 @pytest.mark.points(1)
 def test_training_loss_gradient(sandbox):
     """training_loss is differentiable and its gradient is the cross-entropy one"""
@@ -447,6 +457,7 @@ def test_training_loss_gradient(sandbox):
         _losses(sandbox, [(f"logits of shape ({n}, {C})", logits, target)], upstream)
 
 
+@pytest.mark.rules("training_loss")
 @pytest.mark.points(0.5)
 def test_training_loss_stable(sandbox):
     """training_loss is finite and right for logits as large as 1e4"""
@@ -474,6 +485,7 @@ GENERATED = st.tuples(
 )
 
 
+@pytest.mark.rules("training_loss")
 @pytest.mark.points(1)
 def test_training_loss_generated(sandbox):
     """training_loss agrees with F.cross_entropy (value and gradient) on generated batches"""

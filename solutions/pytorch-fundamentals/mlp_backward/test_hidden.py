@@ -164,6 +164,7 @@ def _as_grad_dict(out, call):
 # ---------------------------------------------------------------- forward
 
 
+@pytest.mark.rules("forward")
 @pytest.mark.points(1.5)
 def test_forward(student):
     """mlp_forward gives the logits (float64, float32, n = 1, inputs untouched)"""
@@ -198,6 +199,7 @@ def test_forward(student):
 # ---------------------------------------------------------------- backward
 
 
+@pytest.mark.rules("backward")
 @pytest.mark.points(1.5)
 def test_backward_values(student):
     """mlp_backward gives the four gradients (float64, tight tolerance)"""
@@ -215,6 +217,7 @@ def test_backward_values(student):
             )
 
 
+@pytest.mark.rules("backward")
 @pytest.mark.points(1)
 def test_backward_without_autograd(student, sandbox):
     """mlp_backward works with gradient recording off (float32 keeps float32)"""
@@ -229,6 +232,7 @@ def test_backward_without_autograd(student, sandbox):
     _check_grads(got, problem, "mlp_backward under torch.no_grad() (float32)", rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.rules("backward")
 @pytest.mark.points(1)
 def test_backward_stable(student):
     """mlp_backward stays finite and right when the logits are in the thousands"""
@@ -276,6 +280,7 @@ def test_backward_stable(student):
         )
 
 
+@pytest.mark.rules("backward")
 @pytest.mark.points(1)
 def test_backward_edge_cases(student):
     """mlp_backward for n = 1, C = 2, and with pre-activations exactly 0"""
@@ -316,6 +321,7 @@ def test_backward_edge_cases(student):
 # ---------------------------------------------------------------- mlp_loss
 
 
+@pytest.mark.rules("loss_function")
 @pytest.mark.points(0.5)
 def test_loss_value(student):
     """mlp_loss returns the mean cross-entropy (float64 and float32)"""
@@ -377,6 +383,7 @@ def _loss_info(sandbox, problem, upstream, need_grads=True):
     return info
 
 
+@pytest.mark.rules("loss_function")
 @pytest.mark.points(0.5)
 @pytest.mark.in_process
 def test_loss_is_custom_function(student, sandbox):
@@ -398,6 +405,7 @@ def test_loss_is_custom_function(student, sandbox):
     )
 
 
+@pytest.mark.rules("loss_function")
 @pytest.mark.points(1)
 def test_loss_backward_upstream(student, sandbox):
     """mlp_loss's backward scales by the upstream gradient"""
@@ -415,6 +423,7 @@ def test_loss_backward_upstream(student, sandbox):
         )
 
 
+@pytest.mark.rules("loss_function")
 @pytest.mark.points(1)
 def test_loss_finite_differences(student, sandbox):
     """mlp_loss's gradients agree with finite differences of its values (float64)"""
@@ -486,6 +495,7 @@ def _either_subgradient(problem):
     return above
 
 
+@pytest.mark.rules("backward")
 @pytest.mark.points(1)
 def test_backward_generated(sandbox):
     """mlp_backward (under no_grad) agrees with autograd on generated sizes, dtypes, layouts and ReLU ties"""

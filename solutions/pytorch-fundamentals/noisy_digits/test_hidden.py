@@ -67,6 +67,7 @@ def _as_pixels(image, what):
     return image.detach().reshape(1, 8, 8).to(torch.float64)
 
 
+@pytest.mark.rules("dataset")
 @pytest.mark.points(0.5)
 def test_is_a_dataset_with_len(student):
     """NoisyDigits is a Dataset and len(ds) == n"""
@@ -94,6 +95,7 @@ def _raw_images(student, seed):
             yield f"ds[{i}] with {label}", image
 
 
+@pytest.mark.rules("image")
 @pytest.mark.points(0.5)
 def test_image_shape(student):
     """Images have shape (1, 8, 8)"""
@@ -120,6 +122,7 @@ def _check_shape(what, image):
     )
 
 
+@pytest.mark.rules("image")
 @pytest.mark.points(0.5)
 def test_image_dtype(student):
     """Images are float32, for float64 and integer X"""
@@ -187,6 +190,7 @@ def _check_clean(image, X, i, what):
     )
 
 
+@pytest.mark.rules("image")
 @pytest.mark.points(1)
 def test_values_without_noise(student):
     """With sigma = 0 the image is exactly X[i] / 16 (also when no pixel of X reaches 16)"""
@@ -201,6 +205,7 @@ def test_values_without_noise(student):
         _check_clean(_image(ds, i, f"ds[{i}] (sigma = 0)"), X, i, f"ds[{i}]")
 
 
+@pytest.mark.rules("label")
 @pytest.mark.points(1)
 def test_label(student):
     """Labels are 0-d int64 tensors equal to y[i], whatever y's integer dtype"""
@@ -234,6 +239,7 @@ def _check_label(lab, y, i, label_dtype):
     check(int(lab) == int(y[i]), f"The label of ds[{i}] is {int(lab)}, but y[{i}] is {int(y[i])}.")
 
 
+@pytest.mark.rules("image")
 @pytest.mark.points(1)
 def test_clamped_to_unit_interval(student):
     """Noisy images are clamped to [0, 1]"""
@@ -269,6 +275,7 @@ def _residuals(ds, sigma, label):
     return (imgs - 0.5) / sigma  # rows of MID are 8 everywhere: 0.5, far from the clamps
 
 
+@pytest.mark.rules("fresh_noise")
 @pytest.mark.points(1)
 def test_noise_is_standard_normal_per_pixel(student):
     """The noise is sigma times standard normal, independent per pixel (default sigma 0.1)"""
@@ -358,6 +365,7 @@ SEEDS_PER_INDEX = ("The image is exactly what torch.manual_seed(i) inside __geti
                    "__getitem__; the caller seeds it.")
 
 
+@pytest.mark.rules("fresh_noise")
 @pytest.mark.points(1)
 def test_fresh_noise_every_access(student):
     """Reading the same index twice gives different noise"""
@@ -379,6 +387,7 @@ def test_fresh_noise_every_access(student):
     )
 
 
+@pytest.mark.rules("fresh_noise")
 @pytest.mark.points(1)
 def test_reproducible_with_torch_manual_seed(sandbox):
     """torch.manual_seed alone makes an access reproducible (and changes the noise)"""
@@ -431,6 +440,7 @@ def test_reproducible_with_torch_manual_seed(sandbox):
     )
 
 
+@pytest.mark.rules("fresh_noise")
 @pytest.mark.points(1)
 @pytest.mark.timeout(60)
 def test_dataloader_workers_differ(sandbox):
@@ -465,6 +475,7 @@ def test_dataloader_workers_differ(sandbox):
     )
 
 
+@pytest.mark.rules("inputs_kept", "inputs_unmodified", "global_settings")
 @pytest.mark.points(0.5)
 def test_inputs_unchanged(sandbox):
     """X and y are never modified"""
@@ -494,6 +505,7 @@ GENERATED = st.tuples(
 )
 
 
+@pytest.mark.rules("image", "label")
 @pytest.mark.points(1)
 def test_generated_clean_images(sandbox):
     """sigma = 0: every item equals X[i] / 16 and y[i] on generated data (maxima, dtypes, memory layouts)"""

@@ -169,6 +169,7 @@ def _check_linear(student, args, kwargs):
          f"arguments.{hint}", misconception=key)
 
 
+@pytest.mark.rules("linear_param_count")
 @pytest.mark.points(1)
 def test_linear_param_count(student):
     """linear_param_count with and without bias"""
@@ -177,6 +178,7 @@ def test_linear_param_count(student):
         _check_linear(student, args, kwargs)
 
 
+@pytest.mark.rules("linear_param_count")
 @pytest.mark.points(0.5)
 def test_linear_param_count_generated(student):
     """linear_param_count on generated widths, huge ones included"""
@@ -230,6 +232,7 @@ def _check_mlp(student, sizes, *, diagnose=True):
          f"consecutive widths.{hint}", misconception=key)
 
 
+@pytest.mark.rules("mlp_param_count")
 @pytest.mark.points(1)
 def test_mlp_param_count(student):
     """mlp_param_count for several widths"""
@@ -237,12 +240,14 @@ def test_mlp_param_count(student):
         _check_mlp(student, sizes)
 
 
+@pytest.mark.rules("mlp_param_count")
 @pytest.mark.points(0.5)
 def test_mlp_param_count_by_formula(student):
     """mlp_param_count works by formula, even for widths far too big to build (and beyond int64)"""
     _check_mlp(student, [10 ** 10, 10 ** 10, 3])
 
 
+@pytest.mark.rules("mlp_param_count")
 @pytest.mark.points(0.5)
 def test_mlp_param_count_generated(student):
     """mlp_param_count on generated width lists"""
@@ -257,6 +262,7 @@ def test_mlp_param_count_generated(student):
 
 # ---------------------------------------------------------------- count_parameters
 
+@pytest.mark.rules("count_parameters")
 @pytest.mark.points(0.5)
 def test_count_excludes_buffers(student, sandbox):
     """count_parameters ignores buffers (BatchNorm running statistics, registered buffers)"""
@@ -265,6 +271,7 @@ def test_count_excludes_buffers(student, sandbox):
     _check_count(sandbox, BN_SPEC, False, label)
 
 
+@pytest.mark.rules("count_parameters")
 @pytest.mark.points(1)
 def test_count_frozen(student, sandbox):
     """count_parameters skips frozen parameters only when trainable_only=True (the default)"""
@@ -274,6 +281,7 @@ def test_count_frozen(student, sandbox):
     _check_count(sandbox, FROZEN_SPEC, False, label)
 
 
+@pytest.mark.rules("count_parameters")
 @pytest.mark.points(1)
 def test_count_tied(student, sandbox):
     """count_parameters counts a tied (shared) parameter once"""
@@ -285,6 +293,7 @@ def test_count_tied(student, sandbox):
     _check_count(sandbox, TIED_FROZEN_SPEC, False, label)
 
 
+@pytest.mark.rules("count_parameters")
 @pytest.mark.points(0.5)
 def test_count_direct_parameters(student, sandbox):
     """count_parameters includes parameters registered directly on container modules"""
@@ -322,6 +331,7 @@ def model_specs(draw):
     return spec
 
 
+@pytest.mark.rules("count_parameters")
 @pytest.mark.points(1)
 def test_count_generated(student, sandbox):
     """count_parameters on generated models (containers, BatchNorm, ties, frozen parameters)"""
@@ -343,6 +353,7 @@ def test_count_generated(student, sandbox):
 
 # ---------------------------------------------------------------- LayerStack
 
+@pytest.mark.rules("layer_stack")
 @pytest.mark.points(1)
 def test_layerstack_registered(student, sandbox):
     """LayerStack registers all its layers (parameters and state_dict)"""
@@ -382,6 +393,7 @@ def _reference_stack(weights, biases, x):
     return x
 
 
+@pytest.mark.rules("layer_stack")
 @pytest.mark.points(1)
 def test_layerstack_forward(student, sandbox):
     """LayerStack applies its layers in order with ReLU between them, none after the last"""
@@ -417,6 +429,7 @@ def _linear_chain(weights, biases, x):
     return x
 
 
+@pytest.mark.rules("layer_stack")
 @pytest.mark.points(0.5)
 def test_layerstack_to_float64(student, sandbox):
     """LayerStack.to(torch.float64) converts every layer"""

@@ -235,6 +235,7 @@ def _tol_huge(logits):
     return dict(rtol=1e-8, atol=1e-10) if logits.dtype == torch.float64 else dict(rtol=1e-3, atol=2e-3)
 
 
+@pytest.mark.rules("gradient")
 @pytest.mark.points(1.5)
 def test_batched_float64(sandbox):
     """Batched (n, C) float64 logits: exact gradient"""
@@ -247,6 +248,7 @@ def test_batched_float64(sandbox):
     _check_all(sandbox, cases, _tol)
 
 
+@pytest.mark.rules("gradient", "keeps_dtype")
 @pytest.mark.points(1)
 def test_batched_float32_keeps_dtype(sandbox):
     """Batched float32 logits: float32 gradient"""
@@ -259,6 +261,7 @@ def test_batched_float32_keeps_dtype(sandbox):
     _check_all(sandbox, cases, _tol)
 
 
+@pytest.mark.rules("gradient")
 @pytest.mark.points(1.5)
 def test_unbatched(sandbox):
     """Unbatched (C,) logits with a 0-d target"""
@@ -271,6 +274,7 @@ def test_unbatched(sandbox):
     _check_all(sandbox, cases, _tol)
 
 
+@pytest.mark.rules("gradient")
 @pytest.mark.points(1)
 def test_edge_sizes(sandbox):
     """Edge sizes: one example, two classes, many classes, targets missing the last class"""
@@ -293,6 +297,7 @@ def test_edge_sizes(sandbox):
     _check_all(sandbox, cases, _tol)
 
 
+@pytest.mark.rules("stable")
 @pytest.mark.points(2)
 def test_numerically_stable(sandbox):
     """Huge logits (+-1e4): finite and correct"""
@@ -324,6 +329,7 @@ def test_numerically_stable(sandbox):
     _check_all(sandbox, cases, _tol_huge)
 
 
+@pytest.mark.rules("without_autograd", "inputs_unmodified", "global_settings")
 @pytest.mark.points(1.5)
 def test_without_autograd_and_inputs_unchanged(sandbox):
     """Works inside torch.no_grad() and leaves logits and target unchanged (values, shape, strides)"""
@@ -366,6 +372,7 @@ def _generated_case(n, c, dtype, scale, layout, seed):
     return label, logits, target
 
 
+@pytest.mark.rules("gradient", "stable", "keeps_dtype")
 @pytest.mark.points(1.5)
 def test_generated_against_autograd(sandbox):
     """Agrees with autograd on generated shapes, dtypes, scales and layouts"""

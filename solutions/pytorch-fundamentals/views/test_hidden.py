@@ -159,6 +159,7 @@ def _judge_shares(sandbox, cases):
     )
 
 
+@pytest.mark.rules("shares_storage")
 @pytest.mark.points(1.25)
 def test_shares_storage_views(sandbox):
     """shares_storage: a tensor and its views share storage"""
@@ -180,6 +181,7 @@ def test_shares_storage_views(sandbox):
     _judge_shares(sandbox, cases)
 
 
+@pytest.mark.rules("shares_storage")
 @pytest.mark.points(0.75)
 def test_shares_storage_distinct(sandbox):
     """shares_storage: copies and unrelated tensors do not share storage"""
@@ -232,6 +234,7 @@ PAIRS = st.tuples(
 )
 
 
+@pytest.mark.rules("shares_storage")
 @pytest.mark.points(0.5)
 def test_shares_storage_generated(sandbox):
     """shares_storage: agrees with torch on generated views and copies"""
@@ -268,6 +271,7 @@ def _get_table(student):
     return table
 
 
+@pytest.mark.rules("view_or_copy")
 @pytest.mark.points(0.5)
 def test_view_or_copy_format(student):
     """view_or_copy: a dict with every operation name, each "view" or "copy\""""
@@ -292,18 +296,21 @@ def _check_group(student, group, title):
     )
 
 
+@pytest.mark.rules("view_or_copy")
 @pytest.mark.points(1)
 def test_view_or_copy_indexing(student):
     """view_or_copy: indexing operations"""
     _check_group(student, "indexing", "indexing operations")
 
 
+@pytest.mark.rules("view_or_copy")
 @pytest.mark.points(1)
 def test_view_or_copy_layout(student):
     """view_or_copy: shape and layout operations"""
     _check_group(student, "layout", "shape/layout operations")
 
 
+@pytest.mark.rules("view_or_copy")
 @pytest.mark.points(1)
 def test_view_or_copy_new_tensor(student):
     """view_or_copy: clone, detach, arithmetic, cat, dtype conversion"""
@@ -454,6 +461,7 @@ def _flatten_cases():
     ]
 
 
+@pytest.mark.rules("flatten_any")
 @pytest.mark.points(0.75)
 def test_flatten_any_values(sandbox):
     """flatten_any: row-major values, shape and dtype for any layout"""
@@ -461,6 +469,7 @@ def test_flatten_any_values(sandbox):
         _check_values(label, x, got)
 
 
+@pytest.mark.rules("flatten_any")
 @pytest.mark.points(0.5)
 def test_flatten_any_view_of_contiguous(sandbox):
     """flatten_any: returns a view of a contiguous tensor"""
@@ -477,6 +486,7 @@ def test_flatten_any_view_of_contiguous(sandbox):
         _check_view(label, x, got, witness, always)
 
 
+@pytest.mark.rules("flatten_any")
 @pytest.mark.points(0.5)
 def test_flatten_any_view_when_layout_allows(sandbox):
     """flatten_any: returns a view of a non-contiguous tensor whose layout allows one"""
@@ -491,6 +501,7 @@ def test_flatten_any_view_when_layout_allows(sandbox):
         _check_view(label, x, got, witness, always)
 
 
+@pytest.mark.rules("inputs_unmodified", "global_settings")
 @pytest.mark.points(0.25)
 def test_flatten_any_leaves_input_alone(sandbox):
     """flatten_any: leaves its input alone (values, shape, strides, memory)"""
@@ -540,6 +551,7 @@ def _make(shape, dtype, mode, layout_seed):
     return x
 
 
+@pytest.mark.rules("flatten_any")
 @pytest.mark.points(0.75)
 def test_flatten_any_generated(sandbox):
     """flatten_any: values, view-when-possible and the input untouched on generated layouts"""
@@ -555,6 +567,7 @@ def test_flatten_any_generated(sandbox):
 # ---------------------------------------------------------------- exercise_result
 
 
+@pytest.mark.rules("exercise_result")
 @pytest.mark.points(1.25)
 def test_exercise_result(student):
     """exercise_result: the value of x after the snippet"""
