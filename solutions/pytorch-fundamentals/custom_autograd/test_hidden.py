@@ -14,7 +14,7 @@ import torch
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from autograder.judge import StudentError, assert_close, check, fail, gradcheck
+from autograder.judge import StudentError, as_found, assert_close, check, fail, gradcheck
 
 GENERATED = settings(derandomize=True, max_examples=10, deadline=None, database=None,
                      phases=[Phase.explicit, Phase.generate], print_blob=False)
@@ -127,7 +127,7 @@ def test_cube_forward(sandbox):
 
 
 @pytest.mark.rules("cube")
-@pytest.mark.points(1.5)
+@pytest.mark.points(1)
 def test_cube_backward_values(sandbox):
     """Cube's backward returns 3 x^2 times the upstream gradient"""
     x = torch.randn(2, 5, generator=_gen(22), dtype=torch.float64) * 1.5
@@ -336,5 +336,29 @@ def test_generated_inputs(sandbox):
         res = sandbox.probe("second_derivative_of", name, xs)
         assert_close(res["value"], _expected_second(name, xs), rtol=1e-9, atol=1e-11,
                      name=f"second_derivative(f, x) for f(x) = {label} at x = {xs.flatten().tolist()}")
+
+    run()
+
+
+# ---------------------------------------------------------------- the conventions
+
+@pytest.mark.rules("inputs_unmodified", "global_settings")
+@pytest.mark.points(0.5)
+def test_leaves_inputs_and_settings_as_found(student, sandbox):
+    """StraightThroughRound, Cube and second_derivative leave their input and torch's global settings as found"""
+    values = st.one_of(st.floats(-8, 8, allow_nan=False, width=32), st.integers(-16, 16).map(lambda k: k / 2))
+
+    @GENERATED
+    @given(st.lists(values, min_size=1, max_size=8), st.sampled_from([torch.float64, torch.float32]),
+           st.sampled_from(["torch.sin", "torch.exp", "torch.tanh"]))
+    def run(vals, dtype, fn):
+        x = torch.tensor(vals, dtype=dtype)
+        shown = f"x = torch.tensor({vals}, dtype={dtype})"
+        as_found(sandbox, student.StraightThroughRound.apply, x, call=f"StraightThroughRound.apply(x) with {shown}",
+                 names=["x"])
+        as_found(sandbox, student.Cube.apply, x, call=f"Cube.apply(x) with {shown}", names=["x"])
+        as_found(sandbox, student.second_derivative, sandbox.ref(fn), x.clamp(-3, 3),
+                 call=f"second_derivative({fn}, x) with x the clamp to [-3, 3] of {shown[4:]}",
+                 names=["f", "x"])
 
     run()
