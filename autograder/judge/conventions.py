@@ -33,7 +33,7 @@ SETTINGS = ("The contract's conventions: a function leaves torch's global settin
             "as statements.")
 
 
-def _probe(call: str) -> torch.Tensor:
+def settings_probe(call: str) -> torch.Tensor:
     """The judge's values for the settings' evidence: different for each call, the same in every grading."""
     g = torch.Generator().manual_seed(zlib.crc32(call.encode()))
     return torch.randn(5, generator=g, dtype=torch.float64) * 2 + 0.25
@@ -47,14 +47,21 @@ def as_found(sandbox: Any, fn: Any, *args: Any, call: str, names: Sequence[str] 
     positional arguments; ``may_change`` those the exercise says the function changes (the model it
     trains); ``grad_mode`` runs the call with gradient recording on or off, as the caller found it.
     """
-    probe = _probe(call)
+    probe = settings_probe(call)
     out = sandbox.ref(OBSERVE)(fn, probe, *args, _names=list(names), _may_change=list(may_change),
                               _grad_mode=grad_mode, **kwargs)
+    check_observed(out, probe, call=call, args=args, kwargs=kwargs, names=names, may_change=may_change,
+                   grad_mode=grad_mode)
+    return out["value"]
+
+
+def check_observed(out: Any, probe: torch.Tensor, *, call: str, args: Sequence[Any] = (), kwargs: dict | None = None,
+                   names: Sequence[str] = (), may_change: Sequence[str] = (), grad_mode: bool | None = None) -> None:
+    """Both conventions on an observation a probe made (``observe`` of ``settings_probe(call)``), or as_found's."""
     if not isinstance(out, dict) or "changed" not in out:
         raise GraderError(f"observing {call} returned {type(out).__name__}, not the observation")
-    check_inputs(out, args, kwargs, call=call, names=names, may_change=may_change)
+    check_inputs(out, args, kwargs or {}, call=call, names=names, may_change=may_change)
     check_settings(out, probe, call=call, grad_mode=grad_mode)
-    return out["value"]
 
 
 def _label(names: Sequence[str], i: int) -> str:
