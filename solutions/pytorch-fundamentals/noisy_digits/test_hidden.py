@@ -15,7 +15,7 @@ import pytest
 import torch
 from hypothesis import strategies as st
 
-from autograder.judge import Failure, assert_close, check, describe, fail
+from autograder.judge import Failure, as_found, assert_close, check, describe, fail
 from autograder.judge.generated import draw
 
 RANDOM = range(0, 16)  # rows of random pixels 0..16
@@ -477,9 +477,12 @@ def test_dataloader_workers_differ(sandbox):
 
 @pytest.mark.rules("inputs_kept", "inputs_unmodified", "global_settings")
 @pytest.mark.points(0.5)
-def test_inputs_unchanged(sandbox):
-    """X and y are never modified"""
+def test_inputs_unchanged(student, sandbox):
+    """X and y are never modified, and torch's global settings are left as found"""
     X, y = _data(seed=9)
+    ds = as_found(sandbox, student.NoisyDigits, X, y, 0.3, names=["X", "y", "sigma"], call="NoisyDigits(X, y, 0.3)")
+    for i in (0, len(y) - 1):
+        as_found(sandbox, sandbox.ref("operator.getitem"), ds, i, names=["ds", "i"], call=f"ds[{i}]")
     reads = [0, MID.start, STRIPES.start, 0]
     X_after, y_after = sandbox.probe("arrays_after_use", X, y, 0.3, reads)
     check(

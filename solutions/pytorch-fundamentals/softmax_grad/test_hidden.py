@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from autograder.judge import assert_close, check, fail
+from autograder.judge import as_found, assert_close, check, fail
 from autograder.judge.generated import draw
 
 F64 = dict(rtol=1e-10, atol=1e-13)
@@ -331,8 +331,8 @@ def test_numerically_stable(sandbox):
 
 @pytest.mark.rules("without_autograd", "inputs_unmodified", "global_settings")
 @pytest.mark.points(1.5)
-def test_without_autograd_and_inputs_unchanged(sandbox):
-    """Works inside torch.no_grad() and leaves logits and target unchanged (values, shape, strides)"""
+def test_without_autograd_and_inputs_unchanged(student, sandbox):
+    """Works inside torch.no_grad() and leaves logits, target and torch's global settings as found"""
     base = torch.randn(5, 4, dtype=torch.float64) * 5
     cases = [
         ("(6, 5) float64 logits", torch.randn(6, 5, dtype=torch.float64), torch.tensor([4, 0, 1, 2, 3, 4])),
@@ -340,6 +340,9 @@ def test_without_autograd_and_inputs_unchanged(sandbox):
         ("(5,) float32 unbatched logits", torch.randn(5) * 5, torch.tensor(1)),
     ]
     _check_all(sandbox, cases, _tol)
+    for label, logits, target in cases:  # the graded call runs with gradient recording off, as found
+        as_found(sandbox, student.softmax_ce_grad, logits, target, grad_mode=False, names=["logits", "target"],
+                 call=f"softmax_ce_grad(logits, target) under torch.no_grad() for {label}")
 
 
 GENERATED = st.tuples(

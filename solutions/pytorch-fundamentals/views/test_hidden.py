@@ -13,7 +13,7 @@ import pytest
 import torch
 from hypothesis import strategies as st
 
-from autograder.judge import assert_close, check, fail, shares_storage
+from autograder.judge import as_found, assert_close, check, fail, shares_storage
 from autograder.judge.generated import draw
 
 KEYS = {
@@ -503,8 +503,8 @@ def test_flatten_any_view_when_layout_allows(sandbox):
 
 @pytest.mark.rules("inputs_unmodified", "global_settings")
 @pytest.mark.points(0.25)
-def test_flatten_any_leaves_input_alone(sandbox):
-    """flatten_any: leaves its input alone (values, shape, strides, memory)"""
+def test_flatten_any_leaves_input_alone(student, sandbox):
+    """Every function leaves its inputs (values, shape, strides, memory) and torch's global settings as found"""
     _flatten(
         sandbox,
         [
@@ -513,6 +513,14 @@ def test_flatten_any_leaves_input_alone(sandbox):
             ("x[1:, ::2]", torch.randn(4, 6)[1:, ::2]),
         ],
     )
+    base = torch.randn(4, 6)
+    for label, x in (("x.T", torch.randn(3, 4).T), ("x[1:, ::2]", base[1:, ::2]), ("a 0-d tensor", torch.tensor(2.5))):
+        as_found(sandbox, student.flatten_any, x, call=f"flatten_any(x) for x = {label}", names=["x"])
+    as_found(sandbox, student.shares_storage, base, base[1], call="shares_storage(x, x[1])", names=["a", "b"])
+    as_found(sandbox, student.shares_storage, base, base[[0, 1]], call="shares_storage(x, x[[0, 1]])",
+             names=["a", "b"])
+    as_found(sandbox, student.view_or_copy, call="view_or_copy()")
+    as_found(sandbox, student.exercise_result, call="exercise_result()")
 
 
 LAYOUT = st.tuples(
