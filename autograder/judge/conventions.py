@@ -40,16 +40,18 @@ def settings_probe(call: str) -> torch.Tensor:
 
 
 def as_found(sandbox: Any, fn: Any, *args: Any, call: str, names: Sequence[str] = (),
-             may_change: Sequence[str] = (), grad_mode: bool | None = None, **kwargs: Any) -> Any:
+             may_change: Sequence[str] = (), grad_mode: bool | None = None, requires_grad: Sequence[str] = (),
+             **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)`` in the sandbox, checked against both conventions; its value.
 
     ``call`` is how the message quotes the call (``"StraightThroughRound.apply(x)"``); ``names`` names the
     positional arguments; ``may_change`` those the exercise says the function changes (the model it
-    trains); ``grad_mode`` runs the call with gradient recording on or off, as the caller found it.
+    trains); ``grad_mode`` runs the call with gradient recording on or off, as the caller found it;
+    ``requires_grad`` names the tensor arguments that reach the call as leaves requiring grad.
     """
     probe = settings_probe(call)
     out = sandbox.ref(OBSERVE)(fn, probe, *args, _names=list(names), _may_change=list(may_change),
-                              _grad_mode=grad_mode, **kwargs)
+                              _grad_mode=grad_mode, _requires_grad=list(requires_grad), **kwargs)
     check_observed(out, probe, call=call, args=args, kwargs=kwargs, names=names, may_change=may_change,
                    grad_mode=grad_mode)
     return out["value"]
@@ -84,9 +86,7 @@ def _differs(before: Any, after: Any) -> str | None:
             i = int((a != b).flatten().nonzero()[0])
             return (f"came back with {n} of {before.numel()} values changed (element {i} of the flattened "
                     f"tensor was {before.flatten()[i].item()!r}, came back {after.flatten()[i].item()!r})")
-        if before.requires_grad != after.requires_grad:
-            return f"came back with requires_grad={after.requires_grad} (it was {before.requires_grad})"
-        return None
+        return None  # requires_grad never crosses the wire: the sandbox's own snapshot compares it
     if isinstance(before, np.ndarray):
         if not isinstance(after, np.ndarray) or before.dtype != after.dtype or before.shape != after.shape:
             return "came back as another array (dtype or shape changed)"

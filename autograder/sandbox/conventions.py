@@ -140,15 +140,20 @@ def changes(before: Any, after: Any, what: str) -> list[str]:
 
 
 def observe(fn: Any, probe: torch.Tensor, *args: Any, _names: list[str] | None = None,
-            _may_change: list[str] | None = None, _grad_mode: bool | None = None, **kwargs: Any) -> dict[str, Any]:
+            _may_change: list[str] | None = None, _grad_mode: bool | None = None,
+            _requires_grad: list[str] | None = None, **kwargs: Any) -> dict[str, Any]:
     """Call ``fn(*args, **kwargs)``; its value, its arguments after the call, what changed in them, and the
     global settings' evidence (:func:`settings` of ``probe``) before and after.
 
     ``_names`` names the positional arguments (for the messages); ``_may_change`` lists those the exercise
     says the function changes (a model it trains), left out of ``changed``; ``_grad_mode`` runs the call
-    with gradient recording set so (as found), restoring the caller's afterwards.
+    with gradient recording set so (as found), restoring the caller's afterwards; ``_requires_grad`` names the
+    tensor arguments made leaves requiring grad before the call (a tensor never crosses the wire requiring grad).
     """
     names = list(_names or []) + [f"argument {i + 1}" for i in range(len(_names or []), len(args))]
+    leaves = set(_requires_grad or [])
+    args = tuple(a.detach().clone().requires_grad_(True) if names[i] in leaves and isinstance(a, torch.Tensor)
+                 else a for i, a in enumerate(args))
     watched = [(names[i], a) for i, a in enumerate(args)] + list(kwargs.items())
     skip = set(_may_change or [])
     outer = _is_grad()

@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from autograder.judge import assert_close, check, fail
+from autograder.judge import as_found, assert_close, check, fail
 from autograder.judge.generated import draw
 
 D64 = torch.float64
@@ -486,7 +486,7 @@ GENERATED = st.tuples(
 
 
 @pytest.mark.rules("training_loss")
-@pytest.mark.points(1)
+@pytest.mark.points(0.5)
 def test_training_loss_generated(sandbox):
     """training_loss agrees with F.cross_entropy (value and gradient) on generated batches"""
     cases = []
@@ -496,3 +496,25 @@ def test_training_loss_generated(sandbox):
             (f"({n}, {C}) {str(dtype)[6:]} logits of scale {scale:g}, targets {target.tolist()}", logits, target)
         )
     _losses(sandbox, cases, upstream=1.5)
+
+
+# ---------------------------------------------------------------- the conventions
+
+CONVENTIONS = st.tuples(st.integers(1, 6), st.integers(2, 6), st.sampled_from([D64, torch.float32]),
+                        st.integers(0, 2**31 - 1))
+
+
+@pytest.mark.rules("inputs_unmodified", "global_settings")
+@pytest.mark.points(0.5)
+def test_functions_leave_inputs_and_settings_as_found(student, sandbox):
+    """Every function leaves its tensor inputs and torch's global settings as it found them"""
+    for n, C, dtype, seed in draw(CONVENTIONS, 4, "lost_gradients/conventions v1"):
+        kind = f"({n}, {C}) {str(dtype)[6:]}"
+        w = torch.randn(n, C, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+        as_found(sandbox, student.intermediate_grad, w, names=["w"], requires_grad=["w"],
+                 call=f"intermediate_grad(w) for a {kind} leaf w requiring grad")
+        logits, target = _logits(n, C, seed % 100000, dtype)
+        as_found(sandbox, student.training_loss, logits, target, names=["logits", "target"],
+                 call=f"training_loss(logits, target) for {kind} logits")
+        as_found(sandbox, student.make_leaf, (n, C), call=f"make_leaf(({n}, {C}))")
+    as_found(sandbox, student.diagnose, call="diagnose()")

@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from autograder.judge import Failure, assert_close, check, fail, gradcheck
+from autograder.judge import Failure, as_found, assert_close, check, fail, gradcheck
 from autograder.judge.generated import draw
 
 D64, F32 = torch.float64, torch.float32
@@ -164,8 +164,8 @@ def _as_grad_dict(out, call):
 # ---------------------------------------------------------------- forward
 
 
-@pytest.mark.rules("forward")
-@pytest.mark.points(1.5)
+@pytest.mark.rules("forward", "inputs_unmodified")
+@pytest.mark.points(1)
 def test_forward(student):
     """mlp_forward gives the logits (float64, float32, n = 1, inputs untouched)"""
     for n, d, h, C, seed, dtype in [(8, 5, 7, 4, 1, D64), (1, 3, 6, 2, 2, D64), (6, 4, 5, 3, 3, F32)]:
@@ -526,3 +526,26 @@ def test_backward_generated(sandbox):
             failures.append(e)
     if failures:  # the first that names its cause, else the first
         raise next((e for e in failures if e.misconception), failures[0])
+
+
+# ---------------------------------------------------------------- the conventions
+
+CONVENTIONS = st.tuples(st.integers(1, 6), st.integers(1, 5), st.integers(2, 6), st.integers(2, 5),
+                        st.sampled_from([D64, F32]), st.integers(0, 2**31 - 1))
+NAMES = ["X", "y", "W1", "b1", "W2", "b2"]
+
+
+@pytest.mark.rules("inputs_unmodified", "global_settings")
+@pytest.mark.points(0.5)
+def test_functions_leave_inputs_and_settings_as_found(student, sandbox):
+    """mlp_forward, mlp_backward (under no_grad) and mlp_loss leave their inputs and torch's settings as found"""
+    for n, d, h, C, dtype, seed in draw(CONVENTIONS, 4, "mlp_backward/conventions v1"):
+        X, y, W1, b1, W2, b2 = _problem(max(n, 2), d, h, C, seed % 100000, dtype, margin=0.0)
+        n = max(n, 2)
+        kind = f"n={n}, d={d}, h={h}, C={C} ({str(dtype)[6:]})"
+        as_found(sandbox, student.mlp_forward, X, W1, b1, W2, b2, names=["X", "W1", "b1", "W2", "b2"],
+                 call=f"mlp_forward(X, W1, b1, W2, b2) for {kind}")
+        as_found(sandbox, student.mlp_backward, X, y, W1, b1, W2, b2, names=NAMES, grad_mode=False,
+                 call=f"mlp_backward(X, y, W1, b1, W2, b2) under torch.no_grad() for {kind}")
+        as_found(sandbox, student.mlp_loss, X, y, W1, b1, W2, b2, names=NAMES, requires_grad=NAMES[2:],
+                 call=f"mlp_loss(X, y, W1, b1, W2, b2) for {kind}, the weights leaves requiring grad")

@@ -5,7 +5,7 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from autograder.judge import StudentError, assert_close, check, describe, fail
+from autograder.judge import StudentError, as_found, assert_close, check, describe, fail
 
 # ---------------------------------------------------------------- judge-side model builder
 # Same spec language as probes.build_model; the judge builds its own copy of each model and
@@ -170,7 +170,7 @@ def _check_linear(student, args, kwargs):
 
 
 @pytest.mark.rules("linear_param_count")
-@pytest.mark.points(1)
+@pytest.mark.points(0.5)
 def test_linear_param_count(student):
     """linear_param_count with and without bias"""
     for args, kwargs in [((3, 4), {}), ((3, 4), {"bias": False}), ((1, 1), {"bias": True}), ((784, 10), {}),
@@ -452,3 +452,37 @@ def test_layerstack_to_float64(student, sandbox):
           f"After `{call}`, calling it on a float64 batch failed: {info['forward_error']}")
     check(info["out_dtype"] == "torch.float64",
           f"After `{call}`, the output on a float64 batch has dtype {info['out_dtype']}.")
+
+
+# ---------------------------------------------------------------- the conventions
+
+@pytest.mark.rules("inputs_unmodified", "global_settings")
+@pytest.mark.points(0.5)
+def test_functions_leave_inputs_and_settings_as_found(student, sandbox):
+    """count_parameters leaves the model as found (weights, modes, requires_grad); nothing changes torch's settings"""
+    nn_ = {name: sandbox.ref(f"torch.nn.{name}") for name in ("Sequential", "Linear", "BatchNorm1d", "ReLU")}
+
+    @GENERATED
+    @given(st.lists(st.integers(1, 6), min_size=2, max_size=4), st.booleans(), st.booleans(), st.booleans())
+    def run(widths, batchnorm, train, frozen):
+        layers = []
+        for i, (a, b) in enumerate(zip(widths, widths[1:])):
+            layers.append(nn_["Linear"](a, b))
+            if batchnorm and i == 0:
+                layers.append(nn_["BatchNorm1d"](b))
+            layers.append(nn_["ReLU"]())
+        model = nn_["Sequential"](*layers)
+        model.train(train)
+        if frozen:
+            sandbox.ref("torch.nn.Module.requires_grad_")(layers[0], False)
+        shown = (f"a Sequential of Linear layers of widths {widths}" + (" with a BatchNorm1d" if batchnorm else "")
+                 + f" in {'train' if train else 'eval'} mode" + (", its first Linear frozen" if frozen else ""))
+        for only in (True, False):
+            as_found(sandbox, student.count_parameters, model, trainable_only=only, names=["model"],
+                     call=f"count_parameters(model, trainable_only={only}) for {shown}")
+        as_found(sandbox, student.LayerStack, len(widths), widths[0], call=f"LayerStack({len(widths)}, {widths[0]})")
+        as_found(sandbox, student.linear_param_count, widths[0], widths[1], call=f"linear_param_count({widths[0]}, "
+                                                                                 f"{widths[1]})")
+        as_found(sandbox, student.mlp_param_count, widths, call=f"mlp_param_count({widths})")
+
+    run()
