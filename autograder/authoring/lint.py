@@ -424,7 +424,7 @@ class ExerciseFacts:
     problems: list[Problem] = field(default_factory=list)
     contract: list[str] = field(default_factory=list)  # what students write that the hidden suite grades
     untouched: list[str] = field(default_factory=list)  # of those, what no public test calls (validate's row)
-    rules: dict[str, list[str]] = field(default_factory=dict)  # each rule of the contract -> the hidden tests checking it
+    rules: dict[str, list[str]] = field(default_factory=dict)  # each rule of the contract -> the tests checking it
     exempt: dict[str, str] = field(default_factory=dict)  # conventions that cannot apply here -> why
 
     def problem(self, path: Path, line: int | None, message: str) -> None:

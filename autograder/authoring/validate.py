@@ -750,8 +750,8 @@ def grading_phase(assignment: Assignment, exercises: list[str] | None = None, *,
 
 
 # ---------------------------------------------------------------------- the table
-ORDER = ("static checks", "public tests cover", "rules covered", "reference", "stopped", "public tests on reference", "stub",
-         "public tests on stub", "determinism", NAN_CHECK)
+ORDER = ("static checks", "public tests cover", "rules covered", "reference", "stopped", "public tests on reference",
+         "stub", "public tests on stub", "determinism", NAN_CHECK)
 
 
 def _order(row: Row) -> tuple[int, str]:

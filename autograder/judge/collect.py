@@ -24,7 +24,7 @@ from autograder.judge.proxy import disarm_watchdog
 
 EXERCISE = pytest.StashKey[Exercise]()  # the exercise whose folder holds the test
 POINTS = pytest.StashKey[float | None]()  # @pytest.mark.points(n); None when the test has no (usable) mark
-RULES = pytest.StashKey[tuple[str, ...] | None]()  # @pytest.mark.rules(...): the contract rules it checks; None: no mark
+RULES = pytest.StashKey[tuple[str, ...] | None]()  # @pytest.mark.rules(...): the rules it checks; None: no mark
 TRACEBACK = pytest.StashKey[str]()  # staff-only: the judge-side traceback of the test's first failure
 
 HYPOTHESIS_PLUGIN = "hypothesispytest"  # Hypothesis's pytest11 entry point: the only installed plugin a judge loads
@@ -32,8 +32,8 @@ HYPOTHESIS_PLUGIN = "hypothesispytest"  # Hypothesis's pytest11 entry point: the
 MARKERS = (
     "points(n): points the test is worth",
     "timeout(seconds): wall-clock limit of the test",
-    "rules(*ids): the rules of the contract the test checks (ids from exercise.toml's [rules] and "
-    "assignment.toml's [conventions]; validate's coverage)",
+    "rules(*ids): the rules of the contract the test checks (ids from the exercise's [rules] and the "
+    "assignment's [conventions]; validate's coverage)",
     "in_process: the points rest on a fact measured inside the student's process (at most 1 point of an "
     "exercise, all such tests together; the README's threat model lists them)",
 )

@@ -549,7 +549,8 @@ def test_leaves_data_and_settings_as_found(sandbox):
     """train_epoch leaves the loader's data and torch's global settings (grad mode, default dtype) as found"""
     for seed, loader, batch_size in ((606, "plain", 1), (607, "subset", 3)):
         spec = _make_spec(sandbox, seed=seed, n=9, batch_size=batch_size, accum_steps=2,
-                          optimizer={"kind": "sgd", "lr": 0.1}, scheduler={"kind": "step", "step_size": 1, "gamma": 0.9},
+                          optimizer={"kind": "sgd", "lr": 0.1},
+                          scheduler={"kind": "step", "step_size": 1, "gamma": 0.9},
                           max_grad_norm=1.0, loader=loader)
         got = _run(sandbox, spec)
         call = f"train_epoch(model, loader, ...) with a {loader} loader in batches of {batch_size}"
