@@ -41,14 +41,16 @@ HIDDEN_TESTS = "test_hidden.py"
 PROBES = "probes.py"
 ALTERNATIVES_DIR = "alternatives"
 MUTANTS_DIR = "mutants"
+MUTATION_RECORD = "mutation.toml"  # the mutation analysis of the reference: its score and explained survivors
 
 SUITE_NAMES = (HIDDEN_TESTS, PUBLIC_TESTS)  # an exercise's two suites
 _SUITE_STEMS = frozenset(Path(n).stem for n in SUITE_NAMES)  # asked of every loaded module, twice per judge
 PUBLIC_FILES = (EXERCISE_TOML, STATEMENT, PUBLIC_TESTS)  # shipped as files (the stub goes into the notebook)
-STAFF_FILES = (REFERENCE, HIDDEN_TESTS, PROBES)  # never shipped to students
+STAFF_FILES = (REFERENCE, HIDDEN_TESTS, PROBES, MUTATION_RECORD)  # never shipped to students
 STAFF_DIRS = (ALTERNATIVES_DIR, MUTANTS_DIR)  # never shipped anywhere, Gradescope included
 SUITE_FILE_PATTERNS = ("test_*.py", PUBLIC_TESTS)  # how pytest finds the hidden and public suites
-NOT_FOR_GRADING = (REFERENCE, *STAFF_DIRS)  # staff-only files grading never reads: workers elsewhere never get them
+# staff-only files grading never reads: workers elsewhere never get them
+NOT_FOR_GRADING = (REFERENCE, MUTATION_RECORD, *STAFF_DIRS)
 CACHE_PARTS = ("__pycache__",)  # with every dot-named file or folder (.ipynb_checkpoints, .git): never material
 
 
@@ -121,6 +123,7 @@ class ExerciseLayout:
     probes = _In(PROBES, hidden=True)
     alternatives_dir = _In(ALTERNATIVES_DIR, hidden=True)
     mutants_dir = _In(MUTANTS_DIR, hidden=True)
+    mutation_record = _In(MUTATION_RECORD, hidden=True)
 
     @property
     def required(self) -> list[Path]:
@@ -292,6 +295,14 @@ def _rule_table_problems(meta: dict, keys: tuple[str, ...]) -> list[tuple[str | 
 
 
 def _schema_problems(meta: dict, folder: str, keys: dict[str, Key]) -> list[tuple[str | None, str]]:
+    out = _key_problems(meta, keys)
+    if meta.get("id", folder) != folder:
+        out.append(("id", f"id {meta.get('id')!r} does not match its folder {folder!r}"))
+    return out
+
+
+def _key_problems(meta: dict, keys: dict[str, Key]) -> list[tuple[str | None, str]]:
+    """Every key of ``meta`` that ``keys`` does not know or whose value has the wrong type; every one missing."""
     out: list[tuple[str | None, str]] = []
     for key, value in meta.items():
         spec = keys.get(key)
@@ -302,8 +313,6 @@ def _schema_problems(meta: dict, folder: str, keys: dict[str, Key]) -> list[tupl
         elif spec.positive and isinstance(value, int | float) and value <= 0:
             out.append((key, f"`{key}` must be positive"))
     out += [(None, f"`{key}` is missing") for key, spec in keys.items() if spec.required and key not in meta]
-    if meta.get("id", folder) != folder:
-        out.append(("id", f"id {meta.get('id')!r} does not match its folder {folder!r}"))
     return out
 
 
@@ -341,6 +350,74 @@ def read_assignment_toml(course: Path, assignment_id: str) -> tuple[dict | None,
 def read_exercise_toml(layout: ExerciseLayout, exercise_id: str) -> tuple[dict | None, list[FileProblem]]:
     """The exercise's ``exercise.toml`` and every way it breaks its schema (each with its line)."""
     return _checked(layout.toml, exercise_id, exercise_toml_problems)
+
+
+# ---------------------------------------------------------------------- the mutation record
+MUTATION_KEYS: dict[str, Key] = {
+    "reference": Key(str, True, doc="sha256 of reference.py as analysed: another reference makes the record stale"),
+    "suite": Key(str, False, doc="sha256 of test_hidden.py as graded (for people: a suite may grow since)"),
+    "tool": Key(str, False, doc="what generated the mutants"),
+    "generated": Key(int, True, doc="mutants graded"),
+    "killed": Key(int, True, doc="mutants that lost points on the hidden suite"),
+    "seconds": Key((int, float), False, doc="how long the analysis took"),
+    "survivor": Key(list, False, doc="each mutant that earned full marks ([[survivor]] tables)"),
+}
+SURVIVOR_KEYS: dict[str, Key] = {
+    "id": Key(str, True, doc="function/operator/digest, as `torchgrader mutate` prints it"),
+    "operator": Key(str, True, doc="the operator that made it"),
+    "function": Key(str, False, doc="the function it changes"),
+    "change": Key(str, True, doc="its change to reference.py (diff -U0 hunks, as a change mutant's CHANGE)"),
+    "status": Key(str, True, doc='"equivalent" (with a reason) or "open" (not yet caught nor explained)'),
+    "reason": Key(str, False, default="", doc="one line: why no test can tell it from the reference"),
+}
+
+
+@dataclass(frozen=True)
+class Survivor:
+    """A mechanical mutant the hidden suite did not catch, as recorded (``[[survivor]]``)."""
+
+    id: str
+    operator: str
+    function: str
+    change: str
+    status: str
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class MutationRecord:
+    """An exercise's ``mutation.toml``: the analysis of its reference and the survivors, each explained."""
+
+    reference: str
+    generated: int
+    killed: int
+    survivors: list[Survivor]
+    suite: str = ""
+    tool: str = ""
+    seconds: float = 0.0
+
+
+def read_mutation_record(layout: ExerciseLayout) -> tuple[MutationRecord | None, list[FileProblem]]:
+    """The exercise's mutation record and every way it breaks :data:`MUTATION_KEYS`; (None, [missing]) when
+    there is none."""
+    path = layout.mutation_record
+    meta, unreadable = read_toml(path)
+    if meta is None:
+        return None, [unreadable] if unreadable else []
+    problems = [FileProblem(path, toml_line(path, k) if k else None, m)
+                for k, m in _key_problems(meta, MUTATION_KEYS)]
+    survivors = []
+    for i, t in enumerate(meta.get("survivor", []) if isinstance(meta.get("survivor"), list) else []):
+        bad = [m for _, m in _key_problems(t, SURVIVOR_KEYS)] if isinstance(t, dict) else ["not a table"]
+        if bad:
+            problems.append(FileProblem(path, None, f"survivor {i + 1}: " + "; ".join(bad)))
+            continue
+        survivors.append(Survivor(t["id"], t["operator"], t.get("function", ""), t["change"], t["status"],
+                                  t.get("reason", "")))
+    if problems:
+        return None, problems
+    return MutationRecord(meta["reference"], meta["generated"], meta["killed"], survivors, meta.get("suite", ""),
+                          meta.get("tool", ""), float(meta.get("seconds", 0.0))), []
 
 
 @dataclass

@@ -235,6 +235,8 @@ COMMANDS: tuple[Command, ...] = (
            "add_tidy_arguments"),
     _staff("validate", "authoring.validate:cmd_validate",
            "staff: prove an assignment's suites sound (reference, stubs, mutants)"),
+    _staff("mutate", "authoring.mutate:cmd_mutate",
+           "staff: grade every mechanical mutant of each reference on its hidden suite; record the survivors"),
     _staff("release", "authoring.release:cmd_release",
            "staff: build the student bundle (notebook, public tests, how-to)"),
     _staff("notebook", "authoring.notebook:cmd_notebook",

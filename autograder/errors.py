@@ -26,6 +26,7 @@ The tree (a class whose builtin base matters keeps it beside ours)::
     │   │   ├── ServiceUnreachable  no torchgrader service at that address (exit 4)
     │   │   └── SubmitUnauthorized  the token is wrong, expired or revoked (exit 6)
     │   └── RequestRefused ........ the web service answers a request with a message (4xx/503)
+    │       └── LaunchRefused ..... an LMS's LTI launch refused before anything is stored
     ├── SandboxError .............. the sandbox's side of one request (the proxy turns each into a StudentProblem)
     │   ├── StudentException ...... student code raised; ``error`` is the sandbox's plain-data description
     │   ├── SandboxNoReply ........ no reply in time: the sandbox was killed (also client.SandboxTimeout)
@@ -54,6 +55,7 @@ The tree (a class whose builtin base matters keeps it beside ours)::
         ├── NbgraderError ......... nbgrader's gradebook cannot take the scores
         ├── ConfigError ........... the service's config file is wrong
         ├── RosterError ........... the roster file cannot be read
+        ├── LmsError .............. a call to the LMS (LTI services, registration) failed; the dashboard says it
         └── ServerFailed (+RuntimeError)  the sandbox server could not start or has exited: nothing is graded
             └── SandboxCannotStart  a sandbox never reported ready (its set-up was refused)
 
@@ -166,9 +168,15 @@ class Failure(StudentFacingError, AssertionError):
 class SubmitError(StudentFacingError):
     """Submitting to the course's service did not work (its subclass says how)."""
 
-    def __init__(self, message: str, retry_after: int | None = None) -> None:
+    def __init__(self, message: str, retry_after: int | None = None, status: int = 0) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        self.status = status  # the server's HTTP status (0: none came back)
+
+    @property
+    def busy(self) -> bool:
+        """The grader's queue is full for now (503 with Retry-After): trying again later helps."""
+        return self.status == 503 and bool(self.retry_after)
 
 
 class SubmitRefused(SubmitError):
@@ -189,6 +197,14 @@ class RequestRefused(StudentFacingError):
     def __init__(self, status: int, message: str, retry_after: int | None = None) -> None:
         super().__init__(message)
         self.status, self.retry_after = status, retry_after
+
+
+class LaunchRefused(RequestRefused):
+    """An LMS's LTI launch refused before anything is stored; the page says what was wrong (signature, nonce,
+    audience, deployment, state, role)."""
+
+    def __init__(self, message: str, status: int = 401) -> None:
+        super().__init__(status, message)
 
 
 # ---------------------------------------------------------------------- the sandbox and the wire
@@ -367,6 +383,15 @@ class RosterError(StaffError):
     """The roster file cannot be read; the message names the file and the row."""
 
 
+class LmsError(StaffError):
+    """A call to the LMS (an LTI service token, the roster, line items, scores, keys, registration) failed;
+    ``answer`` is what the LMS said, or why there was no answer. Shown to staff on the dashboard."""
+
+    def __init__(self, answer: str) -> None:
+        super().__init__(answer)
+        self.answer = answer
+
+
 class ServerFailed(StaffError, RuntimeError):
     """The sandbox server could not start, or has exited: nothing can be graded with it."""
 
@@ -425,6 +450,7 @@ TABLE: dict[type[BaseException], Meaning] = {
     ServiceUnreachable: _m("error", Exit.UNREACHABLE, "student"),
     SubmitUnauthorized: _m("error", Exit.UNAUTHORIZED, "student"),
     RequestRefused: _m("error", Exit.REFUSED, "student"),
+    LaunchRefused: _m("error", Exit.REFUSED, "student"),
     SandboxError: _m("error", Exit.ERROR, "student"),
     StudentException: _m("error", Exit.ERROR, "student"),
     SandboxNoReply: _m("timeout", Exit.ERROR, "student"),
@@ -453,6 +479,7 @@ TABLE: dict[type[BaseException], Meaning] = {
     NbgraderError: _m("grader_error", Exit.ERROR, "TA"),
     ConfigError: _m("grader_error", Exit.ERROR, "staff"),
     RosterError: _m("grader_error", Exit.ERROR, "staff"),
+    LmsError: _m("grader_error", Exit.ERROR, "staff"),
     ServerFailed: _m("stop", Exit.ERROR, "TA"),
     SandboxCannotStart: _m("stop", Exit.ERROR, "TA"),
     BatchInterrupted: _m("stop", Exit.INTERRUPTED, "TA"),

@@ -32,13 +32,14 @@ def warm_dynamo(assignment: Assignment, exercises: list[str] | None = None) -> b
 
 
 def start_server(assignment: Assignment, options: GradeOptions,
-                 started: SandboxServer | None = None) -> SandboxServer:
+                 started: SandboxServer | None = None, env: dict[str, str] | None = None) -> SandboxServer:
     """A sandbox server for these exercises, started now: it imports torch while the caller imports the judge.
 
     With an exercise that declares ``warm_dynamo``, the server imports torch._dynamo before the first
     sandbox and warms it up once for later ones, so each sandbox's first compile or optimizer step is cheap.
     ``started``: a server started before the exercises were known (sandbox/prestart.py), used when it is
     still running; it learns whether to warm the compiler from its owner's first attach or fork.
+    ``env``: variables the new server (and so its sandboxes) gets besides the clean set (a worker's device).
     """
     from autograder.sandbox.client import SandboxServer
 
@@ -48,7 +49,7 @@ def start_server(assignment: Assignment, options: GradeOptions,
             started.warm_compiler = warm
             return started
         started.close()
-    return SandboxServer(warm_compiler=warm)
+    return SandboxServer(warm_compiler=warm, env=env)
 
 
 def import_judge_dynamo(assignment: Assignment, options: GradeOptions) -> None:

@@ -302,6 +302,12 @@ def cmd_release(args: argparse.Namespace) -> int:
         for line in refused:
             print(f"  {line}", file=sys.stderr)
         return Exit.ERROR
+    if args.unvalidated:
+        from autograder.authoring.stamp import validated
+
+        ok, why = validated(course, args.assignment)
+        if not ok:  # said before the bundle, so it is not lost under the list of files
+            print(f"release {args.assignment}: UNVALIDATED, released anyway (--unvalidated): {why}", file=sys.stderr)
     a = load_assignment(args.assignment, course)
     files = release(a, Path(args.out), force=args.force, server=args.server)
     print(f"released {a.id} to {args.out}: {len(files)} files, checked for staff-only material (none found)")

@@ -93,17 +93,21 @@ def report(r: SubmissionResult, exercise: str, *, show_feedback: bool, out: Call
         if show_feedback:
             for cause in [*v.causes, *e.causes]:
                 out("\n".join(console_cause(cause, v, "  ")))
+        unscored = e.max_points == 0  # public tests carry no points: "PASS 0/0" would read as nothing earned
         for t in e.tests:
             bad += not t.passed
             key = f"  [{t.misconception}]" if t.misconception else ""
-            out(f"  {t.mark.word:<12} {t.score}  {t.name}{key}")
+            out(f"  {t.mark.word:<12} {t.name}{key}" if unscored else f"  {t.mark.word:<12} {t.score}  {t.name}{key}")
             if show_feedback and not t.passed:
                 said = [*([printable(t.on_its_line)] if t.on_its_line else []),
                         *(block_lines(t.below.strip(), 1000) if t.below else [])]
                 out("\n".join(f"      | {ln}" for ln in said))
                 if t.status == "grader_error":
                     out("\n".join(f"      ! {printable(ln)}" for ln in t.detail.strip().splitlines()[:3]))
-        out(f"  {pts(e.points)}/{pts(e.max_points)} points on {exercise}")
+        if unscored:
+            out(f"  {e.passed} of {len(e.tests)} tests pass on {exercise} (these tests carry no points)")
+        else:
+            out(f"  {pts(e.points)}/{pts(e.max_points)} points on {exercise}")
     if r.status != "graded":
         out(f"  not graded ({r.status}): {printable(r.error)}")
         bad += 1

@@ -54,6 +54,7 @@ from autograder.assignment import (
     STUB,
     Assignment,
     CourseDir,
+    Exercise,
     find_course,
     load_assignment,
     load_partial_assignment,
@@ -71,6 +72,7 @@ from autograder.authoring.lint import (
     lint_points,
     read_suite_keys,
 )
+from autograder.authoring.mutation import check_record
 from autograder.authoring.plan import imported_names, plan, suite_names
 from autograder.authoring.rules import coverage, rule_coverage
 from autograder.authoring.stamp import write_stamp
@@ -86,6 +88,7 @@ GRADER_ERROR = "grader could not"
 REPEATS = 3  # gradings of the reference and of one alternative, compared test by test
 JOBS = default_jobs(cap=4)  # grading processes: one per core, at most 4 (each holds torch twice)
 REPEAT = "repeat"
+MUTATION_CHECK = "mutation score"
 
 
 @dataclass
@@ -750,8 +753,8 @@ def grading_phase(assignment: Assignment, exercises: list[str] | None = None, *,
 
 
 # ---------------------------------------------------------------------- the table
-ORDER = ("static checks", "public tests cover", "rules covered", "reference", "stopped", "public tests on reference",
-         "stub", "public tests on stub", "determinism", NAN_CHECK)
+ORDER = ("static checks", "public tests cover", "rules covered", MUTATION_CHECK, "reference", "stopped",
+         "public tests on reference", "stub", "public tests on stub", "determinism", NAN_CHECK)
 
 
 def _order(row: Row) -> tuple[int, str]:
@@ -798,10 +801,21 @@ def static_rows(facts: dict[str, ExerciseFacts], assignment: Assignment, scope: 
             rows.append(public_coverage_row(ex.id, f))
             if f.rules:
                 rows.append(Row(ex.id, RULES_CHECK, *coverage(f)))
+            rows.append(mutation_row(ex))
     return rows
 
 
 RULES_CHECK = "rules covered"
+
+
+def mutation_row(ex: Exercise) -> Row:
+    """The exercise's recorded mutation score (:mod:`autograder.authoring.mutation`); failing when the record is
+    stale or leaves a survivor unexplained. An exercise with no record yet says so, and passes."""
+    check = check_record(ex)
+    if check.record is None and check.ok:
+        return Row(ex.id, MUTATION_CHECK, True, f"{check.summary()} (`torchgrader mutate {ex.hidden_dir.parent.name}"
+                                                f" --exercise {ex.id}` measures it)")
+    return Row(ex.id, MUTATION_CHECK, check.ok, check.summary() + "".join(f"; {p}" for p in check.problems[:3]))
 
 
 def public_coverage_row(ex_id: str, f: ExerciseFacts) -> Row:

@@ -27,6 +27,20 @@ table.sortable th[aria-sort=descending]::after { content: " \\25BC"; }
 .flag.duplicate, .flag.similar { background: #ffd6d6; }
 .flag.late { background: #dbeafe; } .partial { background: #fff1c2; padding: .5rem .8rem; border-radius: .4rem; }
 .pair { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; } .pair pre { max-height: 32rem; overflow: auto; }
+.mark { display: inline-block; position: relative; width: 1em; height: 1em; border-radius: 50%;
+        vertical-align: -.15em; background: #cf222e; }
+.mark::before, .mark::after { content: ""; position: absolute; background: #fff; }
+.mark.fail::before, .mark.fail::after { left: .44em; top: .2em; width: .12em; height: .6em; transform: rotate(45deg); }
+.mark.fail::after { transform: rotate(-45deg); }
+.mark.pass { background: #1a7f37; } .mark.pass::before { display: none; }
+.mark.pass::after { left: .36em; top: .16em; width: .22em; height: .48em; background: none; border: solid #fff;
+                    border-width: 0 .12em .12em 0; transform: rotate(45deg); }
+.mark.warn { background: #9a6700; border-radius: .15em; } .mark.warn::before { left: .44em; top: .18em; width: .12em;
+             height: .42em; } .mark.warn::after { left: .44em; top: .68em; width: .12em; height: .12em; }
+.mark.muted { background: #8c959f; } .mark.muted::before { left: .2em; top: .44em; width: .6em; height: .12em; }
+.mark.muted::after { display: none; }
+table.summary { width: auto; } details { margin: .3rem 0 1rem; } summary { cursor: pointer; color: #1a7f37; }
+code { background: #f0f1f3; padding: 0 .2em; border-radius: .2em; font-size: .92em; }
 mark { background: #ffe08a; } .wide { overflow-x: auto; } td.flags { min-width: 9rem; }
 """
 

@@ -18,10 +18,12 @@ Strings here are still raw (student-derived): every renderer escapes them its ow
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo
 
 from autograder.report.text import pts
 from autograder.results import CellResult, SubmissionResult, TestResult
@@ -51,6 +53,26 @@ MARKS: dict[str, Mark] = {
 
 def mark(status: str) -> Mark:
     return MARKS.get(status, Mark(status.upper(), "❌", "fail"))
+
+
+def score_text(points: float | None, max_points: float | None = None) -> str:
+    """The one way a total is shown, on every page and in every export's words: ``34.88 / 110`` (no trailing
+    zeros, at most two decimals); "" for no score."""
+    if points is None:
+        return ""
+    got = pts(round(points, 2))
+    return got if max_points is None else f"{got} / {pts(round(max_points, 2))}"
+
+
+def time_text(when: float | dt.datetime, tz: str | None = None) -> str:
+    """The one way a time is shown: ``2026-12-06 22:45 CET``, in the assignment's time zone ``tz`` (a
+    datetime without ``tz`` keeps its own zone), its name always said."""
+    zone = ZoneInfo(tz) if tz else None
+    if isinstance(when, dt.datetime):
+        d = when.astimezone(zone) if zone else when
+    else:
+        d = dt.datetime.fromtimestamp(when, zone or ZoneInfo("UTC"))
+    return d.strftime("%Y-%m-%d %H:%M %Z")
 
 
 FLAGGED = ("Your code touches the grader or the interpreter's internals in the places below, so a member of "
@@ -210,7 +232,7 @@ class ExerciseView:
 
     @property
     def score(self) -> str:
-        return f"{pts(self.points)} / {pts(self.max_points)}"
+        return score_text(self.points, self.max_points)
 
 
 @dataclass(frozen=True)
@@ -243,7 +265,7 @@ class SubmissionView:
 
     @property
     def score(self) -> str:
-        return f"{pts(self.total)} / {pts(self.max_total)}"
+        return score_text(self.total, self.max_total)
 
     @property
     def tests(self) -> list[TestView]:

@@ -110,7 +110,7 @@ class SandboxServer:
     torch and one warm-up for all of them, not one per worker).
     """
 
-    def __init__(self, *, warm_compiler: bool = True) -> None:
+    def __init__(self, *, warm_compiler: bool = True, env: dict[str, str] | None = None) -> None:
         # Said again in each attach and fork (server.serve): a server started before its owner knew what it
         # grades (sandbox/prestart.py) learns it from the first.
         self.warm_compiler = warm_compiler
@@ -124,7 +124,7 @@ class SandboxServer:
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
         try:
             proc = subprocess.Popen(
-                argv, pass_fds=[child.fileno()], cwd="/", env=_clean_env(), stdin=subprocess.DEVNULL
+                argv, pass_fds=[child.fileno()], cwd="/", env={**_clean_env(), **(env or {})}, stdin=subprocess.DEVNULL
             )
         finally:
             if main:

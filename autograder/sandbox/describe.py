@@ -7,6 +7,7 @@ exceptions the same way), so it sits below both.
 from __future__ import annotations
 
 import linecache
+import re
 from typing import Any
 
 from autograder.errors import MissingName
@@ -51,8 +52,15 @@ def _chain(exc: BaseException) -> list[BaseException]:
     return out
 
 
+# A traceback that crossed a process as text (a DataLoader worker's exception, re-raised by torch as
+# "Caught NameError in DataLoader worker process 0. Original Traceback ...") names its cells only there.
+_CELL_IN_TEXT = re.compile(r'File "' + re.escape(CELL_PREFIX) + r'\d+>"')
+
+
 def _has_student_frame(exc: BaseException) -> bool:
     for e in _chain(exc):
+        if _CELL_IN_TEXT.search(_safe_str(e)):
+            return True
         tb = e.__traceback__
         while tb is not None:
             if _cell_of(tb.tb_frame.f_code.co_filename) is not None:

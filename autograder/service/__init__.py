@@ -12,7 +12,8 @@ never imports torch and never runs student code.
 - ``grading``: the grading pool (warm batch workers fed from the queue);
 - ``exports``: gradebook.csv and the Canvas and Moodle import files;
 - ``roster``: the roster in, the sign-in links out;
-- ``web``: the routes, pages and JSON API;
+- ``web``: one Starlette app (``web.app``) mounting a module per audience: ``web.student`` (pages),
+  ``web.staff`` (pages, exports) and ``web.api`` (JSON), over the ``web.site`` they share;
 - ``client``: ``torchgrader submit`` and ``submit()`` in a notebook (standard library only);
 - ``command``: the ``serve`` and ``submit`` subcommands.
 

@@ -48,7 +48,7 @@ def _request(req: urllib.request.Request, timeout: float = 30.0) -> dict[str, An
         refused = SubmitUnauthorized if e.code == 401 else SubmitRefused
         retry = e.headers.get("Retry-After")
         raise refused(f"the server refused it ({e.code}): {printable(message or e.reason)}",
-                      int(retry) if retry and retry.isdigit() else None) from None
+                      int(retry) if retry and retry.isdigit() else None, e.code) from None
     except (urllib.error.URLError, OSError, ValueError) as e:
         reason = getattr(e, "reason", e)
         raise ServiceUnreachable(f"cannot reach the torchgrader server at {printable(req.full_url)} "
@@ -80,6 +80,24 @@ def upload(path: Path, server: str, token: str, assignment: str | None = None) -
     return _request(req)
 
 
+def upload_patiently(path: Path, server: str, token: str, assignment: str | None, say: Callable[[str], None],
+                     patience: float = 3600.0) -> dict[str, Any]:
+    """:func:`upload`, tried again while the grader is busy (503 with Retry-After), for up to ``patience`` s.
+
+    In the last hour before a deadline the queue may be full for a minute; the file was not taken, and waiting
+    the time the server names is what the student would do by hand.
+    """
+    end = time.monotonic() + patience
+    while True:
+        try:
+            return upload(path, server, token, assignment)
+        except SubmitRefused as e:
+            if not e.busy or e.retry_after is None or time.monotonic() + e.retry_after > end:
+                raise
+            say(f"the grader is busy: trying again in {e.retry_after} s (nothing was submitted yet)")
+            time.sleep(e.retry_after)
+
+
 def status(server: str, token: str, sid: str, *, feedback: bool = False) -> dict[str, Any]:
     url = f"{server.rstrip('/')}/api/submissions/{urllib.parse.quote(sid, safe='')}" + ("?feedback=1" if feedback
                                                                                           else "")
@@ -107,8 +125,15 @@ def wait(server: str, token: str, sid: str, on_change: Callable[[dict[str, Any]]
 def describe(s: dict[str, Any]) -> str:
     """One status line; the server's words are shown escaped (a reply cannot drive the terminal)."""
     if s.get("status") == "queued" and s.get("position"):
-        return f"queued (place {printable(s['position'])} in the queue)"
+        wait = s.get("wait_s")
+        about = f", about {_duration(wait)} to wait" if isinstance(wait, int | float) and wait > 0 else ""
+        why = f"; {printable(s['waiting_for'])}" if s.get("waiting_for") else ""
+        return f"queued (place {printable(s['position'])} in the queue{about}{why})"
     return printable(s.get("status"))
+
+
+def _duration(seconds: float) -> str:
+    return f"{round(seconds)} s" if seconds < 90 else f"{round(seconds / 60)} min"
 
 
 def summary(s: dict[str, Any]) -> str:
@@ -262,22 +287,26 @@ def notebook_submit(notebook: str | None = None, *, server: str | None = None, t
 def cmd_submit(args: Any) -> int:
     server = args.server or os.environ.get("TORCHGRADER_SERVER")
     if not server:
-        print("torchgrader submit: pass --server URL (your course's torchgrader address)", file=sys.stderr)
-        return EXIT["refused"]
+        print("torchgrader submit: pass --server URL (your course's torchgrader address) or set "
+              "TORCHGRADER_SERVER", file=sys.stderr)
+        return Exit.ERROR  # a missing option, not a refusal by the server (3)
     token = token_from(args.token or os.environ.get("TORCHGRADER_TOKEN") or saved_token(server) or "")
     if not token:
         print("torchgrader submit: pass --token TOKEN (from your sign-in link) or set TORCHGRADER_TOKEN",
               file=sys.stderr)
         return EXIT["unauthorized"]
     try:
-        got = upload(Path(args.file), server, token, args.assignment)
+        if args.wait:  # a busy grader is waited for, as the student would by hand
+            got = upload_patiently(Path(args.file), server, token, args.assignment, lambda m: print(m, flush=True))
+        else:
+            got = upload(Path(args.file), server, token, args.assignment)
         print(f"accepted: {printable(got['id'])} ({printable(got['url'])})", flush=True)
         if not args.wait:
             return EXIT["accepted"]
         final = wait(server, token, got["id"], lambda s: print(describe(s), flush=True))
     except SubmitError as e:
-        print(f"torchgrader submit: {e.message}" + (f" (retry in {e.retry_after} s)" if e.retry_after else ""),
-              file=sys.stderr)
+        again = f" (retry in {e.retry_after} s)" if e.retry_after and f"{e.retry_after} s" not in e.message else ""
+        print(f"torchgrader submit: {e.message}{again}", file=sys.stderr)  # the wait is said once
         return meaning(e).exit
     print(summary(final))
     return EXIT["error"] if final.get("status") == "error" else EXIT["graded"]
@@ -291,5 +320,6 @@ def add_submit_arguments(p: Any) -> None:
     p.add_argument("--assignment", help="which assignment (default: the server's first)")
     p.add_argument("--wait", action="store_true", help="wait for the grade: print each status change, then the "
                                                        "feedback, ending with SCORE / MAX points")
-    p.epilog = ("exit codes: 0 accepted (with --wait: graded), 3 refused (the message says why), 4 server "
+    p.epilog = ("exit codes: 0 accepted (with --wait: graded), 2 a missing option (--server), 3 refused (the "
+                "message says why), 4 server "
                 "unreachable, 5 the grader failed on it (staff will grade it), 6 token not valid")

@@ -1,7 +1,7 @@
 """The service's one config file (TOML): the assignments and their policies, the workers, the limits.
 
 Every key has a default, so ``torchgrader serve`` runs with none: the bundled
-assignment, one warm worker, 127.0.0.1:8000. A key this module does not know
+assignment, one warm worker per core (as ``torchgrader grade``), 127.0.0.1:8000. A key this module does not know
 is an error that names it (a typo must not silently turn a policy off).
 
 .. code-block:: toml
@@ -16,8 +16,13 @@ is an error that names it (a typo must not silently turn a policy off).
     course = "."  # the folder holding assignments/ and solutions/
     backend = "process"  # or "docker", "podman", "dask"
     scheduler = ""  # dask: the scheduler's address (tcp://host:8786)
-    workers = 1  # warm workers per assignment (dask: submissions in flight on the cluster)
-    queue_limit = 100
+    workers = 2  # warm workers per assignment (dask: submissions in flight); default: one per core, as the batch
+    queue_limit = 1000  # students' submissions waiting, all together; past it: 503 with Retry-After
+    student_queue_limit = 2  # one student's submissions waiting; past it: 429 ("wait for your feedback")
+    nice = 10  # the workers' and their sandboxes' CPU priority below the web tier's (0: the same)
+    watchdog_margin = 120  # a job is stopped past the sum of its exercises' timeouts plus this (seconds)
+    devices = ["cuda:0", "cpu"]  # local and container workers' devices, one per worker (default: all "cpu")
+    gpu_resource = "GPU"  # dask: the worker resource that declares a GPU (dask worker --resources GPU=1)
 
     [limits]
     upload_kb = 2048
@@ -35,11 +40,13 @@ is an error that names it (a typo must not silently turn a policy off).
     late_penalty_per_day = 10  # percent of the score per started day
     hide_hidden_until_deadline = true
     canvas_id = 4711  # the Canvas assignment's number (its address ends /assignments/4711)
+    cpu_fallback = true  # exercises that ask for CUDA (gpu = true) may be graded on CPU when no GPU worker runs
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -50,10 +57,13 @@ from autograder.batch import DEFAULT_IMAGE
 from autograder.batch.backends import DEFAULT_BACKEND
 from autograder.defaults import default_of
 from autograder.errors import ConfigError
+from autograder.grade import default_jobs
 from autograder.options import Budget
 from autograder.sandbox.isolation import Limits
+from autograder.service.lti.config import LtiConfig, parse_lti
 
 DEFAULT_ASSIGNMENT = "pytorch-fundamentals"
+_DEVICE = re.compile(r"cpu|cuda:[0-9]{1,2}")
 
 
 @dataclass
@@ -70,6 +80,9 @@ class Policy:
     late_penalty_per_day: float = 10.0  # percent of the score, per started day late
     hide_hidden_until_deadline: bool = False  # before it, students see the public tests' results only
     canvas_id: int = 0  # the Canvas assignment's number (in its address): the Canvas CSV's column names it
+    # an exercise that asks for CUDA (exercise.toml `gpu = true`) is graded by a worker that declares a GPU; with
+    # none, true: on CPU (the exercise's CPU fallback; the feedback says so), false: it waits for one
+    cpu_fallback: bool = True
 
 
 @dataclass
@@ -82,8 +95,14 @@ class ServiceConfig:
     trusted_proxies: list[str] = field(default_factory=list)
     backend: str = DEFAULT_BACKEND
     scheduler: str = ""  # dask only: the scheduler's address
-    workers: int = 1
-    queue_limit: int = 100
+    workers: int = field(default_factory=default_jobs)  # one warm worker per core, as `torchgrader grade`
+    queue_limit: int = 1000  # students' submissions waiting, all together (each student capped: below)
+    # one student's submissions waiting or being graded: nobody fills the shared queue for everyone else
+    student_queue_limit: int = 2
+    nice: int = 10  # the workers' (and their sandboxes') nice value: the web tier keeps answering at once
+    watchdog_margin: float = 120.0  # seconds past the sum of the assignment's exercise timeouts: the job is stopped
+    devices: list[str] = field(default_factory=list)  # per local/container worker: "cpu" or "cuda:N"; [] all cpu
+    gpu_resource: str = "GPU"  # dask: the worker resource naming a GPU (`dask worker --resources GPU=1`)
     docker_image: str = DEFAULT_IMAGE
     allow_unisolated: bool = False
     # a sandbox's limits and time budget, as `grade`'s --memory-gb, --cell-timeout, --submission-timeout: the
@@ -96,9 +115,14 @@ class ServiceConfig:
     requests_per_minute: int = 600
     link_days: float = 180.0  # how long a sign-in link's token is valid
     session_hours: float = 12.0
+    lti: LtiConfig = field(default_factory=LtiConfig)  # the [lti] section: platforms and settings (lti/config.py)
 
     def url(self) -> str:
         return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
+
+    def device(self, slot: int) -> str:
+        """The device local or container worker ``slot`` declares ("cpu" unless ``devices`` names another)."""
+        return self.devices[slot] if slot < len(self.devices) else "cpu"
 
     def policy(self, assignment: str) -> Policy | None:
         return next((p for p in self.assignments if p.id == assignment), None)
@@ -106,7 +130,8 @@ class ServiceConfig:
 
 _SECTIONS = {
     "server": ("host", "port", "public_url", "trusted_proxies"),
-    "grading": ("course", "backend", "scheduler", "workers", "queue_limit", "docker_image", "allow_unisolated",
+    "grading": ("course", "backend", "scheduler", "workers", "queue_limit", "student_queue_limit", "nice",
+                "watchdog_margin", "devices", "gpu_resource", "docker_image", "allow_unisolated",
                 "memory_gb", "cell_timeout", "submission_timeout"),
     "limits": ("upload_kb", "submissions_per_minute", "requests_per_minute", "link_days", "session_hours"),
 }
@@ -157,15 +182,18 @@ def _policy(raw: Any, where: str) -> Policy:
         raise ConfigError(f"{where}: max_attempts, cooldown_minutes, late_penalty_per_day and canvas_id are "
                           "numbers") from None
     p.hide_hidden_until_deadline = bool(raw.get("hide_hidden_until_deadline", p.hide_hidden_until_deadline))
+    p.cpu_fallback = bool(raw.get("cpu_fallback", p.cpu_fallback))
     return p
 
 
 def parse_config(data: dict[str, Any], where: str = "the service config") -> ServiceConfig:
     cfg = ServiceConfig()
-    unknown = set(data) - {*_SECTIONS, "assignments"}
+    unknown = set(data) - {*_SECTIONS, "assignments", "lti"}
     if unknown:
         raise ConfigError(f"{where}: unknown section(s) {', '.join(sorted(unknown))} "
-                          f"(known: {', '.join([*_SECTIONS, 'assignments'])})")
+                          f"(known: {', '.join([*_SECTIONS, 'assignments', 'lti'])})")
+    if "lti" in data:
+        cfg.lti = parse_lti(data["lti"], where)
     defaults = ServiceConfig()
     for section, keys in _SECTIONS.items():
         raw = data.get(section, {})
@@ -194,8 +222,14 @@ def parse_config(data: dict[str, Any], where: str = "the service config") -> Ser
     if cfg.backend == "dask" and not cfg.scheduler:
         raise ConfigError(f"{where}: [grading] backend = \"dask\" needs scheduler = \"tcp://HOST:8786\" "
                           "(the Dask scheduler's address)")
-    if cfg.workers < 1 or cfg.queue_limit < 1:
-        raise ConfigError(f"{where}: [grading] workers and queue_limit must be at least 1")
+    if cfg.workers < 1 or cfg.queue_limit < 1 or cfg.student_queue_limit < 1:
+        raise ConfigError(f"{where}: [grading] workers, queue_limit and student_queue_limit must be at least 1")
+    if not 0 <= cfg.nice <= 19:
+        raise ConfigError(f"{where}: [grading] nice must be from 0 (the web tier's priority) to 19 (the lowest)")
+    bad_devices = [d for d in cfg.devices if not isinstance(d, str) or not _DEVICE.fullmatch(d)]
+    if bad_devices or (cfg.devices and len(cfg.devices) != cfg.workers):
+        raise ConfigError(f"{where}: [grading] devices lists one device per worker ({cfg.workers}), each \"cpu\" "
+                          f"or \"cuda:N\" (got {cfg.devices!r})")
     return cfg
 
 

@@ -10,6 +10,20 @@ the slot's own thread because it dies with that thread (``PR_SET_PDEATHSIG``):
 when the service is killed, so are its workers, and their jobs are picked up
 again at the next start (``ServiceStore.requeue_interrupted``).
 
+Fair order, priority and the watchdog: slots claim in the store's fair order
+(students before regrades, everyone's first before anyone's second); each slot's
+thread runs at the config's ``nice`` value, which the worker, its sandbox server
+and every sandbox inherit, so the web tier answers at once while the graders
+saturate the cores; and a job that runs past its assignment's limit (the sum of
+its exercises' timeouts plus ``watchdog_margin``) has its worker stopped, is tried
+once more on a fresh worker, then stored as a grader failure for staff.
+
+GPU routing: an assignment with an exercise that asks for CUDA (``gpu = true``)
+is taken only by a slot whose worker declares a GPU (``devices``; on Dask, a task
+that needs the ``gpu_resource``). With none, it waits (the dashboard says why),
+or, where its policy's ``cpu_fallback`` allows, is graded on CPU and the student
+is told so.
+
 Before each job the slot checks the assignment's suite version: after staff
 fix a suite, a regrade is graded by a worker started on the new material
 (with a fresh backend: a container's material is staged when it is made).
@@ -23,6 +37,7 @@ time to the cluster, whose workers keep their judges warm:
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -30,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.assignment import Assignment, find_course, load_assignment
-from autograder.batch.backends import Backend, Job, Where, make_backend
+from autograder.batch.backends import DEFAULT_GPUS, Job, Where, make_backend
 from autograder.batch.backends.config import WorkerConfig
 from autograder.batch.backends.pipe import WorkerPipe
 from autograder.batch.inputs import Entry
@@ -57,6 +72,16 @@ class SlotState:
     graded: int = 0
     seconds: list[float] = field(default_factory=list)  # the last grading times (for Retry-After)
     lent: bool = False  # its share of the machine is lent to another slot's submission (judge/spread.py)
+    device: str = "cpu"  # what its worker declares: "cpu", "cuda:N", or "dask" (the cluster's resources decide)
+    job: int | None = None  # the job it grades now
+    since: float = 0.0  # when it took that job (time.time())
+    limit: float = 0.0  # seconds the watchdog gives that job
+    pid: int | None = None  # its worker's process (local and container workers)
+    restarts: int = 0  # workers started after the first (a death, a watchdog stop, new material)
+
+    def stuck(self, now: float | None = None) -> bool:
+        """Grading one job for longer than the watchdog allows (its worker is about to be stopped)."""
+        return self.job is not None and (now or time.time()) - self.since > self.limit
 
 
 class GradingPool:
@@ -74,6 +99,7 @@ class GradingPool:
         self.slots: list[SlotState] = []
         self._threads: list[threading.Thread] = []
         self.assignments: dict[str, Assignment] = {}
+        self._cluster_gpus = 0  # Dask workers that declare the GPU resource (checked by each dask slot)
 
     # ------------------------------------------------------------------ set-up
     def load(self) -> None:
@@ -89,11 +115,70 @@ class GradingPool:
         return WorkerConfig(course=str(self.course), assignment=assignment, options=options,
                             allow_unisolated=c.allow_unisolated)
 
-    def backend(self, assignment: str) -> Backend:
+    def backend(self, assignment: str, device: str = "cpu") -> Any:
+        gpus = "none" if device == "cpu" else f"device={device.split(':')[1]}"
         return make_backend(self.cfg.backend, Where(self.worker_config(assignment), self.cfg.workers,
                                                     self.log_dir, docker_image=self.cfg.docker_image,
+                                                    docker_gpus=gpus if self.cfg.devices else DEFAULT_GPUS,
                                                     scheduler=self.cfg.scheduler or None,
-                                                    warm_up=True))  # a slot's worker grades submission after submission
+                                                    warm_up=True,  # a slot's worker grades submission after submission
+                                                    device=device if self.cfg.devices else ""))
+
+    # ------------------------------------------------------------------ the watchdog and GPU routing
+    def limit(self, assignment: str) -> float:
+        """Seconds one job of ``assignment`` may run: the sum of its exercises' timeouts plus the margin."""
+        a = self.assignments.get(assignment)
+        return sum(e.timeout for e in a.exercises) + self.cfg.watchdog_margin if a else self.cfg.watchdog_margin
+
+    def gpu_exercises(self, assignment: str) -> list[str]:
+        """The exercises of ``assignment`` that ask for CUDA (exercise.toml ``gpu = true``)."""
+        a = self.assignments.get(assignment)
+        return [e.id for e in a.exercises if e.gpu] if a else []
+
+    def _gpu_slots(self, assignment: str) -> list[SlotState]:
+        return [s for s in self.slots if s.assignment == assignment and s.device.startswith("cuda")
+                and s.state != "down"]
+
+    def route(self, st: SlotState) -> tuple[bool, str]:
+        """Whether slot ``st`` may take its assignment's jobs now, and the note its student is then given.
+
+        Jobs that ask for CUDA go to a slot that declares a GPU; a CPU slot takes them only where no GPU slot
+        runs and the policy allows the CPU fallback. On Dask the slot always may: its task asks the cluster
+        for the GPU resource (``dask_resources``), or takes the fallback, or is not sent (``blocked``).
+        """
+        gpu = self.gpu_exercises(st.assignment)
+        if not gpu or st.device.startswith("cuda"):
+            return True, ""
+        if st.device == "dask":
+            resources = self.dask_resources(st.assignment)
+            if resources is None:
+                return False, ""
+            return True, "" if resources else _fallback_note(gpu)
+        policy = self.cfg.policy(st.assignment)
+        if self._gpu_slots(st.assignment) or not (policy and policy.cpu_fallback):
+            return False, ""
+        return True, _fallback_note(gpu)
+
+    def dask_resources(self, assignment: str) -> dict[str, float] | None:
+        """The resources a Dask task of ``assignment`` asks for: the GPU resource where it asks for CUDA and a
+        worker declares one; {} for any worker; None when it must wait (no GPU worker, no CPU fallback)."""
+        if not self.gpu_exercises(assignment):
+            return {}
+        if self._cluster_gpus > 0:
+            return {self.cfg.gpu_resource: 1}
+        policy = self.cfg.policy(assignment)
+        return {} if policy and policy.cpu_fallback else None
+
+    def blocked(self, assignment: str) -> str:
+        """Why ``assignment``'s jobs wait with no worker to take them ("" when some worker may)."""
+        mine = [s for s in self.slots if s.assignment == assignment]
+        if not mine or any(self.route(s)[0] for s in mine):
+            return ""
+        where = (f"no Dask worker declares the resource {self.cfg.gpu_resource} (dask worker --resources "
+                 f"{self.cfg.gpu_resource}=1)" if self.cfg.backend == "dask"
+                 else "no worker declares a GPU ([grading] devices = [\"cuda:0\", ...])")
+        return (f"{assignment} asks for CUDA ({', '.join(self.gpu_exercises(assignment))}) and {where}; its "
+                "submissions wait for one (or set cpu_fallback = true for it to grade them on CPU)")
 
     def start(self) -> None:
         if not self.assignments:
@@ -107,7 +192,8 @@ class GradingPool:
                               f"use one of {', '.join(SERVICE_BACKENDS)}")
         for aid in self.assignments:
             for i in range(self.cfg.workers):
-                st = SlotState(label=f"{aid} worker {i}", assignment=aid)
+                device = "dask" if self.cfg.backend == "dask" else self.cfg.device(i)
+                st = SlotState(label=f"{aid} worker {i}", assignment=aid, device=device)
                 self.slots.append(st)
                 t = threading.Thread(target=self._slot, args=(st, i), daemon=True, name=f"tg-service-{aid}-{i}")
                 self._threads.append(t)
@@ -144,10 +230,18 @@ class GradingPool:
         per_slot = max(1, len(self.slots))
         return max(5, int(self.seconds_per_job() * max(1, waiting) / per_slot / 4))
 
+    def estimated_wait(self, assignment: str, position: int) -> float:
+        """Seconds until a job at ``position`` of ``assignment``'s queue is graded, at the recent pace."""
+        if position <= 0:
+            return 0.0
+        slots = max(1, sum(1 for s in self.slots if s.assignment == assignment and s.state != "down"))
+        return self.seconds_per_job() * (1 + (position - 1) // slots)
+
     # ------------------------------------------------------------------ one slot
     def _slot(self, st: SlotState, index: int) -> None:
         backend: Any = None
         pipe: WorkerPipe | None = None
+        lower_priority(self.cfg.nice)  # this thread's: the worker, its sandbox server and sandboxes inherit it
         try:
             while not self.stop_event.is_set():
                 if backend is None:
@@ -164,6 +258,7 @@ class GradingPool:
                         self._wake.wait(0.5)
                     continue
                 backend, pipe = self._grade(pipe, backend, st, index, job)
+                st.job = None
                 if st.state == "grading":  # a job finished without a worker's grade (for staff): free again
                     st.state = "ready"
         finally:
@@ -172,13 +267,19 @@ class GradingPool:
             _close(backend)
 
     def _claim(self, st: SlotState) -> JobRow | None:
-        """The next job for this slot, unless its share of the machine is lent (then it waits: None)."""
+        """The next job for this slot, unless its share of the machine is lent or its assignment's jobs need a
+        GPU it has not (then it waits: None)."""
         with self._wake:
             if st.lent:
                 return None
-            job = self.store.claim(st.assignment, st.label)
+            ok, note = self.route(st)
+            if not ok:
+                return None
+            worker = st.label + (f" ({st.device}, pid {st.pid})" if st.pid else f" ({st.device})")
+            job = self.store.claim(st.assignment, worker, note)
             if job is not None:
                 st.state = "grading"  # under the lock: a slot borrowing a share never takes this one's
+                st.job, st.since, st.limit = job.id, time.time(), self.limit(st.assignment)
             return job
 
     def _borrow(self, st: SlotState, backend: Any) -> SlotState | None:
@@ -210,11 +311,16 @@ class GradingPool:
         """This slot's backend (a Dask client, a staged copy of the material for containers), or None."""
         st.state = "starting"
         try:
-            return self.backend(st.assignment)
+            backend = self.backend(st.assignment, st.device if st.device != "dask" else "cpu")
         except WorkerFatal as e:
             st.state, st.detail = "down", str(e.message)[-600:]
             self.stop_event.wait(RESTART_PAUSE)
             return None
+        gpus = getattr(backend, "resource_workers", None)  # Dask: are there workers declaring a GPU?
+        if gpus is not None:
+            self._cluster_gpus = gpus(self.cfg.gpu_resource)
+            backend.resources = self.dask_resources(st.assignment) or {}  # its tasks ask for a GPU, or not
+        return backend
 
     def _start_worker(self, backend: Any, st: SlotState, index: int) -> WorkerPipe | None:
         st.state = "starting"
@@ -227,7 +333,9 @@ class GradingPool:
             st.state, st.detail = "down", str(e.message)[-600:]
             self.stop_event.wait(RESTART_PAUSE)
             return None
-        st.state, st.detail = "ready", ""
+        if st.pid is not None or st.graded:
+            st.restarts += 1
+        st.state, st.detail, st.pid = "ready", "", pipe.info.get("pid")
         return pipe
 
     def _grade(self, pipe: WorkerPipe, backend: Any, st: SlotState, index: int,
@@ -263,24 +371,33 @@ class GradingPool:
         started = time.monotonic()
         lender = self._borrow(st, backend)
         payload.spread = 2 if lender is not None else 1
+        limit = self.limit(st.assignment)
         try:
-            result = pipe.grade(payload, self.worker_config(st.assignment).job_seconds())
+            result = pipe.grade(payload, limit)
         except WorkerDied as e:
-            st.state = "starting"
-            if not self.store.worker_died(job.id, e.message):
-                self._for_staff(job, assignment, version, sub, e.message)
+            st.state, st.job = "starting", None
+            why = e.message
+            if time.monotonic() - started >= limit - 1:
+                why = (f"the watchdog stopped {st.label} (pid {st.pid}): job {job.id} ran past its assignment's "
+                       f"limit of {limit:.0f} s (its exercises' timeouts plus {self.cfg.watchdog_margin:.0f} s); "
+                       + ("it is tried once more on a fresh worker" if job.tries == 0 else
+                          "it stopped a fresh worker too: kept for staff, not counted against the student"))
+            if not self.store.worker_died(job.id, why):
+                self._for_staff(job, assignment, version, sub, why)
             return backend, None
         except WorkerFatal as e:
             self.store.release(job.id)
-            st.state, st.detail = "down", e.message[-600:]
+            st.state, st.detail, st.job = "down", e.message[-600:], None
             self.stop_event.wait(RESTART_PAUSE)
             return backend, None
         finally:
             self._give_back(lender)
         r = SubmissionResult.from_dict(result)
         r.student, r.sha256, r.path = sub.person, sub.sha256, sub.filename
-        self.store.finish(job.id, r.to_dict(), version)
+        where = getattr(pipe, "last_worker", "")  # Dask: the cluster's worker that graded it
+        self.store.finish(job.id, r.to_dict(), version, worker=f"{st.label} on {where}" if where else "")
         st.graded += 1
+        st.job = None
         st.seconds = [*st.seconds[-19:], time.monotonic() - started]
         st.state = "ready"
         return backend, pipe
@@ -292,6 +409,28 @@ class GradingPool:
                       student=sub.person, sha256=sub.sha256, order=())
         failed = grader_failure(assignment, entry, why)
         self.store.finish(job.id, failed.to_dict(), version, needs_ta=True, error=why[-2000:])
+        for st in self.slots:
+            if st.job == job.id:
+                st.job = None
+
+
+def lower_priority(nice: int) -> None:
+    """Lower the calling thread's CPU priority to ``nice`` (Linux: per thread; what it starts inherits it).
+
+    The graders then yield the cores to the web tier: a status call answers at once while every core grades.
+    """
+    if nice <= 0:
+        return
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, max(nice, os.getpriority(os.PRIO_PROCESS, tid)))
+    except OSError:
+        pass
+
+
+def _fallback_note(exercises: list[str]) -> str:
+    return (f"Graded on CPU: {', '.join(exercises)} ask{'s' if len(exercises) == 1 else ''} for a GPU, and none was "
+            "running; the course allows these exercises' CPU fallback, so they ran on CPU (same tests, same points).")
 
 
 def _close(backend: Any) -> None:

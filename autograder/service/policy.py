@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
+from autograder.report.view import time_text
 from autograder.service.config import Policy
 from autograder.service.store import ResultRow, ServiceStore, Submission
 
@@ -102,7 +103,8 @@ def standings(policy: Policy, store: ServiceStore, person: str) -> list[Standing
 
 
 def when(d: dt.datetime) -> str:
-    return d.strftime("%Y-%m-%d %H:%M %Z")
+    """A deadline in its own (the assignment's) time zone, as every page shows a time."""
+    return time_text(d)
 
 
 def rules(policy: Policy, deadline: dt.datetime | None) -> list[str]:

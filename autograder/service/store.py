@@ -30,7 +30,9 @@ from typing import Any
 
 from autograder.results import SubmissionResult
 
-SCHEMA_VERSION = 1
+# 2: jobs.note (what the student is told about how the job was graded: a CPU fallback) and jobs.backlog (how many
+# of the student's own submissions were waiting when it arrived: the fair order's key)
+SCHEMA_VERSION = 2
 MAX_TRIES = 2  # a job whose worker dies twice is marked for a TA
 
 _SCHEMA = """
@@ -125,6 +127,12 @@ class JobRow:
     finished: float | None
     worker: str
     error: str
+    note: str = ""  # for the student: how it was graded when that differs from what was asked (a CPU fallback)
+    backlog: int = 0  # the student's own submissions (staff's regrades, for a regrade) waiting when it arrived
+
+
+_JOB = ("id, submission, assignment, suites, reason, state, tries, enqueued, started, finished, worker, error, "
+        "note, backlog")
 
 
 @dataclass(frozen=True)
@@ -155,6 +163,7 @@ class ServiceStore:
         db.executescript(_SCHEMA)
         with self.tx() as t:
             t.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            _migrate(t)
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -247,12 +256,15 @@ class ServiceStore:
         sid = new_secret()
         now = time.time()
         with self.tx() as t:
+            backlog = t.execute(
+                "SELECT COUNT(DISTINCT j.submission) FROM jobs j JOIN submissions s ON s.id = j.submission "
+                "WHERE j.state != 'done' AND j.reason = 'submit' AND s.person = ?", (person,)).fetchone()[0]
             t.execute("INSERT INTO submissions (id, person, assignment, sha256, kind, filename, size, created, "
                       "late_days) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                       (sid, person, assignment, sha256, kind, filename, size, now, late_days))
             for s in suites:
-                t.execute("INSERT INTO jobs (submission, assignment, suites, reason, state, enqueued) "
-                          "VALUES (?, ?, ?, 'submit', 'queued', ?)", (sid, assignment, s, now))
+                t.execute("INSERT INTO jobs (submission, assignment, suites, reason, state, enqueued, backlog) "
+                          "VALUES (?, ?, ?, 'submit', 'queued', ?, ?)", (sid, assignment, s, now, backlog))
         return sid
 
     def queue_regrade(self, submission_ids: list[str], by: str) -> int:
@@ -261,10 +273,14 @@ class ServiceStore:
         with self.tx() as t:
             n = 0
             for sid in submission_ids:
-                row = t.execute("SELECT assignment FROM submissions WHERE id = ?", (sid,)).fetchone()
+                row = t.execute("SELECT assignment, person FROM submissions WHERE id = ?", (sid,)).fetchone()
                 if row:
-                    t.execute("INSERT INTO jobs (submission, assignment, suites, reason, state, enqueued) "
-                              "VALUES (?, ?, 'hidden', ?, 'queued', ?)", (sid, row[0], f"regrade by {by}", now))
+                    backlog = t.execute(
+                        "SELECT COUNT(*) FROM jobs j JOIN submissions s ON s.id = j.submission WHERE j.state != "
+                        "'done' AND j.reason != 'submit' AND s.person = ?", (row[1],)).fetchone()[0]
+                    t.execute("INSERT INTO jobs (submission, assignment, suites, reason, state, enqueued, backlog) "
+                              "VALUES (?, ?, 'hidden', ?, 'queued', ?, ?)",
+                              (sid, row[0], f"regrade by {by}", now, backlog))
                     n += 1
         return n
 
@@ -286,21 +302,40 @@ class ServiceStore:
         return [Submission(*r) for r in self.db.execute(q, args)]
 
     def jobs_of(self, sid: str) -> list[JobRow]:
-        return [JobRow(*r) for r in self.db.execute(
-            "SELECT id, submission, assignment, suites, reason, state, tries, enqueued, started, finished, worker, "
-            "error FROM jobs WHERE submission = ? ORDER BY id", (sid,))]
+        return [JobRow(*r) for r in self.db.execute(f"SELECT {_JOB} FROM jobs WHERE submission = ? ORDER BY id",
+                                                    (sid,))]
 
     def queue(self, assignment: str | None = None) -> list[JobRow]:
-        """Queued and running jobs, in the order they will be graded."""
-        q = ("SELECT id, submission, assignment, suites, reason, state, tries, enqueued, started, finished, worker, "
-             "error FROM jobs WHERE state != 'done'" + (" AND assignment = ?" if assignment else "")
-             + " ORDER BY state = 'queued', id")
-        return [JobRow(*r) for r in self.db.execute(q, (assignment,) if assignment else ())]
+        """Running jobs, then queued ones in the order they will be graded (:meth:`order`)."""
+        pending = self._pending(self.db, assignment)
+        return [j for j in pending if j.state == "running"] + _fair_order(pending)
+
+    def recent_jobs(self, n: int) -> list[JobRow]:
+        """The ``n`` jobs finished last (for staff: when each was queued, started and finished, and by whom)."""
+        return [JobRow(*r) for r in self.db.execute(
+            f"SELECT {_JOB} FROM jobs WHERE state = 'done' ORDER BY finished DESC LIMIT ?", (n,))]
+
+    def order(self, assignment: str) -> list[JobRow]:
+        """The queued jobs of ``assignment`` in the order the workers will take them (:func:`_fair_order`)."""
+        return _fair_order(self._pending(self.db, assignment))
+
+    @staticmethod
+    def _pending(db: sqlite3.Connection, assignment: str | None) -> list[JobRow]:
+        """Queued and running jobs (one query on an index: status calls come every second from each student)."""
+        q = (f"SELECT {_JOB} FROM jobs WHERE state IN ('queued', 'running')"
+             + (" AND assignment = ?" if assignment else "") + " ORDER BY id")
+        return [JobRow(*r) for r in db.execute(q, (assignment,) if assignment else ())]
 
     def waiting(self) -> int:
         """Students' submissions waiting or being graded (what the queue bound counts; regrades do not)."""
         return int(self.db.execute("SELECT COUNT(*) FROM jobs WHERE state != 'done' AND reason = 'submit'")
                    .fetchone()[0])
+
+    def waiting_of(self, person: str) -> int:
+        """``person``'s own submissions not yet graded (what the per-student cap counts)."""
+        return int(self.db.execute(
+            "SELECT COUNT(DISTINCT j.submission) FROM jobs j JOIN submissions s ON s.id = j.submission "
+            "WHERE j.state != 'done' AND j.reason = 'submit' AND s.person = ?", (person,)).fetchone()[0])
 
     def queued(self) -> int:
         """Jobs of any assignment and reason that no worker has taken yet."""
@@ -310,27 +345,26 @@ class ServiceStore:
         """1 for the next job to be graded of its assignment; 0 when it is running or done."""
         if job.state != "queued":
             return 0
-        return 1 + int(self.db.execute("SELECT COUNT(*) FROM jobs WHERE state = 'queued' AND assignment = ? "
-                                       "AND id < ?", (job.assignment, job.id)).fetchone()[0])
+        ids = [j.id for j in self.order(job.assignment)]
+        return ids.index(job.id) + 1 if job.id in ids else 0
 
-    def claim(self, assignment: str, worker: str) -> JobRow | None:
-        """Take the oldest queued job of ``assignment`` (atomically: two workers never take the same one)."""
+    def claim(self, assignment: str, worker: str, note: str = "") -> JobRow | None:
+        """Take the next job of ``assignment`` in the fair order (atomically: two workers never take the same one);
+        ``note`` tells its student how it is graded where that differs from what was asked (a CPU fallback)."""
         with self.tx() as t:
-            row = t.execute("SELECT id FROM jobs WHERE state = 'queued' AND assignment = ? ORDER BY id LIMIT 1",
-                            (assignment,)).fetchone()
-            if row is None:
+            order = _fair_order(self._pending(t, assignment))
+            if not order:
                 return None
-            t.execute("UPDATE jobs SET state = 'running', started = ?, worker = ? WHERE id = ?",
-                      (time.time(), worker, row[0]))
-        return self.job(row[0])
+            t.execute("UPDATE jobs SET state = 'running', started = ?, worker = ?, note = ? WHERE id = ?",
+                      (time.time(), worker, note, order[0].id))
+        return self.job(order[0].id)
 
     def job(self, jid: int) -> JobRow | None:
-        row = self.db.execute("SELECT id, submission, assignment, suites, reason, state, tries, enqueued, started, "
-                              "finished, worker, error FROM jobs WHERE id = ?", (jid,)).fetchone()
+        row = self.db.execute(f"SELECT {_JOB} FROM jobs WHERE id = ?", (jid,)).fetchone()
         return JobRow(*row) if row else None
 
     def finish(self, jid: int, result: dict[str, Any], suite_version: str, *, needs_ta: bool = False,
-               error: str = "") -> bool:
+               error: str = "", worker: str = "") -> bool:
         """Store a running job's result and mark it done, in one transaction; False if it was not running."""
         now = time.time()
         r = SubmissionResult.from_dict(result)
@@ -343,7 +377,9 @@ class ServiceStore:
                       "seconds, needs_ta, created, result) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                       (jid, row[0], row[1], suite_version, r.status, r.total, r.max_total, r.seconds, int(needs_ta),
                        now, json.dumps(r.to_dict())))
-            t.execute("UPDATE jobs SET state = 'done', finished = ?, error = ? WHERE id = ?", (now, error, jid))
+            # a retried job keeps the first try's error (for staff); a Dask job names the worker that graded it
+            t.execute("UPDATE jobs SET state = 'done', finished = ?, error = COALESCE(NULLIF(?, ''), error), "
+                      "worker = COALESCE(NULLIF(?, ''), worker) WHERE id = ?", (now, error, worker, jid))
         return True
 
     def worker_died(self, jid: int, error: str) -> bool:
@@ -419,6 +455,29 @@ class ServiceStore:
     def extensions(self) -> list[tuple[str, str, float, str]]:
         return [(r[0], r[1], r[2], r[3]) for r in self.db.execute(
             "SELECT person, assignment, deadline, granted_by FROM extensions ORDER BY assignment, person")]
+
+
+def _migrate(t: sqlite3.Connection) -> None:
+    """Bring a data folder of an earlier version up to this one, in the transaction that opens the store."""
+    columns = {r[1] for r in t.execute("PRAGMA table_info(jobs)")}
+    if "note" not in columns:  # version 1
+        t.execute("ALTER TABLE jobs ADD COLUMN note TEXT NOT NULL DEFAULT ''")
+    if "backlog" not in columns:
+        t.execute("ALTER TABLE jobs ADD COLUMN backlog INTEGER NOT NULL DEFAULT 0")
+    t.execute("UPDATE meta SET value = ? WHERE key = 'schema_version' AND CAST(value AS INTEGER) < ?",
+              (str(SCHEMA_VERSION), SCHEMA_VERSION))
+
+
+def _fair_order(pending: list[JobRow]) -> list[JobRow]:
+    """The queued jobs among ``pending`` in the order they are graded.
+
+    Students' own submissions come before staff regrades; among each, by backlog: a submission that arrived
+    while its student had none waiting before one that arrived behind their own earlier ones (so a student's
+    first before anyone's second, and one student's backlog never before another's first); then the order of
+    arrival. A burst from one student, or a "regrade everyone", thus delays another student's fresh
+    submission by at most the jobs already running.
+    """
+    return sorted((j for j in pending if j.state == "queued"), key=lambda j: (j.reason != "submit", j.backlog, j.id))
 
 
 def _result(r: tuple) -> ResultRow:

@@ -166,6 +166,7 @@ def test_release_from_the_command_line_needs_the_material_that_passed_validate(t
     assert main([*args, "--force"]) == 2
     assert "demo changed since it last passed validate" in capsys.readouterr().err
     assert main([*args, "--force", "--unvalidated"]) == 0
+    assert "release demo: UNVALIDATED, released anyway (--unvalidated): demo changed since" in capsys.readouterr().err
 
 
 def test_an_exercise_data_folder_is_released(tmp_path: Path):

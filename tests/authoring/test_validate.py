@@ -55,12 +55,13 @@ def test_the_demo_suites_are_sound_and_the_table_says_why(server):
                      text), text
     assert not re.search(r"\] (reference|stub): 0/0", text), text
     # a "misconception keys" row (issue 23), a "public tests cover" row (issue 26, item 2) and a NaN-returning
-    # mutant row (issue 22) per exercise
+    # mutant row (issue 22) per exercise, and a "mutation score" row (issue 44, item 3; the demo records none)
     assert re.search(r"^  ok +public tests cover +every function students write \(double, row_means\)", out, re.M), out
     assert re.search(r"^  ok +misconception keys ", out, re.M), out
     assert len(re.findall(r"^  ok +NaN-returning mutant +fails every test a wrong finite value fails", out,
                           re.M)) == 2, out
-    assert "23 checks: 23 ok, 0 failing" in out
+    assert len(re.findall(r"^  ok +mutation score +no mutation analysis recorded", out, re.M)) == 2, out
+    assert "25 checks: 25 ok, 0 failing" in out
 
 
 def test_a_weakened_copy_fails_naming_each_culprit(tmp_path: Path, server):

@@ -91,7 +91,7 @@ def test_gradebook_and_feedback_files(tmp_path):
     for text in (md, page, json.dumps(gs)):
         assert "You squared the values" in text
         assert "def test_" not in text and "Traceback" not in text  # staff-only detail never reaches students
-    assert "<h1>Feedback: alice</h1>" in page and "2 / 3" in page and MARKS["failed"].symbol in page
+    assert "<h1>Feedback: alice</h1>" in page and "2 / 3" in page and f'aria-label="{MARKS["failed"].word}"' in page
     assert "<script" not in feedback_html(result("<script>alert(1)</script>"))
 
 

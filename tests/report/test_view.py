@@ -78,29 +78,51 @@ def _md_tests(md: str) -> list[tuple[str, str, str]]:
     return re.findall(rf"^- ({symbols}) (.+?) \((\d[\d.]*/\d[\d.]*)\)", md, re.M)
 
 
+def _html_text(page: str) -> str:
+    """The page's text as written: its `inline code` spelt with backticks again, entities unescaped."""
+    return _html.unescape(re.sub(r"</?code>", "`", page))
+
+
 def _html_tests(page: str) -> list[tuple[str, str, str]]:
-    items = re.findall(r'<li data-status="(\w+)"><span class="\w+" title="[^"]+">(.+?)</span> (.+?) '
-                       r"\((\d[\d.]*/\d[\d.]*)\)", page)
-    return [(symbol, _html.unescape(name), score) for _, symbol, name, score in items]
+    """(mark's word, test, score) per listed test: the mark is drawn with CSS and named for screen readers."""
+    items = re.findall(r'<li data-status="(\w+)"><span class="mark \w+" role="img" aria-label="([^"]+)" '
+                       r'title="[^"]+"></span> (.+?) \((\d[\d.]*/\d[\d.]*)\)', page)
+    return [(word, _html_text(name), score) for _, word, name, score in items]
 
 
 def test_markdown_and_html_show_the_same_statuses_messages_and_counts():
     r = fixture()
     v = view(r)
     md, page = feedback_markdown(r), feedback_html(r)
-    expected = [(t.mark.symbol, t.name, t.score) for t in v.tests]
-    assert _md_tests(md) == expected == _html_tests(page)
+    assert _md_tests(md) == [(t.mark.symbol, t.name, t.score) for t in v.tests]
+    # the page lists each exercise's failed tests, then its passing ones folded away: the same tests and marks
+    assert sorted(_html_tests(page)) == sorted((t.mark.word, t.name, t.score) for t in v.tests)
+    assert "<details><summary>" in page and not re.search("[\u2705\u274c\u26a0\u23f1\u2796]", page)
     # a grader error reads the same in both (it once read ⚠️ in Markdown and ✗ in HTML)
-    assert ("⚠️", "the grader", "0/0") in _md_tests(md) and ("⚠️", "the grader", "0/0") in _html_tests(page)
+    assert ("⚠️", "the grader", "0/0") in _md_tests(md) and ("GRADER ERROR", "the grader", "0/0") in _html_tests(page)
     rendered = MarkdownIt("commonmark").render(md)
     for text in [c.text for c in v.all_causes] + [t.message for t in v.tests if t.message and not t.brief]:
-        assert text in _html.unescape(rendered) and text in _html.unescape(page), text
+        assert text in _html.unescape(rendered) and text in _html_text(page), text
     for c in v.all_causes:
         heading = f"Problem {c.number} cost"
         assert md.count(heading) == 1 and page.count(heading) == 1
         refs = sum(t.cause == c.number for t in v.tests)
         assert md.count(f"see problem {c.number} above") == refs == page.count(f"see problem {c.number} above")
     assert md.count(f"Score: {v.score}") == 1 and page.count(f"Score: {v.score}") == 1
+    # it opens with one row per exercise, linking to its section
+    for ex in v.exercises:
+        assert f'<a href="#ex-{ex.id}">' in page and f'id="ex-{ex.id}"' in page
+    assert "<code>f</code> is not defined" in page  # inline code shown as code
+
+
+def test_a_file_that_cannot_be_read_is_one_message_not_a_list_of_every_test():
+    r = fixture()
+    for e in r.exercises:
+        for t in e.tests:
+            t.status, t.points, t.message, t.cause = "error", 0, "x.ipynb could not be read (not JSON).", ""
+    page = feedback_html(r)
+    assert page.count("x.ipynb could not be read") == 1 and "<li data-status" not in page
+    assert "Problem 1 cost all" in page and page.count('<a href="#ex-') == len(r.exercises)
 
 
 def test_a_shared_cause_is_said_once_in_every_format():

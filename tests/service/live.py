@@ -36,7 +36,9 @@ class LiveServer:
         self.data = root / "data"
         (root / "roster.csv").write_text(ROSTER)
         (root / "service.toml").write_text(
-            f'[server]\nport = {self.port}\n[grading]\ncourse = "{course}"\nworkers = 1\n{grading}'
+            # three waiting submissions of one student: the kill -9 test queues them behind each other
+            f'[server]\nport = {self.port}\n[grading]\ncourse = "{course}"\nworkers = 1\nstudent_queue_limit = 3\n'
+            f'{grading}'
             f'[limits]\nsubmissions_per_minute = 100\n{config}')
         self.proc: subprocess.Popen | None = None
         self.tokens: dict[str, str] = {}

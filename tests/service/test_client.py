@@ -36,7 +36,23 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        if self.server.refuse:
+        if getattr(self.server, "busy", 0):  # the queue is full: 503 with Retry-After, as the service says it
+            self.server.busy -= 1
+            data = json.dumps({"error": "the grader is busy, try again in 1 s (nothing was submitted)"}).encode()
+            self.send_response(503)
+            self.send_header("Retry-After", "1")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        elif getattr(self.server, "cooldown", False):
+            data = json.dumps({"error": "the next attempt is possible in 36 s (a cooldown of 1 min between "
+                                        "attempts)"}).encode()
+            self.send_response(429)
+            self.send_header("Retry-After", "36")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        elif self.server.refuse:
             self._json(400, {"error": f"not a notebook: {NASTY}"})
         else:
             self._json(202, {"id": f"s1{NASTY}", "status": "queued", "url": f"http://x/{NASTY}"})
@@ -92,18 +108,44 @@ def test_a_refusal_is_printed_escaped(server, tmp_path, capsys):
     assert "not a notebook: \\x1b[2J" in err and "over\\rwritten" in err
 
 
+def test_submit_wait_waits_out_a_busy_grader_and_without_wait_says_when_to_retry(server, tmp_path, capsys):
+    server.busy = 2
+    assert _run(server, tmp_path, wait=True) == EXIT["graded"]
+    out = capsys.readouterr().out
+    assert out.count("the grader is busy: trying again in 1 s") == 2 and "accepted" in out
+    server.busy = 1
+    assert _run(server, tmp_path, wait=False) == EXIT["refused"]
+    assert "(503): the grader is busy" in capsys.readouterr().err and server.busy == 0
+
+
 def test_submit_wait_says_a_shared_cause_once_and_an_old_client_still_reads_every_message():
     """The service's summary is rendered from the one view-model; ``message`` stays whole for older clients."""
     from autograder.report.view import view
     from autograder.service.client import summary
-    from autograder.service.web import _summary
+    from autograder.service.web.api import summary as service_summary
     from tests.report.test_view import STUB, fixture
 
     r = fixture()
-    feedback = json.loads(json.dumps(_summary(r)))
+    feedback = json.loads(json.dumps(service_summary(r)))
     shown = summary({"feedback": feedback, "score": r.total, "max_score": r.max_total})
     for c in view(r).all_causes:
         assert shown.count(c.text) == 1, c.text
     assert "[ERROR] g works (0/1): see problem" in shown and "[GRADER ERROR] the grader" in shown
     assert sum(t["message"] == STUB for e in feedback if "tests" in e for t in e["tests"]) == 3
     _no_controls(shown)
+
+
+def test_the_cooldown_wait_is_said_once(server, tmp_path, capsys):
+    server.cooldown = True
+    assert _run(server, tmp_path, wait=False) == EXIT["refused"]
+    err = capsys.readouterr().err
+    assert "possible in 36 s" in err and err.count("36 s") == 1
+
+
+def test_submit_without_a_server_is_a_missing_option_not_a_refusal(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("TORCHGRADER_SERVER", raising=False)
+    f = tmp_path / "mine.py"
+    f.write_text("x = 1\n")
+    args = argparse.Namespace(file=str(f), server=None, token="t", assignment=None, wait=False)
+    assert cmd_submit(args) == 2 != EXIT["refused"]
+    assert "pass --server URL" in capsys.readouterr().err

@@ -79,7 +79,8 @@ def _sign_in(driver, live, who):
     driver.delete_all_cookies()
     driver.get(live.link(who))
     try:
-        _until(lambda: "token=" not in driver.current_url and driver.title.startswith("Your assignments"), 30)
+        _until(lambda: "token=" not in driver.current_url
+               and driver.title.startswith(("Your assignments", "Staff dashboard")), 30)
     except AssertionError:
         raise AssertionError(f"not signed in: {driver.current_url} {driver.title}: {driver.page_source[:600]}") \
             from None
@@ -164,8 +165,9 @@ def test_a_student_signs_in_uploads_watches_and_sees_110_with_feedback(live, bro
     feedback = browser.find_element(By.ID, "feedback").text
     assert "Score: 110 / 110" in feedback and "Views versus copies" in feedback
     assert "def test_" not in browser.page_source  # no hidden test code
+    _screenshot(browser, "student-feedback")
     browser.get(live.url + "/")
-    assert "110.0 / 110.0" in browser.find_element(By.TAG_NAME, "table").text  # the history
+    assert "110 / 110" in browser.find_element(By.TAG_NAME, "table").text  # the history, one score format
     live.ann_submission = sid
 
 
@@ -181,26 +183,40 @@ def test_a_second_student_cannot_open_it_by_url(live, browser):
     assert live.api("/api/submissions/" + "B" * 22, "ben")[0] == 404
 
 
-def test_staff_see_the_dashboard_regrade_and_download_the_canvas_csv(live, browser):
+def test_staff_find_regrade_and_the_student_sees_the_history_then_the_canvas_csv(live, browser):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select
 
     sid = live.ann_submission
     _sign_in(browser, live, "prof")
-    browser.get(live.url + "/staff")
-    assert browser.title.startswith("Staff dashboard")
+    assert browser.title.startswith("Staff dashboard")  # a staff link lands on the dashboard
     assert "ann" in browser.find_element(By.TAG_NAME, "main").text
-    Select(browser.find_element(By.ID, "rg-scope")).select_by_value("submission")
-    browser.find_element(By.ID, "rg-target").send_keys(sid)
-    browser.find_element(By.ID, "regrade").click()
+    _screenshot(browser, "staff-dashboard")
+    browser.find_element(By.ID, "find-submissions").click()
+    _until(lambda: browser.title.startswith("Submissions"), timeout=30)
+    browser.find_element(By.ID, "f-q").send_keys("ann")
+    browser.find_element(By.ID, "find").click()
+    _until(lambda: "submission(s)" in _text_of(browser, "main") and "q=ann" in browser.current_url, timeout=30)
+    row = browser.find_element(By.CSS_SELECTOR, f'tr[data-id="{sid}"]')
+    assert "110 / 110" in row.text and "ann" in row.text
+    _screenshot(browser, "staff-submissions")
+    row.find_element(By.XPATH, ".//button[text()='Regrade']").click()  # no id typed anywhere
     # the form's answer is a new page: under load the old one (or none) may still be showing for a moment
     _until(lambda: "1 submission(s) queued for regrading" in _text_of(browser, "main"), timeout=30)
+    browser.find_element(By.LINK_TEXT, "Back").click()
+    _until(lambda: "q=ann" in browser.current_url, timeout=30)  # back to the same search
 
     def two_results():
         with live.db() as db:
             return db.execute("SELECT COUNT(*) FROM results WHERE submission = ?", (sid,)).fetchone()[0] == 2
     _until(two_results)
-    browser.get(live.url + "/staff")
+    browser.get(f"{live.url}/submissions/{sid}")
+    history = browser.find_element(By.ID, "history-table").text
+    assert "submitted" in history and "regraded by prof" in history and history.count("110 / 110") == 3
+    _sign_in(browser, live, "ann")
+    browser.get(f"{live.url}/submissions/{sid}")
+    assert "This submission was graded 2 times" in browser.find_element(By.ID, "changed").text
+    assert "regraded by prof" in browser.find_element(By.ID, "history-table").text
+    _sign_in(browser, live, "prof")
     browser.find_element(By.ID, "dl-canvas").click()
     path = _until(lambda: next((p for p in browser.downloads.glob("*.csv")), None), timeout=30)
     rows = list(csv.reader(path.open()))
@@ -211,10 +227,25 @@ def test_staff_see_the_dashboard_regrade_and_download_the_canvas_csv(live, brows
     total = next(th for th in browser.find_elements(By.CSS_SELECTOR, "table.students th") if th.text == "total")
     total.click()
     assert total.get_attribute("aria-sort") == "ascending"  # the report's own script runs under the page's CSP
+    assert browser.find_element(By.LINK_TEXT, "Staff dashboard")  # the way back
     browser.find_element(By.LINK_TEXT, "ann").click()  # the student list links each to their feedback
     _until(lambda: browser.current_url.endswith(f"/submissions/{sid}"), timeout=30)
     assert "Score: 110 / 110" in browser.find_element(By.ID, "feedback").text
     assert "libtorch" not in Path(f"/proc/{live.proc.pid}/maps").read_text()  # the report's review neither
+
+
+def _screenshot(driver, name: str) -> None:
+    """With TG_SCREENSHOTS=DIR, the page (whole height) as DIR/NAME.png: how docs/screenshots/ are made."""
+    out = os.environ.get("TG_SCREENSHOTS")
+    if not out:
+        return
+    from selenium.webdriver.common.by import By
+
+    height = driver.execute_script("return document.body.scrollHeight")
+    driver.set_window_size(1200, min(max(900, height + 120), 2400))
+    Path(out).mkdir(parents=True, exist_ok=True)
+    driver.find_element(By.TAG_NAME, "body").screenshot(str(Path(out) / f"{name}.png"))
+    driver.set_window_size(1200, 900)
 
 
 def _requests(driver) -> list[str]:

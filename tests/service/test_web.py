@@ -15,7 +15,8 @@ from starlette.testclient import TestClient
 
 from autograder.service.command import open_service
 from autograder.service.config import Policy, ServiceConfig
-from autograder.service.web import CSP, build_app
+from autograder.service.web.app import build_app
+from autograder.service.web.site import CSP
 from tests.helpers import DEMO_COURSE, ROOT
 
 NOTEBOOK = (ROOT / "samples" / "alice.ipynb").read_bytes()
@@ -159,6 +160,7 @@ def test_a_file_name_is_never_a_path(client, svc):
 
 
 def test_a_full_queue_answers_503_with_retry_after_and_stores_nothing(client, svc):
+    svc.cfg.student_queue_limit = 10  # the shared bound, not the per-student one
     h = bearer(svc, "alice")
     for _ in range(3):
         assert upload(client, h, b"print(1)\n", "a.py").status_code == 202
@@ -170,7 +172,27 @@ def test_a_full_queue_answers_503_with_retry_after_and_stores_nothing(client, sv
     assert len(svc.store.queue()) == 6
 
 
+def test_one_student_cannot_fill_the_queue_for_everyone_else(client, svc):
+    svc.cfg.queue_limit = 4
+    alice, bob = bearer(svc, "alice"), bearer(svc, "bob")
+    codes = [upload(client, alice, f"print({i})\n".encode(), "a.py") for i in range(6)]
+    assert [r.status_code for r in codes] == [202, 202, 429, 429, 429, 429]
+    assert "you have 2 submission(s) waiting to be graded" in codes[-1].json()["error"]
+    assert int(codes[-1].headers["retry-after"]) > 0 and len(svc.store.submissions("alice")) == 2
+    mine = upload(client, bob, b"print(1)\n", "b.py")
+    assert mine.status_code == 202  # the shared queue still has room for everyone else
+    got = client.get(f"/api/submissions/{mine.json()['id']}", headers=bob).json()
+    assert got["position"] == 2 and got["wait_s"] > 0  # before alice's second, with an estimated wait
+    second = codes[1].json()["id"]
+    assert client.get(f"/api/submissions/{second}", headers=alice).json()["position"] == 3
+    page = client.get(f"/submissions/{mine.json()['id']}", headers=bob).text
+    assert "place 2 in the queue, about" in page and "to wait" in page
+    staff = client.get("/staff", headers=bearer(svc, "ta")).text
+    assert 'id="queue"' in staff and 'id="workers"' in staff and "first before anyone" in staff
+
+
 def test_rate_limits_per_student_and_per_address(svc):
+    svc.cfg.student_queue_limit = 10  # the uploads per minute, not the submissions waiting
     svc.per_student.limit = 2
     svc.per_address.limit = 8
     with TestClient(build_app(svc, grade=False)) as c:

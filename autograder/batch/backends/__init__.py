@@ -82,12 +82,13 @@ class Where:
     docker_gpus: str = DEFAULT_GPUS
     scheduler: str | None = None  # a Dask scheduler's address
     warm_up: bool = False  # each worker will grade more than one submission (a service): see ProcessBackend
+    device: str = ""  # a local worker's one device ("cpu", "cuda:N": CUDA_VISIBLE_DEVICES); "": the host's as it is
 
 
 def _process(w: Where) -> Backend:
     from autograder.batch.backends.process import ProcessBackend
 
-    return ProcessBackend(w.config, w.jobs, w.log_dir, warm_up=w.warm_up)
+    return ProcessBackend(w.config, w.jobs, w.log_dir, warm_up=w.warm_up, device=w.device)
 
 
 def _docker(w: Where) -> Backend:

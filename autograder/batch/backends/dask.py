@@ -67,6 +67,9 @@ class DaskBackend:
             raise WorkerFatal(f"the Dask scheduler at {scheduler} has no workers: start some with "
                               f"`dask worker {scheduler} --nthreads 1` (one per core)") from None
         self.workers = self.live_workers()
+        # what every task of a service's slot asks of its worker ({"GPU": 1} for an assignment that asks for
+        # CUDA): its judges are warmed on those workers only
+        self.resources: dict[str, float] = {}
 
     def live_workers(self) -> int:
         """The Dask workers alive now, as the scheduler knows them."""
@@ -106,6 +109,14 @@ class DaskBackend:
                 f.cancel()
             self.workers = self.live_workers()
 
+    def resource_workers(self, name: str) -> int:
+        """Dask workers alive now that declare the resource ``name`` (``dask worker --resources GPU=1``)."""
+        try:
+            workers = self.client.scheduler_info()["workers"].values()
+        except Exception:  # noqa: BLE001 - a scheduler gone: none
+            return 0
+        return sum(1 for w in workers if (w.get("resources") or {}).get(name, 0) > 0)
+
     def start(self, slot: int) -> TaskPipe:
         """A pipe for the service's slot ``slot``: it starts a judge on the cluster first (WorkerFatal when none
         can start), and reports the suite version that judge grades with."""
@@ -130,7 +141,9 @@ class TaskPipe:
         self.client = backend.client
         self.cfg = backend.config.elsewhere(backend.config.course).to_dict()
         self.bundle = self.client.scatter(pack_course(backend.config), broadcast=True, hash=True)
-        reply = self._call(warm_task, READY_SECONDS, "while starting a judge", self.bundle, self.cfg)
+        self.resources = dict(backend.resources)  # what each task asks of its worker (the service: a GPU)
+        self.last_worker = ""  # the Dask worker that graded the last job
+        reply = self._warm_everywhere(label)
         if reply.get("fatal"):
             raise WorkerFatal(reply["fatal"])
         if "error" in reply:
@@ -139,8 +152,40 @@ class TaskPipe:
                                      "worker": reply.get("worker", "dask")}
         self.alive = True
 
-    def _call(self, fn: Any, timeout: float, what: str, *args: Any) -> dict[str, Any]:
-        future = self.client.submit(fn, *args, pure=False, key=f"torchgrader-{uuid.uuid4().hex}")
+    def _warm_everywhere(self, label: str) -> dict[str, Any]:
+        """Start a judge on every Dask worker at once (each keeps it for the tasks that follow, so a burst or a
+        job moved off a lost worker meets a warm judge); the first reply that says ready, else the first."""
+        from distributed import as_completed
+
+        try:
+            workers = [w for w, info in self.client.scheduler_info()["workers"].items()
+                       if all((info.get("resources") or {}).get(k, 0) >= v for k, v in self.resources.items())]
+        except Exception:  # noqa: BLE001 - a scheduler gone: the one task below says so
+            workers = []
+        if len(workers) < 2:
+            return self._call(warm_task, READY_SECONDS, "while starting a judge", self.bundle, self.cfg,
+                              resources=self.resources)
+        futures = [self.client.submit(warm_task, self.bundle, self.cfg, pure=False, workers=[w],
+                                      allow_other_workers=False, key=f"torchgrader-warm-{uuid.uuid4().hex}")
+                   for w in workers]
+        first: dict[str, Any] = {}
+        try:
+            for f in as_completed(futures, timeout=READY_SECONDS):
+                try:
+                    reply = json.loads(f.result())
+                except Exception as e:  # noqa: BLE001 - a worker lost while starting: another may answer
+                    reply = {"error": f"the Dask task failed while starting a judge: {type(e).__name__}: {e}"}
+                first = first or reply
+                if reply.get("ready"):
+                    return reply
+        except TimeoutError:
+            pass
+        return first or {"error": f"no Dask worker started a judge in {READY_SECONDS:.0f} s"}
+
+    def _call(self, fn: Any, timeout: float, what: str, *args: Any,
+              resources: dict[str, float] | None = None) -> dict[str, Any]:
+        future = self.client.submit(fn, *args, pure=False, key=f"torchgrader-{uuid.uuid4().hex}",
+                                    resources=resources or None)
         try:
             return json.loads(future.result(timeout=timeout))
         except Exception as e:  # noqa: BLE001 - a lost worker, a timeout, a failed task: this job's problem
@@ -149,9 +194,11 @@ class TaskPipe:
 
     def grade(self, job: Any, timeout: float) -> dict[str, Any]:
         """The result dict of one job; raises WorkerDied (tried again by the caller) or WorkerFatal."""
-        reply = self._call(grade_task, timeout, f"while grading {job.name}", self.bundle, self.cfg, job.payload())
+        reply = self._call(grade_task, timeout, f"while grading {job.name}", self.bundle, self.cfg, job.payload(),
+                           resources=self.resources)
         if reply.get("fatal"):
             raise WorkerFatal(reply["fatal"])
+        self.last_worker = str(reply.get("worker", ""))
         if "error" in reply:
             raise WorkerDied(f"{self.label}: {reply['error']}")
         return reply["result"]

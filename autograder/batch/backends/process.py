@@ -53,7 +53,7 @@ class ProcessBackend:
     shares_server = True  # workers on this host share one sandbox server (a container's worker has its own)
 
     def __init__(self, config: WorkerConfig, workers: int, log_dir: Path | None = None, *,
-                 warm_up: bool = False) -> None:
+                 warm_up: bool = False, device: str = "") -> None:
         self.config = config
         self.workers = max(1, workers)
         self.log_dir = log_dir
@@ -64,6 +64,9 @@ class ProcessBackend:
         # The workers will grade more than one submission each (a service's, or a batch with more jobs than
         # workers): the shared server warms up at once, between their requests, not at a second submission.
         self.warm_up = warm_up
+        # A service's slot declares its worker's one device: "cpu" hides every GPU from the worker, its sandbox
+        # server and sandboxes; "cuda:N" shows GPU N only (CUDA_VISIBLE_DEVICES). "": the host's devices as they are.
+        self.device = device
 
     # ------------------------------------------------------------------ one worker
     def argv(self, slot: int) -> list[str]:
@@ -76,7 +79,14 @@ class ProcessBackend:
         root = str(Path(autograder.__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH", "")]))
         env.setdefault("OMP_NUM_THREADS", "1")
+        env.update(self.device_env())
         return env
+
+    def device_env(self) -> dict[str, str]:
+        """CUDA_VISIBLE_DEVICES for this backend's declared device ({} where none is declared)."""
+        if not self.device:
+            return {}
+        return {"CUDA_VISIBLE_DEVICES": "" if self.device == "cpu" else self.device.split(":", 1)[1]}
 
     def kill_command(self, slot: int) -> list[str] | None:
         return None
@@ -160,7 +170,8 @@ class ProcessBackend:
             try:
                 assignment = load_assignment(self.config.assignment, Path(self.config.course),
                                              only=options.exercises)
-                self._server = start_server(assignment, options, prestart.take())
+                self._server = start_server(assignment, options, None if self.device else prestart.take(),
+                                            env=self.device_env())
             except (AssignmentError, OSError):
                 return None
         return self._server

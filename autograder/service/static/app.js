@@ -9,7 +9,12 @@
   function done(s) { return s === "graded" || s === "error"; }
   function show(d) {
     var text = d.status;
-    if (d.status === "queued" && d.position) { text += " (place " + d.position + " in the queue)"; }
+    if (d.status === "queued" && d.position) {
+      var about = d.wait_s > 0 ? ", about " + (d.wait_s < 90 ? d.wait_s + " s" : Math.round(d.wait_s / 60) + " min") +
+        " to wait" : "";
+      var why = d.waiting_for ? "; waiting for " + d.waiting_for : "";
+      text += " (place " + d.position + " in the queue" + about + why + ")";
+    }
     status.textContent = text;
     if (done(d.status)) { window.location.reload(); }
   }

@@ -26,7 +26,7 @@ def apply_with_grad(mod, fname, x, upstream):
     grad = None
     if y.requires_grad:
         (grad,) = torch.autograd.grad(y, leaf, grad_outputs=upstream, allow_unused=True)
-    return {"y": y.detach(), "grad": grad, "node": node}
+    return {"y": y.detach(), "grad": grad, "node": node, "input_after": leaf.detach().clone()}
 
 
 def ste_in_graph(mod, x, w, c):
@@ -42,7 +42,9 @@ def forward_values(mod, fname, x):
     return getattr(mod, fname).apply(leaf).detach()
 
 
-def second_derivative_of(mod, name, x):
+def second_derivative_of(mod, name, x, requires_grad=False):
+    if requires_grad:  # the caller's x is a leaf that requires grad
+        x = x.detach().clone().requires_grad_(True)
     out = mod.second_derivative(_FUNCTIONS[name], x)
     return {"value": out, "input_after": x.detach(),
             "input_requires_grad": bool(x.requires_grad)}

@@ -45,7 +45,7 @@ def _off_half(x):
 
 # ---------------------------------------------------------------- StraightThroughRound
 
-@pytest.mark.rules("ste_forward")
+@pytest.mark.rules("ste_forward", "inputs_unmodified")
 @pytest.mark.points(0.5)
 def test_ste_forward_rounds(sandbox):
     """StraightThroughRound's forward rounds to the nearest integer, keeping the dtype"""
@@ -55,6 +55,9 @@ def test_ste_forward_rounds(sandbox):
         assert_close(res["y"], torch.round(x), rtol=0, atol=0,
                      name=f"StraightThroughRound.apply(x) for a {dtype} x",
                      misconceptions=lambda x=x: _rounding_misconceptions(x))
+        check(torch.equal(res["input_after"], x),
+              f"StraightThroughRound.apply(x) changed the values of the caller's x (a {dtype} tensor): a function "
+              "must not modify its input in place; return a new tensor.")
 
 
 TIES = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.5, -3.5, 4.5, 0.49, -0.51, 7.0]
@@ -282,6 +285,12 @@ def test_second_derivative_dtype_and_input(sandbox):
     check(not res["input_requires_grad"],
           "After second_derivative(f, x), the caller's x requires grad: you switched on "
           "requires_grad on the input itself. Work on x.detach().clone() instead.")
+    res = sandbox.probe("second_derivative_of", "sin", x, True)
+    assert_close(res["value"], -torch.sin(x), rtol=1e-5, atol=1e-6,
+                 name="the result of second_derivative(torch.sin, x) for an x that requires grad")
+    check(res["input_requires_grad"],
+          "After second_derivative(f, x) for an x that requires grad, the caller's x no longer requires grad: the "
+          "function changed its input's requires_grad flag. Work on x.detach().clone() instead.")
 
 
 @pytest.mark.rules("second_derivative")

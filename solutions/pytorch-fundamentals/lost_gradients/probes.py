@@ -52,6 +52,15 @@ def make_leaf_probe(mod, shape, device, dtype_name, try_backward=True, upstream=
     return info
 
 
+def make_leaf_device(mod, shape, device):
+    """Call make_leaf(shape, device=device) for a device that holds no values ("meta"): where its tensor lives."""
+    t = mod.make_leaf(tuple(shape), device=device)
+    if not isinstance(t, torch.Tensor):
+        return {"type": type(t).__name__}
+    return {"type": "Tensor", "device": str(t.device), "is_leaf": bool(t.is_leaf),
+            "requires_grad": bool(t.requires_grad), "shape": list(t.shape)}
+
+
 # ops that give back their (first) input's values: a copy of autograd's result is still autograd's result
 _COPIES = {"clone", "_to_copy", "copy_", "detach", "alias", "view", "_unsafe_view", "reshape", "contiguous",
            "expand", "squeeze", "unsqueeze", "lift_fresh", "lift_fresh_copy", "_reshape_alias", "t", "permute"}

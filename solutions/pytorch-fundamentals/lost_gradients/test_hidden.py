@@ -107,6 +107,13 @@ def test_make_leaf_other_dtypes(student, sandbox):
         _check_leaf(info, call, dtype_name, upstream)
         check(info["device"] == "cpu", f"`{call}` returned a tensor on {info['device']}, expected cpu.")
         check(tuple(info["shape"]) == shape, f"`{call}` returned shape {tuple(info['shape'])}, expected {shape}.")
+    # a device other than the default: "meta" holds no values, so only where the tensor lives is asked
+    info = sandbox.probe("make_leaf_device", [2, 3], "meta")
+    call = "make_leaf((2, 3), device='meta')"
+    check(info["type"] == "Tensor", f"`{call}` returned a {info['type']}, not a tensor.")
+    check(info["device"] == "meta", f"`{call}` returned a tensor on {info['device']}, expected one on the device "
+                                    "it was given (meta).")
+    check(info["is_leaf"] and info["requires_grad"], f"`{call}` did not return a leaf that requires grad.")
 
 
 @pytest.mark.rules("make_leaf")

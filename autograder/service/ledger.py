@@ -1,0 +1,218 @@
+"""The staff's records beside the store: the submissions list a TA searches, what was reviewed, the audit log.
+
+Its tables live in the service's one SQLite database (``ServiceStore``) and are created when missing, so a
+data folder of an earlier version gains them on its first start and loses nothing. Every staff action that
+changes what a student is shown or graded (a regrade, an extension, a review mark) writes one audit row:
+who, when, what, before and after.
+
+The submissions list is one SQL query over submissions, each one's newest hidden job and result, and the
+review marks, filtered, sorted and paged on the server, so a page costs the same at 1,000 students as at 10.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass
+
+from autograder.service.store import ServiceStore
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS reviews (
+    submission TEXT PRIMARY KEY REFERENCES submissions(id), by TEXT NOT NULL, at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS audit (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, by TEXT NOT NULL, action TEXT NOT NULL,
+    person TEXT NOT NULL DEFAULT '', submission TEXT NOT NULL DEFAULT '', assignment TEXT NOT NULL DEFAULT '',
+    before TEXT NOT NULL DEFAULT '', after TEXT NOT NULL DEFAULT '', reason TEXT NOT NULL DEFAULT '');
+CREATE INDEX IF NOT EXISTS audit_submission ON audit (submission, id);
+CREATE INDEX IF NOT EXISTS audit_person ON audit (person, id);
+"""
+
+PAGE_SIZE = 50
+SORTS = {  # the list's sort keys (a closed set: never a column name from the request)
+    "created": "s.created", "student": "s.person", "name": "p.name", "score": "r.total",
+    "status": "status", "late": "s.late_days", "assignment": "s.assignment",
+}
+STATUSES = ("queued", "running", "graded", "error")
+
+
+@dataclass(frozen=True)
+class Filters:
+    """What the list shows: every field optional; ``similar`` is the ids the class review paired."""
+
+    q: str = ""  # in the student's id or name, or the file's name
+    assignment: str = ""
+    status: str = ""  # one of STATUSES
+    late: bool | None = None
+    flagged: bool | None = None  # the grader failed on it (marked for a TA)
+    reviewed: bool | None = None
+    min_score: float | None = None
+    max_score: float | None = None
+    similar: frozenset[str] | None = None  # only these submissions (None: no similarity filter)
+    sort: str = "created"
+    descending: bool = True
+    page: int = 1
+
+
+@dataclass(frozen=True)
+class Row:
+    """One submission as the list shows it: its newest hidden job and result."""
+
+    id: str
+    person: str
+    name: str
+    assignment: str
+    filename: str
+    created: float
+    late_days: int
+    status: str
+    score: float | None
+    max_score: float | None
+    needs_ta: bool
+    results: int  # how many hidden results it has (more than one: it was regraded)
+    reviewed_by: str
+    reviewed_at: float | None
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    id: int
+    at: float
+    by: str
+    action: str
+    person: str
+    submission: str
+    assignment: str
+    before: str
+    after: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ResultOrigin:
+    """One result of a submission and the job that made it: what its history shows."""
+
+    id: int
+    created: float
+    suite_version: str
+    status: str
+    total: float
+    max_total: float
+    reason: str  # the job's: submit, or "regrade by ID"
+
+
+_STATUS = ("CASE WHEN j.state IS NULL THEN 'queued' WHEN j.state != 'done' THEN j.state "
+           "WHEN r.status = 'internal_error' THEN 'error' ELSE 'graded' END")
+_FROM = """
+FROM submissions s JOIN people p ON p.id = s.person
+LEFT JOIN (SELECT submission, MAX(id) AS jid FROM jobs WHERE suites = 'hidden' GROUP BY submission) lj
+       ON lj.submission = s.id
+LEFT JOIN jobs j ON j.id = lj.jid
+LEFT JOIN (SELECT submission, MAX(id) AS rid, COUNT(*) AS n FROM results WHERE suites = 'hidden'
+           GROUP BY submission) lr ON lr.submission = s.id
+LEFT JOIN results r ON r.id = lr.rid
+LEFT JOIN reviews rv ON rv.submission = s.id
+"""
+
+
+class Ledger:
+    """The staff's queries and records over ``store``'s database."""
+
+    def __init__(self, store: ServiceStore) -> None:
+        self.store = store
+        with store.tx() as t:
+            for stmt in _SCHEMA.split(";"):
+                if stmt.strip():
+                    t.execute(stmt)
+
+    # ------------------------------------------------------------------ the list
+    def find(self, f: Filters, page_size: int = PAGE_SIZE) -> tuple[int, list[Row]]:
+        """(how many match, the rows of page ``f.page``)."""
+        where: list[str] = []
+        args: list[str | float] = []
+        if f.q:
+            like = "%" + f.q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            where.append("(s.person LIKE ? ESCAPE '\\' OR p.name LIKE ? ESCAPE '\\' OR s.filename LIKE ? "
+                         "ESCAPE '\\')")
+            args += [like, like, like]
+        if f.assignment:
+            where.append("s.assignment = ?")
+            args.append(f.assignment)
+        if f.status in STATUSES:
+            where.append(f"{_STATUS} = ?")
+            args.append(f.status)
+        if f.late is not None:
+            where.append("s.late_days > 0" if f.late else "s.late_days = 0")
+        if f.flagged is not None:
+            where.append("COALESCE(r.needs_ta, 0) = ?")
+            args.append(int(f.flagged))
+        if f.reviewed is not None:
+            where.append("rv.submission IS NOT NULL" if f.reviewed else "rv.submission IS NULL")
+        if f.min_score is not None:
+            where.append("r.total >= ?")
+            args.append(f.min_score)
+        if f.max_score is not None:
+            where.append("r.total <= ?")
+            args.append(f.max_score)
+        if f.similar is not None:
+            ids = sorted(f.similar)
+            where.append(f"s.id IN ({','.join('?' * len(ids))})" if ids else "0")
+            args += ids
+        sql_where = (" WHERE " + " AND ".join(where)) if where else ""
+        db = self.store.db
+        total = db.execute(f"SELECT COUNT(*) {_FROM}{sql_where}", args).fetchone()[0]
+        order = SORTS.get(f.sort, "s.created")
+        direction = "DESC" if f.descending else "ASC"
+        nulls = "NULLS LAST" if order == "r.total" else ""
+        offset = max(0, f.page - 1) * page_size
+        rows = db.execute(
+            f"SELECT s.id, s.person, p.name, s.assignment, s.filename, s.created, s.late_days, {_STATUS} AS status, "
+            f"r.total, r.max_total, COALESCE(r.needs_ta, 0), COALESCE(lr.n, 0), COALESCE(rv.by, ''), rv.at "
+            f"{_FROM}{sql_where} ORDER BY {order} {direction} {nulls}, s.created DESC, s.id LIMIT ? OFFSET ?",
+            [*args, page_size, offset]).fetchall()
+        return total, [Row(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]), r[11], r[12],
+                           r[13]) for r in rows]
+
+    def results(self, sid: str, suites: str) -> list[ResultOrigin]:
+        """Every result of ``sid`` on ``suites``, oldest first, with why its job ran."""
+        return [ResultOrigin(*r) for r in self.store.db.execute(
+            "SELECT r.id, r.created, r.suite_version, r.status, r.total, r.max_total, j.reason FROM results r "
+            "JOIN jobs j ON j.id = r.job WHERE r.submission = ? AND r.suites = ? ORDER BY r.id", (sid, suites))]
+
+    # ------------------------------------------------------------------ review marks
+    def set_reviewed(self, sid: str, by: str, reviewed: bool) -> None:
+        with self.store.tx() as t:
+            was = t.execute("SELECT by FROM reviews WHERE submission = ?", (sid,)).fetchone()
+            if reviewed and not was:
+                t.execute("INSERT INTO reviews VALUES (?, ?, ?)", (sid, by, time.time()))
+            elif not reviewed and was:
+                t.execute("DELETE FROM reviews WHERE submission = ?", (sid,))
+            else:
+                return
+            _audit(t, by, "review", submission=sid, before="reviewed" if was else "not reviewed",
+                   after="reviewed" if reviewed else "not reviewed")
+
+    # ------------------------------------------------------------------ audit
+    def record(self, by: str, action: str, *, person: str = "", submission: str = "", assignment: str = "",
+               before: str = "", after: str = "", reason: str = "") -> None:
+        with self.store.tx() as t:
+            _audit(t, by, action, person=person, submission=submission, assignment=assignment, before=before,
+                   after=after, reason=reason)
+
+    def audit(self, *, submission: str | None = None, person: str | None = None,
+              limit: int = 200) -> list[AuditRow]:
+        """The newest audit rows first (of one submission, or one person, or all)."""
+        where, args = "", []
+        if submission is not None:
+            where, args = " WHERE submission = ?", [submission]
+        elif person is not None:
+            where, args = " WHERE person = ?", [person]
+        return [AuditRow(*r) for r in self.store.db.execute(
+            "SELECT id, at, by, action, person, submission, assignment, before, after, reason FROM audit"
+            f"{where} ORDER BY id DESC LIMIT ?", [*args, limit])]
+
+
+def _audit(t: sqlite3.Connection, by: str, action: str, **fields: str) -> None:
+    cols = ["at", "by", "action", *fields]
+    t.execute(f"INSERT INTO audit ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+              [time.time(), by, action, *fields.values()])
