@@ -26,7 +26,7 @@ class Case:
     """One generated submission and what it must score."""
 
     name: str
-    kind: str  # reference | stub | alternative | mutant | nan | perturbed
+    kind: str  # reference | stub | alternative | mutant | nan | perturbed | identity
     exercise: str  # the exercise whose file was swapped ("" for reference/stub)
     source: Path  # the swapped-in file
     path: Path = field(default_factory=Path)
@@ -60,7 +60,9 @@ def compose(assignment: Assignment, swap: dict[str, Path], dest: Path, *, all_st
 # forward/backward/__getitem__) return is passed through ``v * c + d``, with (c, d) NaN for one and
 # finite for the other. A test that the finite twin fails checks values; if the NaN mutant passes it,
 # a comparison there lets a NaN through (``abs(a - b) > tol`` is False for NaN).
-POISONS = {"nan": ("float('nan')", "float('nan')"), "perturbed": ("1.375", "0.25")}
+# ``identity`` changes no value, only what the wrapper does to a returned tensor: validate's check that an
+# unknown wrong answer gets no cause (autograder.authoring.unknown) keeps the keys it receives too.
+POISONS = {"nan": ("float('nan')", "float('nan')"), "perturbed": ("1.375", "0.25"), "identity": ("1", "0")}
 POISON = """
 # torchgrader: generated {kind} mutant of {exercise}'s reference (validate's NaN check)
 def _tg_poison(v, depth=0):

@@ -27,6 +27,8 @@ Two phases, and the second only runs when the first finds nothing:
    feedback on its own exercise must carry its own key and no other (the
    table's diagnosis column: exact / generic / wrong), and no alternative (nor
    the reference) may receive any misconception key.
+   A wrong answer that no misconception predicts (the generated ``perturbed`` and ``nan`` variants of
+   the reference) must be told no cause at all (:mod:`autograder.authoring.unknown`).
 4. **Determinism**: the reference and one alternative are graded several times
    (``--repeat``; spread over the ``--jobs`` workers beside everything else) and
    every grading must award the same points test by test.
@@ -76,6 +78,7 @@ from autograder.authoring.mutation import check_record
 from autograder.authoring.plan import imported_names, plan, suite_names
 from autograder.authoring.rules import coverage, rule_coverage
 from autograder.authoring.stamp import write_stamp
+from autograder.authoring.unknown import TWIN, UNKNOWN_CHECK, WRONG_KINDS, judge_unknown
 from autograder.defaults import Owner, add_option
 from autograder.errors import AssignmentError, Exit
 from autograder.grade import default_jobs, grade
@@ -731,6 +734,10 @@ def grading_phase(assignment: Assignment, exercises: list[str] | None = None, *,
         if c.kind in POISONS:
             if c.kind == "nan":
                 rows.append(judge_nan(c.exercise, r, results.get(f"perturbed{SEP}{c.exercise}")))
+                said = judge_unknown(c.exercise, {k: results.get(f"{k}{SEP}{c.exercise}") for k in WRONG_KINDS},
+                                     results.get(f"{TWIN}{SEP}{c.exercise}"),
+                                     keys[c.exercise].sentences if c.exercise in keys else None)
+                rows.append(Row(c.exercise, UNKNOWN_CHECK, said.ok, said.detail))
             continue
         if c.kind == "reference":
             rows += judge_reference(r, scope)
@@ -754,7 +761,7 @@ def grading_phase(assignment: Assignment, exercises: list[str] | None = None, *,
 
 # ---------------------------------------------------------------------- the table
 ORDER = ("static checks", "public tests cover", "rules covered", MUTATION_CHECK, "reference", "stopped",
-         "public tests on reference", "stub", "public tests on stub", "determinism", NAN_CHECK)
+         "public tests on reference", "stub", "public tests on stub", "determinism", NAN_CHECK, UNKNOWN_CHECK)
 
 
 def _order(row: Row) -> tuple[int, str]:

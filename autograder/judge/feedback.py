@@ -18,6 +18,7 @@ import torch
 
 # Staff suites import Failure from here; it is defined with every other error in autograder/errors.py.
 from autograder.errors import Failure as Failure
+from autograder.sandbox.wire import crosses_exactly
 
 
 def fail(message: str, misconception: str = "") -> None:
@@ -73,6 +74,23 @@ def shares_storage(a: Any, b: Any, name: str = "the result") -> bool:
         if not isinstance(v, torch.Tensor):
             fail(f"Expected {name} to be a torch.Tensor, but got {describe(v)}.")
     return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+
+
+def passed(t: torch.Tensor) -> str:
+    """A tensor as the grader passed it, in full: what a quote says where no expression rebuilds the call."""
+    where = "" if t.device.type == "cpu" else f" on {t.device}"
+    return (f"a {tuple(t.shape)} {str(t.dtype).removeprefix('torch.')} tensor{where} with strides {t.stride()} "
+            f"and storage offset {t.storage_offset()}")
+
+
+def quote(call: str, *args: Any) -> str:
+    """``call`` (an expression such as ``"(x, x[1])"``) when every tensor among ``args`` reaches the student's
+    function as that expression builds it (same storage, view of the same base, one object named twice:
+    :func:`autograder.sandbox.wire.crosses_exactly`); else the arguments as passed, shape, strides and offset,
+    so that feedback never quotes a call that did not happen as written."""
+    if all(crosses_exactly(a) for a in args if isinstance(a, torch.Tensor)):
+        return call
+    return "(" + ", ".join(passed(a) if isinstance(a, torch.Tensor) else _short(a) for a in args) + ")"
 
 
 def describe(value: Any) -> str:

@@ -6,6 +6,14 @@ as (storage blob, dtype, shape, stride, offset), so tensors that share storage
 inside one message still share it after decoding: that is how the judge sees
 views and in-place writes without trusting the sandbox's word about them.
 
+A call crosses as it was made (feedback quotes it, and a student pastes the quote
+into a notebook): one tensor object named twice in a message is decoded as one
+object (``{"$": "same", "obj": k}``, the k-th tensor decoded), and a view crosses
+with its ``_base``, rebuilt as a real view of the decoded base (``base.as_strided``),
+so ``x[1]._base is x`` holds on the far side too. :func:`crosses_exactly` says when
+a tensor cannot be rebuilt so (a CUDA tensor, a conjugate view); a quote then
+names its shape, strides and offset (``judge.feedback.passed``).
+
 Every JSON object inside the payload is a tagged node (``{"$": kind, ...}``);
 user dicts are encoded as tagged lists of pairs, so no user data can be
 mistaken for a tag. Types survive the trip: a ``numpy.int64`` arrives as a
@@ -82,6 +90,30 @@ class HandleRef:
     callable: bool = False
 
 
+def _plain(t: torch.Tensor) -> bool:
+    """A tensor that crosses as its own bytes: allowed type, dense, allowed dtype, on the CPU, nothing lazy."""
+    return (type(t) in ALLOWED_TENSOR_TYPES and t.layout == torch.strided and t.device.type == "cpu"
+            and str(t.dtype).removeprefix("torch.") in TENSOR_DTYPES and not (t.is_conj() or t.is_neg()))
+
+
+def _view_crosses(t: torch.Tensor) -> bool:
+    """True when ``t`` is a view whose base crosses with it, so that the far side rebuilds the view."""
+    base = t._base
+    # a view rebound onto other memory (x.set_(...)) keeps its _base but not its base's storage
+    return (base is not None and _plain(t) and _plain(base) and base._base is None
+            and base.dtype == t.dtype and t.untyped_storage().data_ptr() == base.untyped_storage().data_ptr())
+
+
+def crosses_exactly(t: torch.Tensor) -> bool:
+    """True when the far side receives ``t`` as it is: same bytes, geometry, and (for a view) ``_base``.
+
+    False for what is rebuilt approximately: a tensor not on the CPU (copied there), a conjugate or
+    negative view (resolved), or a view whose base cannot cross. A quote of such a call names what was
+    passed (shape, strides, offset) rather than the expression that made it.
+    """
+    return _plain(t) and (t._base is None or _view_crosses(t))
+
+
 def tensor_meta(t: torch.Tensor) -> dict[str, Any]:
     return {
         "device": str(t.device),
@@ -105,6 +137,8 @@ class Encoder:
         self.storages: list[dict] = []
         self._storage_index: dict[tuple[int, int, str], int] = {}
         self._keep: list[Any] = []  # keeps cpu copies alive so data_ptrs stay unique
+        # id of each tensor object already sent -> its object number (the order both sides decode in)
+        self._objects: dict[int, int] = {}
 
     def blob(self, data: bytes) -> int:
         self.blobs.append(data)
@@ -166,6 +200,20 @@ class Encoder:
         raise Unencodable(f"a {type(value).__name__} cannot be sent to the sandbox")
 
     def _tensor(self, t: torch.Tensor) -> dict:
+        """A tensor node; the same object again is a reference to it, and a view carries its base."""
+        seen = self._objects.get(id(t))
+        if seen is not None:
+            return {"$": "same", "obj": seen}
+        base = t._base if _view_crosses(t) else None
+        base_node = self._tensor(base) if base is not None else None
+        node = self._tensor_node(t)
+        self._keep.append(t)  # the object stays alive while its id names it
+        self._objects[id(t)] = len(self._objects)
+        if base_node is not None:
+            node["base"] = base_node
+        return node
+
+    def _tensor_node(self, t: torch.Tensor) -> dict:
         if type(t) not in ALLOWED_TENSOR_TYPES:
             raise Unencodable(f"got a {type(t).__name__}, a subclass of torch.Tensor; return a plain torch.Tensor")
         if t.layout != torch.strided:
@@ -245,6 +293,7 @@ class Decoder:
         for s in storages:
             self._storage_blob.append(self._claim(s.get("blob") if isinstance(s, dict) else None))
         self.storages: dict[int, torch.UntypedStorage] = {}
+        self._objects: list[torch.Tensor] = []  # every tensor decoded, in order: what "same" nodes name
 
     def _claim(self, i: Any) -> int:
         if type(i) is not int or not 0 <= i < len(self.blobs):
@@ -305,7 +354,15 @@ class Decoder:
         if kind == "nptype":
             return _np_dtype(node.get("dtype")).type
         if kind == "tensor":
-            return self._tensor(node)
+            base = self._base(node.get("base"), depth)
+            t = self._tensor(node, base)
+            self._objects.append(t)
+            return t
+        if kind == "same":
+            k = node.get("obj")
+            if type(k) is not int or not 0 <= k < len(self._objects):
+                raise WireError("bad tensor reference")
+            return self._objects[k]
         if kind == "ndarray":
             return self._ndarray(node)
         if kind == "dtype":
@@ -339,7 +396,18 @@ class Decoder:
             out[key] = self.decode(pair[1], depth + 1)
         return out
 
-    def _tensor(self, node: dict) -> torch.Tensor:
+    def _base(self, node: Any, depth: int) -> torch.Tensor | None:
+        """The decoded base of a view node (None when it has none); it is a tensor, never itself a view."""
+        if node is None:
+            return None
+        if not isinstance(node, dict) or node.get("$") not in ("tensor", "same") or "base" in node:
+            raise WireError("bad view base")
+        base = self.decode(node, depth + 1)
+        if not isinstance(base, torch.Tensor) or base._base is not None:
+            raise WireError("bad view base")
+        return base
+
+    def _tensor(self, node: dict, base: torch.Tensor | None = None) -> torch.Tensor:
         name = node.get("dtype")
         dtype = TENSOR_DTYPES.get(name) if isinstance(name, str) else None
         sid = node.get("storage")
@@ -357,6 +425,10 @@ class Decoder:
             if (last + 1) * itemsize > storage.nbytes():
                 raise WireError("tensor geometry exceeds its storage")
         t = torch.empty(0, dtype=dtype).set_(storage, offset, shape, stride)
+        if base is not None:
+            if base.untyped_storage().data_ptr() != storage.data_ptr():
+                raise WireError("a view and its base on different storages")
+            t = _view_of(base, t)
         meta = node.get("meta")
         if isinstance(meta, dict):
             # what the sandbox reported about its tensor, kept beside the copy (judge.feedback.remote_meta reads it)
@@ -374,6 +446,20 @@ class Decoder:
         if len(data) != math.prod(shape) * dtype.itemsize:
             raise WireError("array size mismatch")
         return np.frombuffer(bytearray(data), dtype=dtype).reshape(shape)
+
+
+def _view_of(base: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    """``t`` (already checked against the storage) rebuilt as a real view of ``base``: ``_base`` is base.
+
+    torch gives a view the dtype of its base (a dtype view, ``x.view(torch.int32)``, is a base of its own);
+    a node that says otherwise, or a geometry torch refuses, leaves ``t`` on the same storage without a base.
+    """
+    if base.dtype != t.dtype:
+        return t
+    try:
+        return base.as_strided(t.shape, t.stride(), t.storage_offset())
+    except RuntimeError:
+        return t
 
 
 def _np_dtype(name: Any) -> np.dtype:

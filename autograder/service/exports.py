@@ -27,7 +27,8 @@ from autograder.report.gradebook import GRADEBOOK_COLUMNS, TOTAL_COLUMNS
 from autograder.report.text import pts
 from autograder.results import SubmissionResult
 from autograder.service.config import ServiceConfig
-from autograder.service.policy import standings
+from autograder.service.ledger import adjusted
+from autograder.service.policy import adjusted_total, standings
 from autograder.service.store import Person, ServiceStore
 
 
@@ -37,9 +38,12 @@ class Row:
     assignment: str
     result: SubmissionResult | None  # the counting attempt's result (None: nothing graded)
     submission: str
-    score: float | None  # after the late penalty
+    score: float | None  # after staff's adjustments and the late penalty
     late_days: int
     penalty: float
+    adjustment: float = 0.0  # staff's change to the grader's total (before the penalty)
+    adjustment_reason: str = ""  # their reasons, each with its exercise
+    exercise_points: dict[str, float] | None = None  # per exercise after the adjustments (None: as graded)
 
 
 def counting_rows(cfg: ServiceConfig, store: ServiceStore, titles: dict[str, str]) -> list[Row]:
@@ -51,23 +55,30 @@ def counting_rows(cfg: ServiceConfig, store: ServiceStore, titles: dict[str, str
             if st is None or st.result is None:
                 rows.append(Row(person, p.id, None, "", None, 0, 0.0))
                 continue
-            rows.append(Row(person, p.id, SubmissionResult.from_dict(st.result.result), st.submission.id,
-                            st.score, st.submission.late_days, st.penalty_percent))
+            delta = round(adjusted_total(st.result, st.adjustments) - st.result.total, 6)
+            why = "; ".join(f"{a.exercise}: {a.reason}" for a in st.adjustments)
+            result = SubmissionResult.from_dict(st.result.result)
+            points = adjusted({e.id: (e.points, e.max_points) for e in result.exercises}, st.adjustments) \
+                if st.adjustments else None
+            rows.append(Row(person, p.id, result, st.submission.id, st.score, st.submission.late_days,
+                            st.penalty_percent, delta, why, points))
     return rows
 
 
 def gradebook_csv(rows: list[Row], exercise_ids: dict[str, list[str]]) -> str:
     ids = [i for a in exercise_ids.values() for i in a]
-    header = [*GRADEBOOK_COLUMNS, "assignment", *ids, *TOTAL_COLUMNS, "late_days", "penalty_percent", "raw_total"]
+    header = [*GRADEBOOK_COLUMNS, "assignment", *ids, *TOTAL_COLUMNS, "late_days", "penalty_percent", "raw_total",
+              "adjustment", "adjustment_reason"]
     out = []
     for row in rows:
         r = row.result
-        got = {e.id: e.points for e in r.exercises} if r else {}
+        got = row.exercise_points or ({e.id: e.points for e in r.exercises} if r else {})
         cells = [pts(got[i]) if i in got else "" for i in ids]
         out.append([row.submission, row.person.id, row.person.name, row.assignment, *cells,
                     "" if row.score is None else pts(row.score), pts(r.max_total) if r else "",
                     r.status if r else "not submitted", "yes" if r and r.review else "", r.review if r else "",
-                    row.late_days, pts(row.penalty), pts(r.total) if r else ""])
+                    row.late_days, pts(row.penalty), pts(r.total) if r else "",
+                    pts(row.adjustment) if row.adjustment or row.adjustment_reason else "", row.adjustment_reason])
     return csv_text(header, out)
 
 

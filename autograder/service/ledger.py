@@ -26,6 +26,11 @@ CREATE TABLE IF NOT EXISTS audit (
     before TEXT NOT NULL DEFAULT '', after TEXT NOT NULL DEFAULT '', reason TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS audit_submission ON audit (submission, id);
 CREATE INDEX IF NOT EXISTS audit_person ON audit (person, id);
+CREATE TABLE IF NOT EXISTS adjustments (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, submission TEXT NOT NULL REFERENCES submissions(id),
+    exercise TEXT NOT NULL, kind TEXT NOT NULL CHECK (kind IN ('add', 'set')), points REAL NOT NULL,
+    reason TEXT NOT NULL, by TEXT NOT NULL, at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS adjustments_submission ON adjustments (submission, id);
 """
 
 PAGE_SIZE = 50
@@ -86,6 +91,49 @@ class AuditRow:
     before: str
     after: str
     reason: str
+
+
+@dataclass(frozen=True)
+class Adjustment:
+    """Staff's change to one exercise's points of a submission: ``add`` (negative: a deduction) or ``set``
+    (an override), with the reason the student reads."""
+
+    id: int
+    submission: str
+    exercise: str
+    kind: str
+    points: float
+    reason: str
+    by: str
+    at: float
+
+
+def adjustments_of(store: ServiceStore, sids: list[str]) -> dict[str, list[Adjustment]]:
+    """Each submission's adjustments, oldest first (none before the ledger's tables exist)."""
+    if not sids:
+        return {}
+    out: dict[str, list[Adjustment]] = {}
+    try:
+        rows = store.db.execute(
+            "SELECT id, submission, exercise, kind, points, reason, by, at FROM adjustments WHERE submission IN "
+            f"({','.join('?' * len(sids))}) ORDER BY id", sids).fetchall()
+    except sqlite3.OperationalError:  # an older data folder the web tier has not opened yet: no adjustments
+        return {}
+    for r in rows:
+        out.setdefault(r[1], []).append(Adjustment(*r))
+    return out
+
+
+def adjusted(points: dict[str, tuple[float, float]], adjustments: list[Adjustment]) -> dict[str, float]:
+    """Each exercise's points after ``adjustments`` (applied in order, kept within 0 and its maximum), from
+    ``points``: exercise -> (points the grader gave, maximum)."""
+    out = {ex: got for ex, (got, _) in points.items()}
+    for a in adjustments:
+        if a.exercise not in points:
+            continue
+        got = a.points if a.kind == "set" else out[a.exercise] + a.points
+        out[a.exercise] = min(max(got, 0.0), points[a.exercise][1])
+    return out
 
 
 @dataclass(frozen=True)
@@ -191,6 +239,17 @@ class Ledger:
                 return
             _audit(t, by, "review", submission=sid, before="reviewed" if was else "not reviewed",
                    after="reviewed" if reviewed else "not reviewed")
+
+    # ------------------------------------------------------------------ adjustments
+    def adjust(self, sid: str, exercise: str, kind: str, points: float, reason: str, by: str,
+               before: str, after: str) -> None:
+        """Record one adjustment and its audit row (who, when, the total before and after, why) at once."""
+        with self.store.tx() as t:
+            t.execute("INSERT INTO adjustments (submission, exercise, kind, points, reason, by, at) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?)", (sid, exercise, kind, points, reason, by, time.time()))
+            person = t.execute("SELECT person, assignment FROM submissions WHERE id = ?", (sid,)).fetchone()
+            _audit(t, by, f"adjust {exercise}", submission=sid, person=person[0] if person else "",
+                   assignment=person[1] if person else "", before=before, after=after, reason=reason)
 
     # ------------------------------------------------------------------ audit
     def record(self, by: str, action: str, *, person: str = "", submission: str = "", assignment: str = "",

@@ -10,11 +10,13 @@ from __future__ import annotations
 import datetime as dt
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from autograder.report.view import time_text
 from autograder.service.config import Policy
+from autograder.service.ledger import Adjustment, adjusted, adjustments_of
 from autograder.service.store import ResultRow, ServiceStore, Submission
 
 
@@ -34,8 +36,9 @@ class Standing:
     submission: Submission
     result: ResultRow | None
     penalty_percent: float
-    score: float | None  # after the penalty; None until graded
+    score: float | None  # after staff's adjustments and the penalty; None until graded
     counts: bool = False
+    adjustments: list[Adjustment] = field(default_factory=list)  # staff's, oldest first
 
 
 def deadline_for(policy: Policy, person: str, store: ServiceStore) -> dt.datetime | None:
@@ -90,16 +93,34 @@ def standings(policy: Policy, store: ServiceStore, person: str) -> list[Standing
     """Every submission of ``person`` with its penalised score; the one that counts is marked."""
     latest = store.latest_results(policy.id)
     out = []
-    for s in store.submissions(person, policy.id):
+    subs = store.submissions(person, policy.id)
+    changes = adjustments_of(store, [s.id for s in subs])
+    for s in subs:
         r = latest.get(s.id)
         pct = penalty_percent(policy, s.late_days)
-        score = None if r is None or r.status == "internal_error" else round(r.total * (1 - pct / 100), 6)
-        out.append(Standing(s, r, pct, score))
+        total = adjusted_total(r, changes.get(s.id, [])) if r is not None else 0.0
+        score = None if r is None or r.status == "internal_error" else round(total * (1 - pct / 100), 6)
+        out.append(Standing(s, r, pct, score, adjustments=changes.get(s.id, [])))
     graded = [st for st in out if st.score is not None]
     if graded:
         best = graded[-1] if policy.counts == "last" else max(graded, key=lambda st: (st.score, st.submission.created))
         best.counts = True
     return out
+
+
+def adjusted_total(r: ResultRow, changes: list[Adjustment]) -> float:
+    """``r``'s total after staff's ``changes`` to its exercises' points."""
+    return total_after(r.total, r.result, changes)
+
+
+def total_after(total: float, result: dict[str, Any], changes: list[Adjustment]) -> float:
+    """A result's ``total`` after staff's ``changes``; ``result``: its stored dict (exercises and tests)."""
+    if not changes:
+        return total
+    points = {e["id"]: (sum(t.get("points", 0) for t in e.get("tests", [])), float(e.get("max_points", 0)))
+              for e in result.get("exercises", [])}
+    after = adjusted(points, changes)
+    return round(total + sum(after[ex] - points[ex][0] for ex in points), 6)
 
 
 def when(d: dt.datetime) -> str:

@@ -182,8 +182,8 @@ def test_a_staff_launch_reaches_the_dashboard_and_syncs_the_roster(lms, live, br
             return dict(db.execute("SELECT p.name, m.status FROM lti_members m JOIN people p ON p.id = m.person"))
     _until(lambda: members().get("Stu Three") == "active", 30)  # never launched: added by the roster sync
     lms.roster.remove("s-1003")
-    browser.get(live.url + "/staff/lms")
-    browser.find_element(By.CSS_SELECTOR, "#lti-contexts button").click()
+    browser.get(live.url + "/staff")
+    browser.find_element(By.CSS_SELECTOR, "button.lms-sync").click()  # on the dashboard itself
     _until(lambda: "marked left" in _main(browser), 30)
     assert members()["Stu Three"] == "left"
     browser.get(live.url + "/staff/lms")

@@ -161,3 +161,40 @@ def test_the_class_report_finds_similar_code_and_the_list_filters_by_it(svc):
     assert "Similar code (1)" in report
     page = ta.get("/staff/submissions?similar=yes").text
     assert "2 submission(s)." in page and a in page and b in page and c not in page
+
+
+def test_an_adjustment_needs_a_reason_is_audited_exported_and_shown_to_the_student(svc):
+    sid = submit(svc, "alice")
+    grade(svc, 4)
+    ta = signed_in(svc, "ta")
+    page = ta.get(f"/submissions/{sid}").text
+    token = csrf(page)
+    assert 'id="adjust"' in page and '<option value="e">E (4 / 10)</option>' in page
+
+    def adjust(**form):
+        return ta.post("/staff/adjust", data={"csrf": token, "submission": sid, "exercise": "e", **form})
+    assert "say why" in adjust(kind="add", points="2", reason=" ").text  # a reason is required
+    assert "as a number" in adjust(kind="add", points="nan", reason="x").text
+    assert "choose one of the submission" in adjust(exercise="zz", kind="add", points="1", reason="x").text
+    said = adjust(kind="add", points="2", reason="partial credit for the shape").text
+    assert "the total was 4 / 10, now 6 / 10" in said
+    assert "the total was 6 / 10, now 5.5 / 10" in adjust(kind="deduct", points="0.5", reason="copied a helper").text
+    said = adjust(kind="set", points="12", reason="the test was wrong").text
+    assert "the total was 5.5 / 10, now 10 / 10" in said  # kept within the exercise's maximum
+    log = [(a.action, a.by, a.before, a.after, a.reason) for a in svc.ledger.audit(submission=sid)]
+    assert log[0] == ("adjust e", "ta", "5.5 / 10", "10 / 10", "the test was wrong") and len(log) == 3
+    # the export carries the adjusted score and the reasons
+    book = ta.get("/api/staff/gradebook.csv").text.splitlines()
+    header, row = book[0].split(","), next(line for line in book if line.startswith(sid))
+    assert header[-2:] == ["adjustment", "adjustment_reason"] and "e: partial credit for the shape" in row
+    assert row.split(",")[header.index("total")] == "10" and row.split(",")[header.index("raw_total")] == "4"
+    assert '"Student A","alice",' not in ta.get("/api/staff/canvas.csv").text
+    assert ",alice,,alice@x.edu,,10" in ta.get("/api/staff/canvas.csv").text
+    # the student sees the changes and their reasons, and the new score
+    mine = signed_in(svc, "alice").get(f"/submissions/{sid}").text
+    section = re.search(r'<section id="adjustments".*?</section>', mine, re.S).group(0)
+    assert "<b>10 / 10</b>" in section and "the grader's: 4 / 10" in section
+    assert "+2" in section and "-0.5" in section and "set to 10" not in section and "set to 12" in section
+    assert "copied a helper" in section and 'id="adjust"' not in mine
+    api = signed_in(svc, "alice").get(f"/api/submissions/{sid}").json()
+    assert api["score"] == 10

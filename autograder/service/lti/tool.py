@@ -206,7 +206,8 @@ class LtiTool:
         """What the staff dashboard says of the LMS: courses, and each score's latest state counted."""
         latest = self.tables.scores()
         failing = [s for s in latest if s.state == "failed"]
-        return {"courses": len(self.tables.contexts()), "sent": sum(s.state == "sent" for s in latest),
+        return {"courses": len(self.tables.contexts()), "contexts": self.tables.contexts(),
+                "sent": sum(s.state == "sent" for s in latest),
                 "pending": sum(s.state == "pending" for s in latest), "failed": len(failing),
                 "last_failure": failing[0].answer if failing else ""}
 

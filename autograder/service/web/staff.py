@@ -18,8 +18,9 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from autograder.errors import RequestRefused as Refused
+from autograder.report.view import score_text
 from autograder.service import exports, policy
-from autograder.service.ledger import PAGE_SIZE, SORTS, STATUSES, Filters
+from autograder.service.ledger import PAGE_SIZE, SORTS, STATUSES, Adjustment, Filters, adjustments_of
 from autograder.service.roster import issue_links
 from autograder.service.web.site import CSP, Service
 
@@ -128,6 +129,40 @@ def routes(svc: Service) -> list[Route]:
         return Response(data, media_type="application/octet-stream",
                         headers={"Content-Disposition": f'attachment; filename="{name}.{sub.kind}"'})
 
+    def adjust(f: dict[str, str], by: str) -> str:
+        """Add, deduct or set one exercise's points of one submission, with the reason the student reads."""
+        sub = svc.store.submission(f.get("submission", ""))
+        if sub is None:
+            raise Refused(404, "no such submission")
+        rows = [r for r in svc.store.result_summaries(sub.id) if r[1] == "hidden"]
+        if not rows or rows[-1][2] == "internal_error":
+            raise Refused(400, "adjust: this submission has no graded result yet; adjust it once it is graded")
+        result = svc.store.result_dict(rows[-1][0])
+        exercises = {e["id"]: e for e in result.get("exercises", [])}
+        exercise, kind, reason = f.get("exercise", ""), f.get("kind", ""), f.get("reason", "").strip()[:500]
+        if exercise not in exercises:
+            raise Refused(400, "adjust: choose one of the submission's exercises")
+        try:
+            points = float(f.get("points", ""))
+        except ValueError:
+            points = float("nan")
+        if points != points or abs(points) > 1e6 or kind not in ("add", "deduct", "set") or (kind == "set"
+                                                                                          and points < 0):
+            raise Refused(400, "adjust: give the points as a number (add or deduct: how many; set: the exercise's "
+                               "new points, 0 or more)")
+        if not reason:
+            raise Refused(400, "adjust: say why (the student reads it beside the change)")
+        changes = adjustments_of(svc.store, [sub.id]).get(sub.id, [])
+        before = policy.total_after(rows[-1][3], result, changes)
+        new = Adjustment(0, sub.id, exercise, "set" if kind == "set" else "add",
+                         -points if kind == "deduct" else points, reason, by, 0.0)
+        after = policy.total_after(rows[-1][3], result, [*changes, new])
+        most = rows[-1][4]
+        svc.ledger.adjust(sub.id, exercise, new.kind, new.points, reason, by, score_text(before, most),
+                          score_text(after, most))
+        return f"{sub.person}'s {sub.filename}: {exercise} adjusted; the total was {score_text(before, most)}, " \
+               f"now {score_text(after, most)}"
+
     async def staff_action(request: Request) -> Response:
         c = svc.need(request, staff=True)
         form = await request.form(max_files=0, max_fields=12)
@@ -157,6 +192,8 @@ def routes(svc: Service) -> list[Route]:
                     svc.ledger.record(c.person.id, "regrade", submission=sid, person=sub.person if sub else "",
                                       assignment=sub.assignment if sub else "", reason=f.get("reason", "")[:500])
                 return f"{n} submission(s) queued for regrading (their earlier results are kept)"
+            if action == "adjust":
+                return adjust(f, c.person.id)
             if action == "reviewed":
                 sub = store.submission(f.get("submission", ""))
                 if sub is None:

@@ -9,6 +9,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from autograder.report.feedback_page import feedback_body
+from autograder.service.ledger import adjustments_of
 from autograder.service.web.site import Service, read_upload
 
 
@@ -39,9 +40,12 @@ def routes(svc: Service) -> list[Route]:
         body = feedback_body(result) if result else ""
         owner = await run_in_threadpool(svc.store.person, sub.person)
         history = await run_in_threadpool(svc.history, sub, c.person)
+        shown = v.suites == "hidden" and v.result_id is not None  # adjustments apply to the hidden tests' result
+        changes = (await run_in_threadpool(adjustments_of, svc.store, [sub.id])).get(sub.id, []) if shown else []
         jobs = await run_in_threadpool(svc.store.jobs_of, sub.id) if c.person.staff else []
         return svc.page(request, "submission.html", title=f"Submission {sub.filename}", v=v, feedback=body,
-                        result=result, owner=owner, api=f"/api/submissions/{sub.id}", history=history, jobs=jobs)
+                        result=result, owner=owner, api=f"/api/submissions/{sub.id}", history=history, jobs=jobs,
+                        adjustments=changes, can_adjust=c.person.staff and shown and v.status == "graded")
 
     return [
         Route("/", home),

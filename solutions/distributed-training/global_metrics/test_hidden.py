@@ -57,7 +57,13 @@ def _judge_ranks(outs, expected, wrong, setting, label):
 
 
 def _matches(values, candidate):
-    """Whether every rank's value is what the mistake gives on that rank (a callable: per rank)."""
+    """Whether every rank's value is what the mistake gives on that rank (a callable: per rank).
+
+    NaN matches NaN only beside a finite match: NaN on every rank fits every mistake that gives NaN and
+    proves none of them (issue 44)."""
+    wants = [candidate(rank) if callable(candidate) else candidate for rank in range(len(values))]
+    if all(isinstance(c, float) and math.isnan(c) for c in wants):
+        return False
     for rank, v in enumerate(values):
         c = candidate(rank) if callable(candidate) else candidate
         if v is None or not (_near(v, c, 1e-9) or (math.isnan(v) and math.isnan(c))):

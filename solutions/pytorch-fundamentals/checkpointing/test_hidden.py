@@ -31,9 +31,10 @@ MISSING_KEYS = {"the optimizer": "no_optimizer_state", "the scheduler": "no_sche
 
 
 def _missing_key(missing):
-    """The misconception key when exactly one part is missing (several: no single diagnosis)."""
+    """The misconception key when exactly one part is missing and it is a whole part (several, or a part of
+    one such as an optimizer's `state` without its `param_groups`: no single diagnosis)."""
     keys = [k for m in missing for prefix, k in MISSING_KEYS.items() if m.startswith(prefix)]
-    return keys[0] if len(keys) == 1 else ""
+    return keys[0] if len(keys) == 1 and len(missing) == 1 else ""
 
 RNG_STATE_NUMEL = torch.get_rng_state().numel()
 
@@ -162,19 +163,29 @@ def _walk(obj, depth=0):
 
 
 def _missing_parts(ckpt):
-    """What a weights_only-loadable checkpoint seems to lack (for feedback only)."""
+    """What a weights_only-loadable checkpoint lacks, each as what the file holds (for feedback only)."""
     items = list(_walk(ckpt))
     has_optimizer = any(isinstance(o, dict) and "param_groups" in o and "state" in o
                         and len(o["state"]) > 0 for o in items)
+    has_state = any(isinstance(o, dict) and isinstance(o.get("state"), dict) and len(o["state"]) > 0
+                    for o in items)
+    has_groups = any(isinstance(o, dict) and "param_groups" in o for o in items)
     has_scheduler = any(isinstance(o, dict) and "last_epoch" in o for o in items)
     has_rng = any((isinstance(o, torch.Tensor) and o.dtype == torch.uint8
                    and o.numel() == RNG_STATE_NUMEL)
                   or (isinstance(o, (list, tuple)) and len(o) == RNG_STATE_NUMEL)
                   for o in items)
     missing = []
-    if not has_optimizer:
-        missing.append("the optimizer's state (optimizer.state_dict(), with Adam's moments "
-                       "or SGD's momentum buffers)")
+    if not has_optimizer and has_state and not has_groups:
+        missing.append("`param_groups` beside the optimizer's `state`: it holds a `state` (the moments or "
+                       "momentum buffers) but no `param_groups`, where optimizer.state_dict() keeps each group's "
+                       "learning rate, which the scheduler changes")
+    elif not has_optimizer and has_groups:
+        missing.append("a non-empty optimizer `state`: it holds `param_groups` but no moments or momentum "
+                       "buffers beside them")
+    elif not has_optimizer:
+        missing.append("the optimizer's state (no dict in it holds optimizer.state_dict()'s `state` and "
+                       "`param_groups`: Adam's moments or SGD's momentum buffers, and each group's learning rate)")
     if not has_scheduler:
         missing.append("the scheduler's state (scheduler.state_dict())")
     if not has_rng:
@@ -247,7 +258,8 @@ def _check_resume(sandbox, spec, setting):
     if ckpt is not None:
         missing = _missing_parts(ckpt)
         if missing:
-            fail(msg + " Your checkpoint does not seem to contain " + "; nor ".join(missing) + ".",
+            fail(msg + " The file loaded with torch.load(path, weights_only=True) holds no "
+                 + "; nor ".join(missing) + ".",
                  misconception=_missing_key(missing))
         if all(torch.equal(a, b) for a, b in zip(resumed, _resumed_with_fresh_optimizer(spec), strict=True)):
             fail(msg + " The file holds the optimizer's state, yet the run continues exactly as if the optimizer "

@@ -262,8 +262,9 @@ def test_second_derivative_values(sandbox):
                      misconceptions={
                          "first_derivative": ("It is the first derivative: differentiate the first derivative "
                                               "once more.", _expected_first(name, x)),
-                         "no_create_graph": ("It is all zeros: the first derivative was computed without "
-                                             "create_graph=True, so it could not be differentiated again.",
+                         "no_create_graph": ("It is all zeros, what differentiating a first derivative "
+                                             "computed without create_graph=True gives: it has no graph left to "
+                                             "differentiate.",
                                              torch.zeros_like(x)),
                      },
                      hint="Differentiate f once with torch.autograd.grad(..., create_graph=True), "

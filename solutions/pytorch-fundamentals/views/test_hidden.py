@@ -13,7 +13,7 @@ import pytest
 import torch
 from hypothesis import strategies as st
 
-from autograder.judge import as_found, assert_close, check, fail, shares_storage
+from autograder.judge import as_found, assert_close, check, fail, quote, shares_storage
 from autograder.judge.generated import draw
 
 KEYS = {
@@ -132,6 +132,7 @@ def _judge_shares(sandbox, cases):
     """Grade shares_storage on labelled (label, a, b) cases in one sandbox call."""
     for _, a, b in cases:
         assert isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor), "grader bug"
+    cases = [(quote(label, a, b), a, b) for label, a, b in cases]  # a quote is the call that was made
     replies = sandbox.probe("shares_many", [[a, b] for _, a, b in cases])
     answers = []
     for (label, _, _), r in zip(cases, replies, strict=True):
@@ -159,14 +160,12 @@ def _judge_shares(sandbox, cases):
     )
 
 
-@pytest.mark.rules("shares_storage")
-@pytest.mark.points(1.25)
-def test_shares_storage_views(sandbox):
-    """shares_storage: a tensor and its views share storage"""
+def _views_cases():
+    """(quote, a, b): each quote, pasted into a notebook after x, y, z are built as here, is the call made."""
     x = torch.randn(4, 5)
     y = torch.randn(3, 4, 2, dtype=torch.float64)
     z = torch.arange(7)
-    cases = [
+    return [
         ("(x, x[1])", x, x[1]),
         ("(x[2], x)", x[2], x),
         ("(x[0], x[3])", x[0], x[3]),
@@ -178,16 +177,12 @@ def test_shares_storage_views(sandbox):
         ("(z[5:], z[:2])", z[5:], z[:2]),
         ("(x[1:, 1:], x[:3, :4]) (same shape)", x[1:, 1:], x[:3, :4]),
     ]
-    _judge_shares(sandbox, cases)
 
 
-@pytest.mark.rules("shares_storage")
-@pytest.mark.points(0.75)
-def test_shares_storage_distinct(sandbox):
-    """shares_storage: copies and unrelated tensors do not share storage"""
+def _distinct_cases():
     x = torch.randn(4, 5)
     z = torch.zeros(3)
-    cases = [
+    return [
         ("(x, x.clone())", x, x.clone()),
         ("(x, x[[0, 1]])", x, x[[0, 1]]),
         ("(x, x[x > 0])", x, x[x > 0]),
@@ -195,7 +190,20 @@ def test_shares_storage_distinct(sandbox):
         ("(z, torch.zeros(3))", z, torch.zeros(3)),
         ("(x[0], x.T.contiguous()[0])", x[0], x.T.contiguous()[0]),
     ]
-    _judge_shares(sandbox, cases)
+
+
+@pytest.mark.rules("shares_storage")
+@pytest.mark.points(1.25)
+def test_shares_storage_views(sandbox):
+    """shares_storage: a tensor and its views share storage"""
+    _judge_shares(sandbox, _views_cases())
+
+
+@pytest.mark.rules("shares_storage")
+@pytest.mark.points(0.75)
+def test_shares_storage_distinct(sandbox):
+    """shares_storage: copies and unrelated tensors do not share storage"""
+    _judge_shares(sandbox, _distinct_cases())
 
 
 def _layouts():
@@ -513,12 +521,13 @@ def test_flatten_any_leaves_input_alone(student, sandbox):
             ("x[1:, ::2]", torch.randn(4, 6)[1:, ::2]),
         ],
     )
-    base = torch.randn(4, 6)
-    for label, x in (("x.T", torch.randn(3, 4).T), ("x[1:, ::2]", base[1:, ::2]), ("a 0-d tensor", torch.tensor(2.5))):
-        as_found(sandbox, student.flatten_any, x, call=f"flatten_any(x) for x = {label}", names=["x"])
-    as_found(sandbox, student.shares_storage, base, base[1], call="shares_storage(x, x[1])", names=["a", "b"])
-    as_found(sandbox, student.shares_storage, base, base[[0, 1]], call="shares_storage(x, x[[0, 1]])",
+    x = torch.randn(4, 6)
+    for expr, arg in (("(x.T)", x.T), ("(x[1:, ::2])", x[1:, ::2]), ("(torch.tensor(2.5))", torch.tensor(2.5))):
+        as_found(sandbox, student.flatten_any, arg, call="flatten_any" + quote(expr, arg), names=["x"])
+    as_found(sandbox, student.shares_storage, x, x[1], call="shares_storage" + quote("(x, x[1])", x, x[1]),
              names=["a", "b"])
+    as_found(sandbox, student.shares_storage, x, x[[0, 1]], names=["a", "b"],
+             call="shares_storage" + quote("(x, x[[0, 1]])", x, x[[0, 1]]))
     as_found(sandbox, student.view_or_copy, call="view_or_copy()")
     as_found(sandbox, student.exercise_result, call="exercise_result()")
 
