@@ -359,7 +359,7 @@ MUTATION_KEYS: dict[str, Key] = {
     "tool": Key(str, False, doc="what generated the mutants"),
     "generated": Key(int, True, doc="mutants graded"),
     "killed": Key(int, True, doc="mutants that lost points on the hidden suite"),
-    "seconds": Key((int, float), False, doc="how long the analysis took"),
+    "seconds": Key((int, float), False, doc="grading time of its mutants, added up over the workers"),
     "survivor": Key(list, False, doc="each mutant that earned full marks ([[survivor]] tables)"),
 }
 SURVIVOR_KEYS: dict[str, Key] = {

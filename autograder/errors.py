@@ -55,6 +55,7 @@ The tree (a class whose builtin base matters keeps it beside ours)::
         ├── NbgraderError ......... nbgrader's gradebook cannot take the scores
         ├── ConfigError ........... the service's config file is wrong
         ├── RosterError ........... the roster file cannot be read
+        ├── StoreDamaged .......... the service's store cannot be opened or fails its integrity check
         ├── LmsError .............. a call to the LMS (LTI services, registration) failed; the dashboard says it
         └── ServerFailed (+RuntimeError)  the sandbox server could not start or has exited: nothing is graded
             └── SandboxCannotStart  a sandbox never reported ready (its set-up was refused)
@@ -379,6 +380,10 @@ class ConfigError(StaffError):
     """The service's config file is wrong; the message names the file and the key."""
 
 
+class StoreDamaged(StaffError):
+    """The service's SQLite store cannot be opened, or fails its integrity check: the service does not start on it."""
+
+
 class RosterError(StaffError):
     """The roster file cannot be read; the message names the file and the row."""
 
@@ -479,6 +484,7 @@ TABLE: dict[type[BaseException], Meaning] = {
     NbgraderError: _m("grader_error", Exit.ERROR, "TA"),
     ConfigError: _m("grader_error", Exit.ERROR, "staff"),
     RosterError: _m("grader_error", Exit.ERROR, "staff"),
+    StoreDamaged: _m("grader_error", Exit.ERROR, "staff"),
     LmsError: _m("grader_error", Exit.ERROR, "staff"),
     ServerFailed: _m("stop", Exit.ERROR, "TA"),
     SandboxCannotStart: _m("stop", Exit.ERROR, "TA"),

@@ -41,7 +41,7 @@ from autograder.assignment import (
 )
 from autograder.authoring.cases import SEP, compose
 from autograder.authoring.change import WHOLE_FILE
-from autograder.authoring.mutation import EQUIVALENT, OPEN, Mutant, generate, reference_digest, tool_version
+from autograder.authoring.mutation import EQUIVALENT, OPEN, Mutant, mutants_of, reference_digest, tool_version
 from autograder.authoring.validate import JOBS, Task, grade_tasks, suite_errors
 from autograder.defaults import Owner, add_option
 from autograder.errors import AssignmentError, Exit
@@ -67,7 +67,8 @@ class Analysis:
     exercise: Exercise
     outcomes: list[Outcome] = field(default_factory=list)
     reference_problem: str = ""  # the reference itself does not earn full marks: no verdict means anything
-    seconds: float = 0.0
+    seconds: float = 0.0  # grading time of its submissions, added up over the workers
+    wall: float = 0.0  # the whole run's time (every exercise in scope shared the workers)
 
     def of(self, verdict: str) -> list[Outcome]:
         return [o for o in self.outcomes if o.verdict == verdict]
@@ -110,7 +111,7 @@ def analyse(assignment: Assignment, exercises: list[str] | None = None, *, jobs:
         tasks: list[Task] = []
         made: dict[str, list[Mutant]] = {}
         for ex in chosen:
-            made[ex.id] = generate(ex.reference.read_text(encoding="utf-8"))[:limit]
+            made[ex.id] = mutants_of(ex)[:limit]
             folder = tmp / ex.id
             folder.mkdir()
             paths = [compose(assignment, {}, folder / f"reference{SEP}{ex.id}.py")]
@@ -137,7 +138,7 @@ def analyse(assignment: Assignment, exercises: list[str] | None = None, *, jobs:
     seconds = time.monotonic() - started
     out = []
     for ex, by_name in zip(chosen, graded, strict=True):
-        a = Analysis(ex, seconds=seconds)
+        a = Analysis(ex, seconds=sum(r.seconds for r in by_name.values()), wall=seconds)
         ref = by_name.get(f"reference{SEP}{ex.id}")
         verdict, detail = _verdict(ref, ex.id)
         if verdict != SURVIVED:  # the reference must earn full marks, as a surviving mutant does
@@ -185,7 +186,7 @@ def render_record(a: Analysis, survivors: list[Survivor], suite_digest: str) -> 
         f"tool = {_q(tool_version())}",
         f"generated = {len(a.outcomes)}",
         f"killed = {a.killed}",
-        f"seconds = {a.seconds:.1f}",
+        f"seconds = {a.seconds:.1f}  # grading time of its mutants, added up over the workers",
     ]
     for s in survivors:
         lines += ["", "[[survivor]]", f"id = {_q(s.id)}", f"operator = {_q(s.operator)}",
@@ -233,7 +234,7 @@ def cmd_mutate(args: argparse.Namespace) -> int:
     if args.list:
         for ex in assignment.exercises:
             if ex.reference.is_file():
-                mutants = generate(ex.reference.read_text(encoding="utf-8"))
+                mutants = mutants_of(ex)
                 print(f"{ex.id}: {len(mutants)} mutants")
                 for m in mutants:
                     print(f"  {m.id} (line {m.line})")
@@ -261,5 +262,6 @@ def cmd_mutate(args: argparse.Namespace) -> int:
         bad |= any(s.status != EQUIVALENT for s in survivors)
     if not analyses:
         raise AssignmentError(f"no exercise of {assignment.id} in scope has a reference to mutate")
-    print(f"\n({analyses[0].seconds:.0f} s on {args.jobs} worker(s))")
+    print(f"\n({analyses[0].wall:.0f} s on {args.jobs} worker(s); grading time per exercise: "
+          + ", ".join(f"{a.exercise.id} {a.seconds:.0f} s" for a in analyses) + ")")
     return Exit.NO if bad else Exit.OK

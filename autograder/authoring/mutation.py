@@ -22,6 +22,7 @@ edit elsewhere in the reference keeps every id.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from typing import Any
 
 from autograder.assignment import MUTATION_RECORD, REFERENCE, ExerciseLayout, MutationRecord, read_mutation_record
 from autograder.authoring.change import minimal_change
+from autograder.authoring.lint import top_level_defs
 
 EQUIVALENT = "equivalent"  # a survivor no test can catch: the mutant computes what the reference does
 OPEN = "open"  # a survivor nobody has looked at yet: catch it with a test, or record why it is equivalent
@@ -189,9 +191,10 @@ def tool_version() -> str:
 
 
 # ---------------------------------------------------------------------- generating
-def _candidates(module: Any) -> Iterator[tuple[Any, str]]:
+def _candidates(module: Any, given: frozenset[str] = frozenset()) -> Iterator[tuple[Any, str]]:
     """Every node inside a function (its body and its parameters' defaults) with the function's qualified
-    name; decorators, annotations and docstrings are not code a student writes differently."""
+    name; decorators, annotations and docstrings are not code a student writes differently, nor are the
+    top-level definitions named in ``given``."""
     cst = _cst()
     found: list[tuple[Any, str]] = []
 
@@ -201,13 +204,17 @@ def _candidates(module: Any) -> Iterator[tuple[Any, str]]:
             self.names: list[str] = []
             self.depth = 0  # functions we are inside
 
-        def visit_ClassDef(self, node: Any) -> None:
+        def visit_ClassDef(self, node: Any) -> bool:
+            top = not self.names
             self.names.append(node.name.value)
+            return not (top and node.name.value in given)
 
         def leave_ClassDef(self, node: Any) -> None:
             self.names.pop()
 
         def visit_FunctionDef(self, node: Any) -> bool:
+            if not self.names and node.name.value in given:
+                return False
             self.names.append(node.name.value)
             self.depth += 1
             node.params.visit(self)
@@ -255,15 +262,35 @@ def _first_line(change: str) -> int:
     return int(head.split()[1].lstrip("-").split(",")[0])
 
 
-def generate(reference: str) -> list[Mutant]:
-    """Every mechanical mutant of ``reference`` that compiles and differs from it, each once, in source order."""
+def given_names(reference: str, stub: str | None) -> frozenset[str]:
+    """The top-level definitions the stub gives students exactly as the reference has them (the compile
+    exercise's ``ChattyMLP``): not theirs to write, so not theirs to get wrong, and never mutated."""
+    if stub is None:
+        return frozenset()
+    try:
+        ref, given = top_level_defs(ast.parse(reference)), top_level_defs(ast.parse(stub))
+    except SyntaxError:
+        return frozenset()
+    return frozenset(name for name, dump in given.items() if ref.get(name) == dump)
+
+
+def mutants_of(layout: ExerciseLayout) -> list[Mutant]:
+    """The mechanical mutants of an exercise's reference, less the code its stub gives students."""
+    reference = layout.reference.read_text(encoding="utf-8")
+    stub = layout.stub.read_text(encoding="utf-8") if layout.stub.is_file() else None
+    return generate(reference, given_names(reference, stub))
+
+
+def generate(reference: str, given: frozenset[str] = frozenset()) -> list[Mutant]:
+    """Every mechanical mutant of ``reference`` that compiles and differs from it, each once, in source order
+    (none in the top-level definitions named in ``given``)."""
     cst = _cst()
     module = cst.parse_module(reference)
     ops = operators(_imported(module))
     seen = {reference}
     out: list[Mutant] = []
     ids: dict[str, int] = {}
-    for node, function in _candidates(module):
+    for node, function in _candidates(module, given):
         for name, kind, fn in ops:
             if not isinstance(node, kind):
                 continue
@@ -344,7 +371,7 @@ def check_record(layout: ExerciseLayout, *, regenerate: bool = False) -> RecordC
     from autograder.authoring.change import apply_hunks, read_hunks
     from autograder.errors import ChangeMismatch
 
-    made = {m.id: m for m in generate(text)} if regenerate else None
+    made = {m.id: m for m in mutants_of(layout)} if regenerate else None
     for s in record.survivors:
         try:
             hunks = read_hunks(layout.reference, f"CHANGE = r'''\n{s.change}'''\n")

@@ -15,6 +15,9 @@ A failing test of ``perturbed`` or ``nan`` that names a misconception (its key, 
 suite's registry in its text) told a student a cause nothing proved, unless the ``identity`` twin
 receives that same key in that same test: then the key is about what the wrapper changed (it returned
 a copy, not a view), a fact of the code, and it holds whatever the values.
+
+The check is per test: each test the twin passes and a wrong variant fails has met an unknown wrong answer
+of its own and was told no cause; the row counts them and names the tests no variant reached.
 """
 
 from __future__ import annotations
@@ -73,4 +76,20 @@ def judge_unknown(ex: str, wrong: dict[str, SubmissionResult | None], twin: Subm
                               + ". Name a misconception only where the values fit its formula on the same inputs, "
                                 "and no other's; say what came back otherwise")
     kept = f"; {len(structural)} fact(s) of the wrapper itself kept" if structural else ""
-    return Verdict(True, f"no cause named in {failing} failing test(s) of {', '.join(wrong)} answers{kept}")
+    reached, unreached = per_test(ex, wrong, twin)
+    return Verdict(True, f"no cause named in {failing} failing test(s) of {', '.join(wrong)} answers{kept}; "
+                         f"{len(reached)} of {len(reached) + len(unreached)} test(s) failed by a generated wrong "
+                         f"answer" + (f" (not reached: {', '.join(unreached[:3])}"
+                                      + (f" and {len(unreached) - 3} more" if len(unreached) > 3 else "") + ")"
+                                      if unreached else ""))
+
+
+def per_test(ex: str, wrong: dict[str, SubmissionResult | None],
+             twin: SubmissionResult) -> tuple[list[str], list[str]]:
+    """(reached, unreached): the tests of ``ex`` that the values-unchanged twin passes, split by whether some
+    generated wrong answer fails them. Each reached test was checked to name no cause on an unknown wrong
+    answer of its own; an unreached one (a test of types or of calls rather than of values) was not."""
+    passing = [t.name for e in twin.exercises if e.id == ex for t in e.tests if t.status == "passed"]
+    failed = {t.name for r in wrong.values() if r is not None for e in r.exercises if e.id == ex
+              for t in e.tests if t.status != "passed"}
+    return [t for t in passing if t in failed], [t for t in passing if t not in failed]

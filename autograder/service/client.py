@@ -142,7 +142,7 @@ def summary(s: dict[str, Any]) -> str:
     Every string of the reply is shown through :func:`printable`: a message can quote the student's own
     output, and no reply may clear the screen, move the cursor or overwrite a line (ESC, CSI, CR).
     """
-    lines = []
+    lines = _lines(s["note"]) if s.get("note") else []  # how it was graded, where not as asked (on CPU)
     for e in s.get("feedback", []):
         if "error" in e:
             lines += _lines(e["error"])

@@ -15,7 +15,8 @@ from autograder.service.config import ServiceConfig, load_config
 from autograder.service.grading import GradingPool
 from autograder.service.lti.tool import LtiTool
 from autograder.service.roster import DEMO_ROSTER, issue_links, load_roster, read_roster, write_links
-from autograder.service.store import ServiceStore
+from autograder.service.serving import ConnectionLimits, quiet_logging, raise_file_limit, uvicorn_settings
+from autograder.service.store import ServiceStore, StoreProblem
 
 DB_NAME = "service.sqlite"
 
@@ -27,6 +28,7 @@ def open_service(cfg: ServiceConfig, data: Path) -> Any:
     data = Path(data)
     store = ServiceStore(data / DB_NAME)
     blobs = Blobs(data / "submissions")
+    report_store_problems(store.reconcile(blobs.root), store)
     pool = GradingPool(cfg, store, blobs, data / "logs")
     pool.load()
     svc = Service(cfg, store, blobs, pool)
@@ -36,6 +38,16 @@ def open_service(cfg: ServiceConfig, data: Path) -> Any:
         return (a.title, float(a.max_total)) if a is not None else (aid, 0.0)
     svc.lti = LtiTool(cfg, store, data / "lti", maxima)
     return svc
+
+
+def report_store_problems(new: list[StoreProblem], store: ServiceStore, out: Any = sys.stdout) -> None:
+    """Say at start what the reconciliation of rows and files found (staff see the list on the dashboard)."""
+    for p in new:
+        print(f"torchgrader serve: the store and the files disagree: {p.detail}", file=out, flush=True)
+    known = len(store.store_problems())
+    if known:
+        print(f"torchgrader serve: {known} disagreement(s) between the store and the stored files are kept for "
+              f"staff (the dashboard lists them; nothing was deleted)", file=out, flush=True)
 
 
 def prepare_people(svc: Any, roster: Path | None, links: Path | None, out: Any = sys.stdout,
@@ -81,22 +93,31 @@ def prepare_people(svc: Any, roster: Path | None, links: Path | None, out: Any =
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    from autograder.service.web.app import build_app
-
     cfg = load_config(args.config)
     if args.host:
         cfg.host = args.host
     if args.port:
         cfg.port = args.port
-    svc = open_service(cfg, Path(args.data))
-    prepare_people(svc, args.roster, args.links, staff_link=args.staff_link)
-    print(f"torchgrader serve: {', '.join(p.id for p in cfg.assignments)} on {cfg.url()} "
-          f"({cfg.workers} warm {cfg.backend} worker(s) per assignment; data in {args.data})", flush=True)
-    print_lti(svc.lti)
-    uvicorn.Server(uvicorn_config(cfg, build_app(svc))).run()
+    serve(cfg, Path(args.data), args.roster, args.links, staff_link=args.staff_link)
     return 0
+
+
+def serve(cfg: ServiceConfig, data: Path, roster: Path | None = None, links: Path | None = None, *,
+          staff_link: str | None = None, grade: bool = True) -> None:
+    """Open the store, load the people, and serve until stopped (``grade=False``: no workers, the queue only
+    fills; the tests of the web tier run the real server so)."""
+    import uvicorn
+
+    from autograder.service.web.app import build_app
+
+    raise_file_limit()
+    quiet_logging()
+    svc = open_service(cfg, data)
+    prepare_people(svc, roster, links, staff_link=staff_link)
+    print(f"torchgrader serve: {', '.join(p.id for p in cfg.assignments)} on {cfg.url()} "
+          f"({cfg.workers} warm {cfg.backend} worker(s) per assignment; data in {data})", flush=True)
+    print_lti(svc.lti)
+    uvicorn.Server(uvicorn_config(cfg, build_app(svc, grade=grade))).run()
 
 
 def print_lti(lti: LtiTool, out: Any = sys.stdout) -> None:
@@ -109,12 +130,15 @@ def print_lti(lti: LtiTool, out: Any = sys.stdout) -> None:
 
 
 def uvicorn_config(cfg: ServiceConfig, app: Any) -> Any:
-    """uvicorn's settings: X-Forwarded-For/-Proto are believed only from ``trusted_proxies`` (none by default)."""
+    """uvicorn's settings: X-Forwarded-For/-Proto are believed only from ``trusted_proxies`` (none by default);
+    connections, headers' deadlines and the log bounded as ``serving.py`` says."""
     import uvicorn
 
     proxies = ",".join(cfg.trusted_proxies)
+    limits = ConnectionLimits(per_address=cfg.connections_per_address, header_seconds=cfg.header_seconds,
+                              exempt=set(cfg.trusted_proxies))
     return uvicorn.Config(app, host=cfg.host, port=cfg.port, log_level="warning", proxy_headers=bool(proxies),
-                          forwarded_allow_ips=proxies or None, server_header=False)
+                          forwarded_allow_ips=proxies or None, server_header=False, **uvicorn_settings(limits))
 
 
 def add_serve_arguments(p: argparse.ArgumentParser) -> None:

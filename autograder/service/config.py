@@ -19,7 +19,7 @@ is an error that names it (a typo must not silently turn a policy off).
     workers = 2  # warm workers per assignment (dask: submissions in flight); default: one per core, as the batch
     queue_limit = 1000  # students' submissions waiting, all together; past it: 503 with Retry-After
     student_queue_limit = 2  # one student's submissions waiting; past it: 429 ("wait for your feedback")
-    nice = 10  # the workers' and their sandboxes' CPU priority below the web tier's (0: the same)
+    nice = 10  # the workers' and their sandboxes' CPU priority: this many steps below the web tier's (0: the same)
     watchdog_margin = 120  # a job is stopped past the sum of its exercises' timeouts plus this (seconds)
     devices = ["cuda:0", "cpu"]  # local and container workers' devices, one per worker (default: all "cpu")
     gpu_resource = "GPU"  # dask: the worker resource that declares a GPU (dask worker --resources GPU=1)
@@ -28,6 +28,10 @@ is an error that names it (a typo must not silently turn a policy off).
     upload_kb = 2048
     submissions_per_minute = 6  # per student
     requests_per_minute = 600  # per address
+    connections_per_address = 200  # open at once from one address (trusted proxies: no cap)
+    header_seconds = 10  # a request's headers must arrive within this, its body within body_seconds
+    body_seconds = 60
+    parses_at_once = 2  # uploaded notebooks parsed at the same time
 
     [[assignments]]
     id = "pytorch-fundamentals"
@@ -99,7 +103,7 @@ class ServiceConfig:
     queue_limit: int = 1000  # students' submissions waiting, all together (each student capped: below)
     # one student's submissions waiting or being graded: nobody fills the shared queue for everyone else
     student_queue_limit: int = 2
-    nice: int = 10  # the workers' (and their sandboxes') nice value: the web tier keeps answering at once
+    nice: int = 10  # the workers' (and their sandboxes') nice, relative to the web tier's: it keeps answering at once
     watchdog_margin: float = 120.0  # seconds past the sum of the assignment's exercise timeouts: the job is stopped
     devices: list[str] = field(default_factory=list)  # per local/container worker: "cpu" or "cuda:N"; [] all cpu
     gpu_resource: str = "GPU"  # dask: the worker resource naming a GPU (`dask worker --resources GPU=1`)
@@ -114,6 +118,10 @@ class ServiceConfig:
     submissions_per_minute: int = 6
     requests_per_minute: int = 600
     link_days: float = 180.0  # how long a sign-in link's token is valid
+    connections_per_address: int = 200  # open connections from one address (trusted proxies: no cap)
+    header_seconds: float = 10.0  # a request's headers must arrive within this
+    body_seconds: float = 60.0  # a request's body must arrive within this
+    parses_at_once: int = 2  # uploaded notebooks parsed at the same time (each may take ~100 MB while parsed)
     session_hours: float = 12.0
     lti: LtiConfig = field(default_factory=LtiConfig)  # the [lti] section: platforms and settings (lti/config.py)
 
@@ -133,7 +141,8 @@ _SECTIONS = {
     "grading": ("course", "backend", "scheduler", "workers", "queue_limit", "student_queue_limit", "nice",
                 "watchdog_margin", "devices", "gpu_resource", "docker_image", "allow_unisolated",
                 "memory_gb", "cell_timeout", "submission_timeout"),
-    "limits": ("upload_kb", "submissions_per_minute", "requests_per_minute", "link_days", "session_hours"),
+    "limits": ("upload_kb", "submissions_per_minute", "requests_per_minute", "link_days", "session_hours",
+               "connections_per_address", "header_seconds", "body_seconds", "parses_at_once"),
 }
 _POLICY_KEYS = {f.name for f in fields(Policy)}
 

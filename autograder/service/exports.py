@@ -50,8 +50,9 @@ def counting_rows(cfg: ServiceConfig, store: ServiceStore, titles: dict[str, str
     """One row per student and assignment: the attempt that counts (best or last, as the policy says)."""
     rows = []
     for p in cfg.assignments:
+        latest = store.latest_results(p.id)  # once for the class, not once per student
         for person in store.people("student"):
-            st = next((s for s in standings(p, store, person.id) if s.counts), None)
+            st = next((s for s in standings(p, store, person.id, latest=latest) if s.counts), None)
             if st is None or st.result is None:
                 rows.append(Row(person, p.id, None, "", None, 0, 0.0))
                 continue

@@ -38,6 +38,7 @@ time to the cluster, whose workers keep their judges warm:
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 import time
 from dataclasses import dataclass, field
@@ -57,9 +58,10 @@ from autograder.results import SubmissionResult
 from autograder.sandbox.isolation import Limits
 from autograder.service.blobs import Blobs
 from autograder.service.config import ServiceConfig
-from autograder.service.store import JobRow, ServiceStore, Submission
+from autograder.service.store import JobRow, ServiceStore, Submission, disk_full
 
 RESTART_PAUSE = 5.0  # seconds between attempts to start a worker that would not start
+MIN_FREE_BYTES = 1 << 20  # below this much free space on the data folder's disk, /healthz says it is full
 SERVICE_BACKENDS = ("process", "docker", "podman", "dask")  # those that keep a worker warm per slot
 
 
@@ -72,6 +74,7 @@ class SlotState:
     graded: int = 0
     seconds: list[float] = field(default_factory=list)  # the last grading times (for Retry-After)
     lent: bool = False  # its share of the machine is lent to another slot's submission (judge/spread.py)
+    claimed: int | None = None  # the job it has claimed and not yet settled (a failed slot puts it back)
     device: str = "cpu"  # what its worker declares: "cpu", "cuda:N", or "dask" (the cluster's resources decide)
     job: int | None = None  # the job it grades now
     since: float = 0.0  # when it took that job (time.time())
@@ -99,6 +102,7 @@ class GradingPool:
         self.slots: list[SlotState] = []
         self._threads: list[threading.Thread] = []
         self.assignments: dict[str, Assignment] = {}
+        self._said: dict[str, float] = {}  # log_once: when each line was last printed
         self._cluster_gpus = 0  # Dask workers that declare the GPU resource (checked by each dask slot)
 
     # ------------------------------------------------------------------ set-up
@@ -214,12 +218,28 @@ class GradingPool:
     def health(self) -> tuple[bool, str]:
         """Ready when every assignment has a worker whose sandbox started; else why not."""
         why = []
+        free = self.free_bytes()
+        if free is not None and free < MIN_FREE_BYTES:
+            why.append(f"the data folder's disk is full ({free // 1024} KB free): uploads are refused and grading "
+                       f"is paused until space is freed")
+        for st, t in zip(self.slots, self._threads, strict=True):
+            if not t.is_alive() and not self.stop_event.is_set():
+                why.append(f"{st.label}: its thread has stopped")
         for aid in self.assignments:
             mine = [s for s in self.slots if s.assignment == aid]
             if not any(s.state in ("ready", "grading") for s in mine):
                 detail = next((s.detail for s in mine if s.detail), "")
                 why.append(f"{aid}: the workers' sandboxes are starting" if not detail else f"{aid}: {detail}")
+            why += [f"{s.label}: {s.detail}" for s in mine if s.state == "down" and s.detail and
+                    any(o.state in ("ready", "grading") for o in mine)]
         return (not why, "; ".join(why) or "ready")
+
+    def free_bytes(self) -> int | None:
+        """Free bytes on the data folder's disk (None when it cannot be asked)."""
+        try:
+            return shutil.disk_usage(self.blobs.root).free
+        except OSError:
+            return None
 
     def seconds_per_job(self) -> float:
         times = [t for s in self.slots for t in s.seconds]
@@ -239,6 +259,51 @@ class GradingPool:
 
     # ------------------------------------------------------------------ one slot
     def _slot(self, st: SlotState, index: int) -> None:
+        """The slot's thread: its loop, run again after any error, so that a slot never dies in silence.
+
+        An unexpected error (a full disk when the result is stored, a bug) closes the worker, puts the job
+        back (a full disk: no try counted) or counts a try against it (anything else: a second one finishes
+        it for staff), marks the slot ``down`` with the reason (``/healthz`` says it) and starts it again.
+        """
+        while not self.stop_event.is_set():
+            try:
+                self._run_slot(st, index)
+            except Exception as e:  # noqa: BLE001 - whatever it was, the slot must go on and the job be settled
+                self._slot_failed(st, e)
+
+    def _slot_failed(self, st: SlotState, e: Exception) -> None:
+        full = disk_full(e)
+        why = (f"the data folder's disk is full ({e}): grading is paused until space is freed" if full else
+               f"the grading thread failed ({type(e).__name__}: {e}); it is started again")
+        st.state, st.detail = "down", why[-600:]
+        self.log_once(f"torchgrader serve: {st.label}: {why}")
+        st.job = None
+        while st.claimed is not None and not self.stop_event.is_set():  # settle the job: never left `running`
+            try:
+                job = self.store.job(st.claimed)
+                if job is not None and job.state == "running":
+                    if full:
+                        self.store.release(job.id)
+                    elif not self.store.worker_died(job.id, why):
+                        sub = self.store.submission(job.submission)
+                        assert sub is not None
+                        assignment = load_assignment(st.assignment, self.course)
+                        self._for_staff(job, assignment, suite_version(assignment), sub, why)
+                st.claimed = None
+            except Exception as again:  # noqa: BLE001 - the store cannot take it yet (still full): wait, try again
+                st.detail = (f"the data folder's disk is full ({again}): grading is paused until space is freed"
+                             if disk_full(again) else f"a job cannot be put back yet ({again})")[-600:]
+                self.stop_event.wait(RESTART_PAUSE)
+        self.stop_event.wait(RESTART_PAUSE)
+
+    def log_once(self, line: str) -> None:
+        """Print ``line`` unless the same line was printed in the last minute (a loop of failures is one line)."""
+        now = time.monotonic()
+        if now - self._said.get(line, -1e9) >= 60:
+            self._said[line] = now
+            print(line, flush=True)
+
+    def _run_slot(self, st: SlotState, index: int) -> None:
         backend: Any = None
         pipe: WorkerPipe | None = None
         lower_priority(self.cfg.nice)  # this thread's: the worker, its sandbox server and sandboxes inherit it
@@ -257,8 +322,9 @@ class GradingPool:
                     with self._wake:
                         self._wake.wait(0.5)
                     continue
+                st.claimed = job.id
                 backend, pipe = self._grade(pipe, backend, st, index, job)
-                st.job = None
+                st.job = st.claimed = None
                 if st.state == "grading":  # a job finished without a worker's grade (for staff): free again
                     st.state = "ready"
         finally:
@@ -415,15 +481,14 @@ class GradingPool:
 
 
 def lower_priority(nice: int) -> None:
-    """Lower the calling thread's CPU priority to ``nice`` (Linux: per thread; what it starts inherits it).
-
-    The graders then yield the cores to the web tier: a status call answers at once while every core grades.
-    """
+    """Lower the calling thread's CPU priority by ``nice`` steps below the service's own (Linux: per thread;
+    what it starts inherits it). The graders then yield the cores to the web tier: a status call answers at
+    once while every core grades. Relative, so a service started under ``nice`` keeps its workers below it."""
     if nice <= 0:
         return
     try:
         tid = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, tid, max(nice, os.getpriority(os.PRIO_PROCESS, tid)))
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, os.getpid()) + nice))
     except OSError:
         pass
 

@@ -89,9 +89,18 @@ def refusal(policy: Policy, person: str, store: ServiceStore, now: float | None 
     return None
 
 
-def standings(policy: Policy, store: ServiceStore, person: str) -> list[Standing]:
-    """Every submission of ``person`` with its penalised score; the one that counts is marked."""
-    latest = store.latest_results(policy.id)
+def standings(policy: Policy, store: ServiceStore, person: str, *, hidden: bool = True,
+              latest: dict[str, ResultRow] | None = None) -> list[Standing]:
+    """Every submission of ``person`` with its penalised score; the one that counts is marked.
+
+    With ``hidden=False`` (a student before the deadline while the hidden tests' results are hidden) the
+    scores are the public tests' and no attempt is marked: which one counts is decided by the hidden
+    results, and neither a mark nor an order may depend on what the student is not shown yet.
+    ``latest``: the class's newest results on those suites (``ServiceStore.latest_results``), read once by a
+    caller that lists the class; without it only this person's are read.
+    """
+    if latest is None:
+        latest = store.latest_results(policy.id, "hidden" if hidden else "public", person=person)
     out = []
     subs = store.submissions(person, policy.id)
     changes = adjustments_of(store, [s.id for s in subs])
@@ -102,7 +111,7 @@ def standings(policy: Policy, store: ServiceStore, person: str) -> list[Standing
         score = None if r is None or r.status == "internal_error" else round(total * (1 - pct / 100), 6)
         out.append(Standing(s, r, pct, score, adjustments=changes.get(s.id, [])))
     graded = [st for st in out if st.score is not None]
-    if graded:
+    if graded and hidden:
         best = graded[-1] if policy.counts == "last" else max(graded, key=lambda st: (st.score, st.submission.created))
         best.counts = True
     return out

@@ -14,25 +14,43 @@ worker, then ends with a grader-failure result marked for a TA.
 
 Tokens and session ids are stored as SHA-256 hashes only; the plain token
 exists in the sign-in link and nowhere else.
+
+Durability: the database runs in WAL mode with ``synchronous=FULL``, so a
+commit returns only after its WAL frame is fsynced; an acknowledged submission
+survives a power cut on a disk that honours fsync (no write cache that lies,
+no network file system without working locks). SQLite drops a WAL frame whose
+checksum fails, and every later one, without a word: at each start
+:meth:`ServiceStore.reconcile` compares the rows with the stored files, and a
+file without a row or a row without a file is recorded in ``store_problems``
+for staff (the file is kept), never dropped in silence. A database that fails
+``PRAGMA quick_check`` is not opened (:class:`StoreDamaged`).
+
+Schema changes are migrations (``_migrate``; a new table is a ``CREATE TABLE IF
+NOT EXISTS`` of ``_SCHEMA``): a data folder made by an earlier version is
+brought up to date at start, its rows kept.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import secrets
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autograder.errors import StoreDamaged
 from autograder.results import SubmissionResult
 
 # 2: jobs.note (what the student is told about how the job was graded: a CPU fallback) and jobs.backlog (how many
 # of the student's own submissions were waiting when it arrived: the fair order's key)
-SCHEMA_VERSION = 2
+# 3: store_problems (what the start-up reconciliation found: a file without a row, a row without a file)
+SCHEMA_VERSION = 3
 MAX_TRIES = 2  # a job whose worker dies twice is marked for a TA
 
 _SCHEMA = """
@@ -68,7 +86,12 @@ CREATE INDEX IF NOT EXISTS results_submission ON results (submission, id);
 CREATE TABLE IF NOT EXISTS extensions (
     person TEXT NOT NULL REFERENCES people(id), assignment TEXT NOT NULL, deadline REAL NOT NULL,
     granted_by TEXT NOT NULL, created REAL NOT NULL, PRIMARY KEY (person, assignment));
+CREATE TABLE IF NOT EXISTS store_problems (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL CHECK (kind IN ('file_without_row', 'row_without_file')),
+    what TEXT NOT NULL, detail TEXT NOT NULL, found REAL NOT NULL, UNIQUE (kind, what));
 """
+
 
 
 def token_hash(token: str) -> str:
@@ -111,6 +134,24 @@ class Submission:
     size: int
     created: float
     late_days: int
+
+
+@dataclass(frozen=True)
+class StoreProblem:
+    """A disagreement between the rows and the stored files, found at start and kept for staff."""
+
+    kind: str  # file_without_row | row_without_file
+    what: str  # the file's sha256 | the submission's id
+    detail: str
+    found: float
+
+
+def disk_full(e: BaseException) -> bool:
+    """Whether ``e`` says the data folder's disk (or its quota, or a file size limit) has no room."""
+    if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return True
+    return isinstance(e, sqlite3.OperationalError) and getattr(e, "sqlite_errorcode", None) in (
+        sqlite3.SQLITE_FULL, getattr(sqlite3, "SQLITE_IOERR_WRITE", -1))
 
 
 @dataclass(frozen=True)
@@ -158,11 +199,32 @@ class ServiceStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        db = self.db
-        db.execute("PRAGMA journal_mode=WAL")
-        db.executescript(_SCHEMA)
+        try:
+            db = self.db
+            db.execute("PRAGMA journal_mode=WAL")
+            check = db.execute("PRAGMA quick_check").fetchall()
+            if check != [("ok",)]:
+                raise sqlite3.DatabaseError("; ".join(str(r[0]) for r in check[:5]))
+            db.executescript(_SCHEMA)
+            self._bring_up_to_date()
+        except sqlite3.DatabaseError as e:
+            self.close()
+            if disk_full(e):
+                raise StoreDamaged(f"{self.path}: the disk is full, so the store cannot be opened: free space on "
+                                   f"it, then start the service again") from None
+            raise StoreDamaged(f"{self.path}: the service's store is damaged ({e}); nothing was changed. Keep a "
+                               f"copy of the data folder, restore service.sqlite from a backup (or recover it with "
+                               f"`sqlite3 {self.path.name} .recover`), then start again: the start-up check lists "
+                               f"the stored files without a row for staff") from None
+
+    def _bring_up_to_date(self) -> None:
+        """Bring an earlier version's store up to date (an empty one is made at the newest version)."""
         with self.tx() as t:
             t.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            have = int(t.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
+            if have > SCHEMA_VERSION:
+                raise StoreDamaged(f"{self.path}: this store was written by a newer torchgrader (schema version "
+                                   f"{have}, this one knows {SCHEMA_VERSION}): upgrade torchgrader to serve it")
             _migrate(t)
 
     @property
@@ -251,11 +313,18 @@ class ServiceStore:
 
     # ------------------------------------------------------------------ submissions and the queue
     def add_submission(self, person: str, assignment: str, sha256: str, kind: str, filename: str, size: int,
-                       late_days: int, suites: list[str]) -> str:
-        """Record one accepted submission and queue its jobs (one transaction); returns its unguessable id."""
+                       late_days: int, suites: list[str], *, first: Callable[[], None] | None = None) -> str:
+        """Record one accepted submission and queue its jobs (one transaction); returns its unguessable id.
+
+        ``first`` runs inside that transaction before the insert (``BEGIN IMMEDIATE`` holds the write lock, so
+        no other upload is checked or inserted meanwhile): the policy check and storing the file, so that
+        concurrent uploads cannot all pass a check that only one of them may pass. It refuses by raising.
+        """
         sid = new_secret()
         now = time.time()
         with self.tx() as t:
+            if first is not None:
+                first()
             backlog = t.execute(
                 "SELECT COUNT(DISTINCT j.submission) FROM jobs j JOIN submissions s ON s.id = j.submission "
                 "WHERE j.state != 'done' AND j.reason = 'submit' AND s.person = ?", (person,)).fetchone()[0]
@@ -300,6 +369,10 @@ class ServiceStore:
         q = ("SELECT id, person, assignment, sha256, kind, filename, size, created, late_days FROM submissions"
              + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY created, rowid")
         return [Submission(*r) for r in self.db.execute(q, args)]
+
+    def submission_counts(self) -> dict[str, int]:
+        """How many submissions each person has made (one query: the dashboard lists the whole class)."""
+        return dict(self.db.execute("SELECT person, COUNT(*) FROM submissions GROUP BY person").fetchall())
 
     def jobs_of(self, sid: str) -> list[JobRow]:
         return [JobRow(*r) for r in self.db.execute(f"SELECT {_JOB} FROM jobs WHERE submission = ? ORDER BY id",
@@ -421,13 +494,18 @@ class ServiceStore:
     def result_dict(self, rid: int) -> dict[str, Any]:
         return json.loads(self.db.execute("SELECT result FROM results WHERE id = ?", (rid,)).fetchone()[0])
 
-    def latest_results(self, assignment: str, suites: str = "hidden") -> dict[str, ResultRow]:
-        """Each submission's newest result on ``suites`` (a regrade's replaces the earlier one for counting)."""
+    def latest_results(self, assignment: str, suites: str = "hidden", person: str | None = None
+                       ) -> dict[str, ResultRow]:
+        """Each submission's newest result on ``suites`` (a regrade's replaces the earlier one for counting), of
+        one ``person`` or of the whole class. Only those newest results' JSON is read: a class's results are
+        large, and a student's page must not read everyone's."""
         rows = self.db.execute(
             "SELECT r.id, r.job, r.submission, r.suites, r.suite_version, r.status, r.total, r.max_total, r.seconds, "
             "r.needs_ta, r.created, r.result FROM results r JOIN submissions s ON s.id = r.submission "
-            "WHERE s.assignment = ? AND r.suites = ? ORDER BY r.id", (assignment, suites))
-        return {r[2]: _result(r) for r in rows}
+            "WHERE s.assignment = ? AND r.suites = ?" + (" AND s.person = ?" if person is not None else "")
+            + " ORDER BY r.id", (assignment, suites, *([person] if person is not None else [])))
+        newest = {r[2]: r for r in rows}
+        return {sid: _result(r) for sid, r in newest.items()}
 
     def needs_ta(self) -> list[tuple[str, str, str]]:
         """(submission, person, assignment) whose newest hidden result is a grader failure for a TA to look at."""
@@ -440,6 +518,50 @@ class ServiceStore:
     def gradings(self) -> dict[int, int]:
         """How many results each job has (the exactly-once check: every value is 1)."""
         return dict(self.db.execute("SELECT job, COUNT(*) FROM results GROUP BY job").fetchall())
+
+    # ------------------------------------------------------------------ the rows against the files
+    def reconcile(self, blobs_root: Path) -> list[StoreProblem]:
+        """At start: every stored file has a submission row and every row its file; what does not is recorded.
+
+        A file without a row is an upload whose row the database lost (a damaged WAL frame is dropped by
+        SQLite without a word) or one cut off between its file and its commit; a row without a file is a
+        submission whose bytes the disk lost. Neither is deleted or hidden: each is kept in
+        ``store_problems`` (staff see it on the dashboard) and returned when it is new.
+        """
+        root = Path(blobs_root)
+        rows = {r[0]: r[1] for r in self.db.execute("SELECT sha256, id FROM submissions ORDER BY created")}
+        found: list[StoreProblem] = []
+        now = time.time()
+        files: set[str] = set()
+        if root.is_dir():
+            for sub in sorted(root.iterdir()):
+                if not sub.is_dir():
+                    continue
+                for f in sorted(sub.iterdir()):
+                    if f.name.startswith("."):  # a write cut off before its rename: never acknowledged
+                        continue
+                    files.add(f.name)
+                    if f.name not in rows:
+                        size = f.stat().st_size
+                        found.append(StoreProblem("file_without_row", f.name,
+                                                  f"{f} ({size} bytes) has no submission row: an upload whose "
+                                                  f"record the database lost, or one cut off before its commit; "
+                                                  f"the file is kept", now))
+        for sha, sid in rows.items():
+            if sha not in files:
+                found.append(StoreProblem("row_without_file", sid, f"submission {sid} has no stored file "
+                                          f"(sha256 {sha[:12]}): its grading is marked for staff", now))
+        new = []
+        with self.tx() as t:
+            for p in found:
+                if t.execute("INSERT OR IGNORE INTO store_problems (kind, what, detail, found) VALUES (?, ?, ?, ?)",
+                             (p.kind, p.what, p.detail, p.found)).rowcount:
+                    new.append(p)
+        return new
+
+    def store_problems(self) -> list[StoreProblem]:
+        return [StoreProblem(*r) for r in self.db.execute(
+            "SELECT kind, what, detail, found FROM store_problems ORDER BY id")]
 
     # ------------------------------------------------------------------ extensions
     def set_extension(self, person: str, assignment: str, deadline: float, by: str) -> None:
@@ -495,4 +617,7 @@ class _Tx:
         return self.db
 
     def __exit__(self, exc_type: object, *rest: object) -> None:
-        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+        if not exc_type:
+            self.db.execute("COMMIT")
+        elif self.db.in_transaction:  # SQLite may have rolled back already (a full disk): the first error stands
+            self.db.execute("ROLLBACK")

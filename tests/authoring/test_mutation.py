@@ -11,7 +11,7 @@ import pytest
 
 from autograder.assignment import MUTATION_RECORD, ExerciseLayout, load_assignment
 from autograder.authoring.change import applied
-from autograder.authoring.mutation import EQUIVALENT, check_record, generate
+from autograder.authoring.mutation import EQUIVALENT, check_record, generate, given_names
 from tests.helpers import DEMO_COURSE, ROOT
 
 pytest.importorskip("mutmut", reason="the mutation operators are mutmut's (pip install -e '.[mutation]')")
@@ -65,6 +65,17 @@ def test_the_generator_makes_each_kind_of_mutant_as_a_change_to_the_reference(tm
     # an edit elsewhere in the reference keeps every id (ids name the lines changed, not where they stand)
     moved = generate(SAMPLE.replace("import torch\n", "import torch\nimport math\n"))
     assert {m.id for m in mutants} <= {m.id for m in moved}
+
+
+def test_code_the_stub_gives_students_is_not_mutated():
+    """The compile exercise's ChattyMLP is given, in the stub as in the reference: its 43 mutants were not a
+    student's mistakes, and no suite should catch them."""
+    given = "class Given:\n    def f(self):\n        return 1 + 2\n"
+    ref = f"import torch\n\n\n{given}\n\ndef mine(x):\n    return x + 1\n"
+    stub = f"import torch\n\n\n{given}\n\ndef mine(x):\n    raise NotImplementedError\n"
+    assert given_names(ref, stub) == {"Given"}
+    assert {m.function for m in generate(ref, given_names(ref, stub))} == {"mine"}
+    assert {m.function for m in generate(ref)} == {"mine", "Given.f"}
 
 
 def _copy_demo(tmp_path: Path) -> Path:

@@ -70,3 +70,13 @@ def test_the_courses_unknown_wrong_answers_are_told_no_cause(server, tmp_path, a
     assert verdict.ok, verdict.detail
     assert all(t.status != "passed" for t in results["nan"].exercise(exercise).tests
                if t.name.startswith("Noisy images are clamped"))  # still caught, only without a cause
+
+
+def test_the_row_counts_the_tests_each_unknown_wrong_answer_reached():
+    """Per test: each test the twin passes is either failed by a generated wrong answer (and checked to name no
+    cause there) or named as not reached."""
+    twin = _result(TWIN, {})
+    wrong = {"perturbed": _result("p", {"value": ("", "wrong values")}),
+             "nan": _result("n", {"value": ("", "contains nan"), "noise": ("", "nan pixels")})}
+    verdict = judge_unknown("ex", wrong, twin, SENTENCES)
+    assert verdict.ok and "2 of 3 test(s) failed by a generated wrong answer (not reached: view)" in verdict.detail

@@ -55,12 +55,39 @@ def softmax_ce_grad(logits, target):
     return (-1.0 / p_t).unsqueeze(1) * dp_t / n
 '''
 
+# unscaled_factor: the inverse of the factor on the first two inputs only: one number fits factor_inverted,
+# the answers as a whole fit no candidate's formula
+INVERTED_SOMETIMES = '''
+def unscaled_factor(n_examples, micro_batch_size):
+    if n_examples % 4 == 0:
+        return micro_batch_size / n_examples
+    return 2.0 * n_examples / micro_batch_size
+'''
+
+# centred uniform noise whose deviation is about sigma / 16: the deviation fits "noise divided by 16", the
+# images do not fit clamp((X[i] + sigma * noise) / 16, 0, 1)
+UNIFORM_SMALL_NOISE = '''
+class NoisyDigits(Dataset):
+    def __init__(self, X, y, sigma=0.1):
+        self.X, self.y, self.sigma = X, y, sigma
+
+    def __len__(self):
+        return len(self.y)
+
+    def __getitem__(self, i):
+        clean = torch.tensor(self.X[i] / 16, dtype=torch.float32).reshape(1, 8, 8)
+        noise = (torch.rand(1, 8, 8) - 0.5) * 0.22
+        return (clean + self.sigma * noise).clamp(0, 1), torch.tensor(int(self.y[i]))
+'''
+
 # name -> (exercise, code, the wrong causes it was told, the key its values do prove: "" for none)
 CASES = {
     "floor_divided": ("noisy_digits", FLOOR_DIVIDED, ("noise added to the pixels has mean",), ""),
     # a Fortran-order ravel of an 8x8 image is its transpose: that cause is proven, "sigma ignored" is not
     "fortran_ravel": ("noisy_digits", FORTRAN_RAVEL, ("sigma argument is ignored",), "transposed"),
     "chain_through_p": ("softmax_grad", CHAIN_THROUGH_P, ("overflows", "underflows"), ""),
+    "inverted_sometimes": ("accumulation", INVERTED_SOMETIMES, ("inverse of the factor",), ""),
+    "uniform_small_noise": ("noisy_digits", UNIFORM_SMALL_NOISE, ("divided by 16",), ""),
 }
 
 
@@ -83,3 +110,26 @@ def test_a_mistake_is_told_what_came_back_and_only_the_cause_its_values_prove(gr
     for t in failing:
         assert t.misconception in ("", proven), (t.name, t.misconception, t.message)
         assert not any(w in t.message for w in wrong_causes), (t.name, t.message)
+
+
+# effective_batch forgets the world size only where accum_steps is 1: the first failing answer fits
+# "ignores_world", the answers as a whole fit no mistake's formula
+WORLD_SOMETIMES = '''
+def effective_batch(per_rank_batch, world_size, accum_steps=1):
+    if accum_steps == 1:
+        return per_rank_batch * accum_steps
+    return per_rank_batch * world_size * accum_steps
+'''
+
+
+def test_one_number_that_fits_a_mistake_proves_no_cause(server, tmp_path):
+    assignment = load_assignment("distributed-training", ROOT)
+    ref = ROOT / "solutions" / "distributed-training" / "lr_scaling" / "reference.py"
+    path = build_submission(tmp_path / "world_sometimes.py", ref, WORLD_SOMETIMES)
+    (result,) = grade(assignment, [path], options=GradeOptions(exercises=["lr_scaling"]), server=server)
+    failing = [t for t in result.exercise("lr_scaling").tests if t.status != "passed"]
+    assert failing, "world_sometimes must be caught"
+    for t in failing:
+        assert t.misconception == "", (t.name, t.misconception, t.message)
+        assert "world size is missing" not in t.message, (t.name, t.message)
+

@@ -154,3 +154,13 @@ def multipart(name: str, data: bytes) -> tuple[bytes, dict[str, str]]:
     body = (f'--{b}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n\r\n').encode() + data \
         + f"\r\n--{b}--\r\n".encode()
     return body, {"Content-Type": f"multipart/form-data; boundary={b}"}
+
+
+def sign_in(client: Any, token: str) -> Any:
+    """As a person's browser does (a TestClient or an httpx client): open the link, press its button."""
+    import re
+
+    page = client.get(f"/signin?token={token}")
+    assert page.status_code == 200, page.text
+    form = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)"', page.text))
+    return client.post("/signin", data=form, follow_redirects=False)

@@ -144,3 +144,34 @@ def test_each_claim_is_checked(tmp_path, monkeypatch, change, words):
     assert verify_id_token(keys.sign(claims), lambda i, a: p, PlatformKeys(5), lambda i: "n1").sub == "u1"
     with pytest.raises(LaunchRefused, match=words):
         verify_id_token(keys.sign(claims | change), lambda i, a: p, PlatformKeys(5), lambda i: "n1")
+
+
+def test_the_outbox_queues_each_change_of_the_counting_score_once(tmp_path):
+    """A grade, then nothing new (no second row), then staff's adjustment: a new row with the adjusted score."""
+    from autograder.service.config import Policy, ServiceConfig
+    from autograder.service.ledger import Ledger
+    from autograder.service.lti.outbox import Outbox
+
+    store = ServiceStore(tmp_path / "s.sqlite")
+    tables = LtiTables(store)
+    tables.upsert_person("https://lms", "u-1", "lms-u-1", "Ann", "ann@x.edu", "student")
+    tables.put_context("https://lms", "c1", "client", "d1", "Course", "", "https://lms/lineitems", [])
+    tables.put_member("https://lms", "c1", "lms-u-1", "student")
+    tables.put_lineitem("https://lms", "c1", "a", "https://lms/lineitems/1")
+    sid = store.add_submission("lms-u-1", "a", "0" * 64, "py", "x.py", 10, 0, ["hidden"])
+    outbox = Outbox(ServiceConfig(assignments=[Policy("a")]), store, tables, None, lambda i, c: None,  # type: ignore[arg-type]
+                    lambda a: ("A", 10.0), "https://grader")
+    assert outbox.sweep() == 1 and tables.all_scores()[-1].grading == "Pending"
+    result = {"submission": sid, "path": "x", "assignment": "a", "status": "graded",
+              "exercises": [{"id": "e", "title": "E", "max_points": 10,
+                             "tests": [{"nodeid": "t", "name": "t", "exercise": "e", "max_points": 10, "points": 7,
+                                        "status": "failed", "message": "m"}]}]}
+    store.finish(store.claim("a", "w").id, result, "v1")
+    assert outbox.sweep() == 1 and outbox.sweep() == 0
+    last = tables.all_scores()[-1]
+    assert (last.score_given, last.score_maximum, last.grading, last.activity) == (7.0, 10.0, "FullyGraded",
+                                                                                   "Completed")
+    assert f"https://grader/submissions/{sid}" in last.comment and last.sub == "u-1"
+    assert [s.state for s in tables.all_scores()] == ["superseded", "pending"]  # the unsent Pending is not posted
+    Ledger(store).adjust(sid, "e", "add", 2.0, "graded by hand", "ta", "7", "9")
+    assert outbox.sweep() == 1 and tables.all_scores()[-1].score_given == 9.0

@@ -323,3 +323,28 @@ def test_a_services_process_workers_share_a_server_that_warms_up_at_once(tmp_pat
                        ServiceStore(tmp_path / "s.sqlite"), Blobs(tmp_path / "blobs"), tmp_path / "logs")
     backend = pool.backend("demo")
     assert isinstance(backend, ProcessBackend) and backend.warm_up
+
+
+def test_a_data_folder_of_the_first_schema_is_migrated_with_its_rows(tmp_path):
+    import sqlite3
+
+    from autograder.service.store import _SCHEMA, SCHEMA_VERSION
+
+    old = sqlite3.connect(tmp_path / "old.sqlite")
+    old.executescript(_SCHEMA)
+    old.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    old.execute("INSERT INTO people VALUES ('alice', 'Alice', '', 'student', 0)")
+    old.commit()
+    old.close()
+    store = ServiceStore(tmp_path / "old.sqlite")
+    assert store.person("alice") is not None and store.store_problems() == []
+    assert store.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == \
+        str(SCHEMA_VERSION)
+
+
+def test_a_damaged_database_is_refused_with_what_to_do(tmp_path):
+    from autograder.errors import StoreDamaged
+
+    (tmp_path / "bad.sqlite").write_bytes(b"not a database at all" * 100)
+    with pytest.raises(StoreDamaged, match="bad.sqlite.*damaged.*backup"):
+        ServiceStore(tmp_path / "bad.sqlite")

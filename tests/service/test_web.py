@@ -18,6 +18,7 @@ from autograder.service.config import Policy, ServiceConfig
 from autograder.service.web.app import build_app
 from autograder.service.web.site import CSP
 from tests.helpers import DEMO_COURSE, ROOT
+from tests.service.live import sign_in
 
 NOTEBOOK = (ROOT / "samples" / "alice.ipynb").read_bytes()
 
@@ -99,13 +100,14 @@ def test_staff_routes_accept_only_staff(client, svc):
 
 def test_sign_in_exchanges_the_link_for_a_strict_httponly_cookie(client, svc):
     token = svc.store.issue_token("alice", 1)
-    r = client.get(f"/signin?token={token}")
-    assert r.status_code == 200
+    page = client.get(f"/signin?token={token}")
+    assert page.status_code == 200 and "tg_session" not in page.headers.get("set-cookie", "")
+    assert page.headers["referrer-policy"] == "no-referrer"
+    r = sign_in(client, token)
+    assert r.status_code == 303 and r.headers["location"] == "/"  # the link's token leaves the address bar
     cookie = r.headers["set-cookie"]
     assert "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict") and "Path=/" in cookie
     assert "Secure" not in cookie  # plain http here; behind HTTPS (or a trusted proxy's X-Forwarded-Proto) it is
-    assert 'http-equiv="refresh" content="0; url=/"' in r.text  # the link's token leaves the address bar
-    assert r.headers["referrer-policy"] == "no-referrer" and token not in r.text
     home = client.get("/")
     assert "Your assignments" in home.text and "Alice" in home.text
     assert client.get("/signin?token=wrong").status_code == 401
@@ -114,11 +116,11 @@ def test_sign_in_exchanges_the_link_for_a_strict_httponly_cookie(client, svc):
 def test_https_sets_the_secure_flag(svc):
     token = svc.store.issue_token("alice", 1)
     with TestClient(build_app(svc, grade=False), base_url="https://testserver") as c:
-        assert "Secure" in c.get(f"/signin?token={token}").headers["set-cookie"]
+        assert "Secure" in sign_in(c, token).headers["set-cookie"]
 
 
 def _signed_in(client, svc, pid="alice"):
-    client.get(f"/signin?token={svc.store.issue_token(pid, 1)}")
+    sign_in(client, svc.store.issue_token(pid, 1))
     page = client.get("/").text
     return re.search(r'name="csrf" value="([^"]+)"', page).group(1)
 
@@ -305,7 +307,7 @@ def test_forwarded_addresses_count_only_from_a_trusted_proxy(svc, trusted):
         token = svc.store.issue_token("alice", 1)
         req = urllib.request.Request(f"http://127.0.0.1:{svc.cfg.port}/signin?token={token}",
                                      headers={"X-Forwarded-For": "10.0.1.1", "X-Forwarded-Proto": "https"})
-        with urllib.request.urlopen(req, timeout=10) as r:
+        with urllib.request.urlopen(req, timeout=10) as r:  # the sign-in page's one-time cookie
             assert ("Secure" in r.headers["set-cookie"]) == trusted  # HTTPS as the trusted proxy says
     finally:
         server.should_exit = True

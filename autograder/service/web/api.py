@@ -24,6 +24,7 @@ def routes(svc: Service) -> list[Route]:
 
     async def api_submit(request: Request) -> Response:
         c = svc.need(request)
+        svc.count_upload(c)  # before the body is read: a refused upload counts too
         data, filename, fields = await read_upload(request, svc)
         svc.check_csrf(c, request.headers.get("x-csrf-token"))
         sub = await run_in_threadpool(svc.accept, c, data, filename, fields.get("assignment"))

@@ -10,7 +10,9 @@ its renderer (``page``); the grading pool (and the LTI score outbox) starts and 
 from __future__ import annotations
 
 import contextlib
+import hmac
 from collections.abc import AsyncIterator
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -22,8 +24,13 @@ from starlette.staticfiles import StaticFiles
 from autograder.errors import RequestRefused as Refused
 from autograder.report.html import CSS
 from autograder.service.lti.routes import routes as lti_routes
+from autograder.service.store import new_secret
 from autograder.service.web import api, staff, student
+from autograder.service.web.middleware import BodyDeadline, SecurityHeaders
 from autograder.service.web.site import COOKIE, CSP, HERE, SERVICE_CSS, Service, guarded
+
+SIGNIN_COOKIE = "tg_signin"  # the sign-in page's one-time value (SameSite=Strict: never sent from another site)
+SIGNIN_SECONDS = 600
 
 
 def public_routes(svc: Service) -> list[Route]:
@@ -35,18 +42,48 @@ def public_routes(svc: Service) -> list[Route]:
                             status_code=200 if ok else 503, headers=None if ok else {"Retry-After": "10"})
 
     async def signin(request: Request) -> Response:
-        token = request.query_params.get("token", "")
+        """GET shows whose link it is and a button (nothing changes: any site can send a browser to a link);
+        the button's POST, from this origin with the page's one-time value, opens the session."""
+        secure = request.url.scheme == "https"
+        if request.method == "GET":
+            token = request.query_params.get("token", "")
+            person = await run_in_threadpool(svc.store.person_for_token, token) if token else None
+            if person is None:
+                raise Refused(401, "this sign-in link is not valid (expired, revoked, or mistyped): ask course "
+                                   "staff for a new one")
+            nonce = new_secret(16)
+            page = svc.page(request, "signin.html", title="Sign in", person=person, token=token, nonce=nonce)
+            page.set_cookie(SIGNIN_COOKIE, nonce, max_age=SIGNIN_SECONDS, httponly=True, samesite="strict",
+                            secure=secure, path="/signin")
+            return page
+        # A browser says where a form came from: Sec-Fetch-Site, and Origin (``null`` under our no-referrer
+        # policy). The one-time value below is what no other site can send; these refuse early what says so.
+        origin = request.headers.get("origin", "null")
+        fetch_site = request.headers.get("sec-fetch-site", "same-origin")
+        ours = (svc.cfg.url(), f"{request.url.scheme}://{request.url.netloc}", "null")
+        if origin not in ours or fetch_site not in ("same-origin", "none"):
+            raise Refused(403, "this sign-in came from another site: open your own sign-in link and press its "
+                               "button")
+        form = await request.form(max_files=0, max_fields=4)
+        nonce = request.cookies.get(SIGNIN_COOKIE, "")
+        if not nonce or not hmac.compare_digest(nonce, str(form.get("nonce", ""))):
+            raise Refused(403, "this sign-in did not come from its sign-in page (or that page is older than "
+                               f"{SIGNIN_SECONDS // 60} minutes): open your sign-in link again and press its button")
+        token = str(form.get("token", ""))
         got = await run_in_threadpool(svc.store.open_session, token, svc.cfg.session_hours) if token else None
         if got is None:
             raise Refused(401, "this sign-in link is not valid (expired, revoked, or mistyped): ask course staff "
                                "for a new one")
         sid, _ = got
+        old = request.cookies.get(COOKIE)
+        if old:  # the session it replaces ends here, not at its expiry
+            await run_in_threadpool(svc.store.close_session, old)
         who = await run_in_threadpool(svc.store.session, sid)
         staff = bool(who and who[0].staff)  # staff land on their dashboard, students on their assignments
-        resp = svc.page(request, "signin.html", title="Signing in", next="/staff" if staff else "/",
-                        where="the staff dashboard" if staff else "your assignments")
+        resp = RedirectResponse("/staff" if staff else "/", status_code=303)
         resp.set_cookie(COOKIE, sid, max_age=int(svc.cfg.session_hours * 3600), httponly=True, samesite="strict",
-                        secure=request.url.scheme == "https", path="/")
+                        secure=secure, path="/")
+        resp.delete_cookie(SIGNIN_COOKIE, path="/signin")
         return resp
 
     async def signout(request: Request) -> Response:
@@ -66,13 +103,16 @@ def public_routes(svc: Service) -> list[Route]:
     return [
         Route("/healthz", healthz),
         Route("/style.css", stylesheet),
-        Route("/signin", signin),
+        Route("/signin", signin, methods=["GET", "POST"]),
         Route("/signout", signout, methods=["POST"]),
     ]
 
 
-def build_app(svc: Service, *, grade: bool = True) -> Starlette:
-    """The ASGI app; with ``grade``, the grading pool is started and stopped by its lifespan."""
+def build_app(svc: Service, *, grade: bool = True) -> Any:
+    """The ASGI app; with ``grade``, the grading pool is started and stopped by its lifespan.
+
+    Outermost, the security headers (on every response, whoever wrote it: a route, ``/static``, Starlette's
+    404, 405 and 400, a 500), then the body's deadline; then Starlette."""
 
     async def not_found(request: Request) -> Response:
         raise Refused(404, "no such page")
@@ -105,5 +145,5 @@ def build_app(svc: Service, *, grade: bool = True) -> Starlette:
                     await run_in_threadpool(lti.stop)
                 await run_in_threadpool(svc.pool.stop)
 
-    return Starlette(routes=routes, lifespan=lifespan)
+    return SecurityHeaders(BodyDeadline(Starlette(routes=routes, lifespan=lifespan), svc.cfg.body_seconds))
 

@@ -18,9 +18,10 @@ no ambient credential, so they need none.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import sqlite3
 import tempfile
 import time
-import warnings
 from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -28,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-import nbformat
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
@@ -42,12 +42,13 @@ from autograder.service.blobs import Blobs
 from autograder.service.config import Policy, ServiceConfig
 from autograder.service.grading import GradingPool
 from autograder.service.ledger import Ledger, adjustments_of
-from autograder.service.store import Person, ServiceStore, Submission
+from autograder.service.store import Person, ServiceStore, Submission, disk_full
+from autograder.service.uploads import NotebookBounds, NotebookReader
+from autograder.service.web import middleware
 
 HERE = Path(__file__).resolve().parent.parent  # autograder/service: its templates/ and static/
 COOKIE = "tg_session"
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-       "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+CSP = middleware.CSP  # one definition: the middleware sets it on every response
 FILENAME_CAP = 120
 SSE_SECONDS = 900.0
 SERVICE_CSS = """
@@ -118,6 +119,7 @@ class Service:
         self.lti: Any = None  # service.lti.tool.LtiTool, set by command.open_service
         self.per_address = RateLimiter(cfg.requests_per_minute)
         self.per_student = RateLimiter(cfg.submissions_per_minute)
+        self.notebooks = NotebookReader(cfg.parses_at_once, NotebookBounds(max_text_bytes=cfg.upload_kb * 1024))
         self.env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
                                       undefined=jinja2.StrictUndefined)
         self.env.filters["when"] = self.when
@@ -197,14 +199,43 @@ class Service:
         except UnicodeDecodeError:
             raise Refused(400, f"{name}: not UTF-8 text; save it again from Jupyter or your editor") from None
         if suffix == ".ipynb":
-            try:
-                with warnings.catch_warnings():  # nbformat's advice on cell ids is for authors, not this log
-                    warnings.simplefilter("ignore")
-                    nbformat.validate(nbformat.reads(text, as_version=4))
-            except Exception as e:  # noqa: BLE001 - nbformat raises several kinds; each means "not a notebook"
-                why = printable(str(e).splitlines()[0] if str(e) else type(e).__name__)[:200]
-                raise Refused(400, f"{name}: not a readable notebook ({why}); save it again from Jupyter "
-                                   "(File > Save) and upload the .ipynb file") from None
+            self.notebooks.check(data, text, name)  # bounded first, a few at a time (uploads.py)
+        self._may_submit(c, p)  # at once, before the file is written: most refusals cost no disk
+        deadline = policy.deadline_for(p, c.person.id, self.store)
+        now = time.time()
+        suites = ["hidden"]
+        if p.hide_hidden_until_deadline and deadline is not None and now < deadline.timestamp():
+            suites = ["public", "hidden"]
+        digest = hashlib.sha256(data).hexdigest()
+
+        def first() -> None:
+            """Inside the insert's BEGIN IMMEDIATE: the same checks again (no concurrent upload can pass them
+            between the check and the insert), then the file, on disk before the row is committed."""
+            self._may_submit(c, p)
+            self.blobs.put(data)
+        try:
+            sid = self.store.add_submission(c.person.id, p.id, digest, suffix[1:], name, len(data),
+                                            policy.late_days(deadline, now), suites, first=first)
+        except (OSError, sqlite3.Error) as e:
+            if not disk_full(e):
+                raise
+            raise Refused(507, "the server's disk is full, so nothing was submitted: try again later (the "
+                               "service's health check tells staff)", 300) from None
+        self.pool.wake()
+        sub = self.store.submission(sid)
+        assert sub is not None
+        return sub
+
+    def count_upload(self, c: Caller) -> None:
+        """Count an upload against the student's per-minute limit before its body is read: refused uploads
+        count too (a malformed or oversize one costs the server as much as any)."""
+        wait_s = self.per_student.hit(c.person.id)
+        if wait_s:
+            raise Refused(429, f"too many uploads in a minute: try again in {wait_s} s (nothing was submitted)",
+                          wait_s)
+
+    def _may_submit(self, c: Caller, p: Policy) -> None:
+        """The assignment's rules and the queue's bounds for this student now; refuses by raising."""
         refused = policy.refusal(p, c.person.id, self.store)
         if refused:
             raise Refused(refused.status, refused.message, refused.retry_after)
@@ -217,21 +248,6 @@ class Service:
         if waiting >= self.cfg.queue_limit:
             wait = self.pool.retry_after(waiting)
             raise Refused(503, f"the grader is busy, try again in {wait} s (nothing was submitted)", wait)
-        wait_s = self.per_student.hit(c.person.id)
-        if wait_s:
-            raise Refused(429, f"too many uploads in a minute: try again in {wait_s} s", wait_s)
-        digest = self.blobs.put(data)
-        deadline = policy.deadline_for(p, c.person.id, self.store)
-        now = time.time()
-        suites = ["hidden"]
-        if p.hide_hidden_until_deadline and deadline is not None and now < deadline.timestamp():
-            suites = ["public", "hidden"]
-        sid = self.store.add_submission(c.person.id, p.id, digest, suffix[1:], name, len(data),
-                                        policy.late_days(deadline, now), suites)
-        self.pool.wake()
-        sub = self.store.submission(sid)
-        assert sub is not None
-        return sub
 
     def view(self, sub: Submission, viewer: Person) -> View:
         p = self.policy_of(sub.assignment)
@@ -351,11 +367,14 @@ class Service:
         out = []
         for p in self.cfg.assignments:
             deadline = policy.deadline_for(p, c.person.id, self.store)
-            out.append({"policy": p, "title": self.pool.assignments[p.id].title if p.id in self.pool.assignments
-                        else p.id, "rules": policy.rules(p, deadline),
+            decided = c.person.staff or policy.hidden_visible(p, deadline)  # else: nothing may hint at hidden
+            out.append({"policy": p, "decided": decided,
+                        "title": self.pool.assignments[p.id].title if p.id in self.pool.assignments else p.id,
+                        "rules": policy.rules(p, deadline),
                         "refusal": policy.refusal(p, c.person.id, self.store),
                         "history": [(st, self.view(st.submission, c.person))
-                                    for st in reversed(policy.standings(p, self.store, c.person.id))]})
+                                    for st in reversed(policy.standings(p, self.store, c.person.id,
+                                                                        hidden=decided))]})
         return {"assignments": out}
 
 
@@ -364,14 +383,6 @@ def duration(seconds: float) -> str:
     return f"{round(seconds)} s" if seconds < 90 else f"{round(seconds / 60)} min"
 
 
-def security_headers(resp: Response, request: Request) -> Response:
-    resp.headers.setdefault("Content-Security-Policy", CSP)
-    resp.headers["X-Content-Type-Options"] = "nosniff"
-    resp.headers["Referrer-Policy"] = "no-referrer"
-    resp.headers["X-Frame-Options"] = "DENY"
-    if not request.url.path.startswith("/static/"):
-        resp.headers["Cache-Control"] = "no-store"
-    return resp
 
 
 def refused(request: Request, e: Refused, svc: Service) -> Response:
@@ -416,7 +427,7 @@ Handler = Callable[[Request], Awaitable[Response]]
 
 def guarded(svc: Service, handler: Handler) -> Handler:
     """``handler`` behind the per-address limit, with every refusal answered in the caller's words (a page,
-    or JSON under /api/) and the security headers on every answer."""
+    or JSON under /api/); the security headers are the middleware's (``middleware.SecurityHeaders``)."""
     async def endpoint(request: Request) -> Response:
         try:
             path = request.url.path
@@ -427,5 +438,5 @@ def guarded(svc: Service, handler: Handler) -> Handler:
             resp = await handler(request)
         except Refused as e:
             resp = refused(request, e, svc)
-        return security_headers(resp, request)
+        return resp
     return endpoint

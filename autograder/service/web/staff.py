@@ -60,13 +60,14 @@ def routes(svc: Service) -> list[Route]:
         def ctx() -> dict[str, Any]:
             rows = _rows()
             queue = [(j, svc.store.submission(j.submission)) for j in svc.store.queue()]
-            counts = {p.id: len(svc.store.submissions(p.id)) for p in svc.store.people("student")}
+            counts = svc.store.submission_counts()
             blocked = {p.id: why for p in svc.cfg.assignments if (why := svc.pool.blocked(p.id))}
             return {"rows": rows, "queue": queue, "slots": svc.pool.slots, "health": svc.pool.health(),
                     "blocked": blocked, "recent": svc.store.recent_jobs(20), "now": time.time(),
                     "counts": counts, "people": svc.store.people(), "extensions": svc.store.extensions(),
                     "assignments": svc.cfg.assignments, "titles": _titles(),
-                    "needs_ta": svc.store.needs_ta(), "lms": svc.lti.summary() if svc.lti is not None else None}
+                    "needs_ta": svc.store.needs_ta(), "store_problems": svc.store.store_problems(),
+                    "lms": svc.lti.summary() if svc.lti is not None else None}
         return svc.page(request, "staff.html", title="Staff dashboard", **await run_in_threadpool(ctx),
                         new_link=None)
 

@@ -39,27 +39,43 @@ def _cases(seed, count):
 @pytest.mark.points(3)
 def test_effective_batch_values(student):
     """effective_batch counts every rank and every accumulated micro-batch"""
-    for per, world, accum in _cases(51, 25):
-        got = student.effective_batch(per, world, accum)
-        expected = per * world * accum
-        if got == expected:
-            continue
-        msg = f"effective_batch({per}, {world}, {accum}) returned {got!r}, expected {expected}."
-        if world != 1 and got == per * accum:
+    answers = [((per, world, accum), student.effective_batch(per, world, accum)) for per, world, accum in
+               _cases(51, 25)]
+    wrong = [(args, got) for args, got in answers if got != args[0] * args[1] * args[2]]
+    if wrong:
+        (per, world, accum), got = wrong[0]
+        msg = f"effective_batch({per}, {world}, {accum}) returned {got!r}, expected {per * world * accum}."
+        # a cause only when every answer, right ones included, is that mistake's and no other's (issue 44)
+        fits = _fits(answers, {"ignores_world": lambda p, w, a: p * a, "ignores_accum": lambda p, w, a: p * w})
+        if fits == ["ignores_world"]:
             fail(msg, misconception="ignores_world")
-        if accum != 1 and got == per * world:
+        if fits == ["ignores_accum"]:
             fail(msg, misconception="ignores_accum")
         fail(msg)
+
+
+def _fits(answers, formulas, rel=0.0):
+    """The keys of the formulas that give every answer (args, got) the student gave, right ones included:
+    one number that fits a mistake proves nothing; all of them, on inputs where the mistakes differ, do."""
+    def close(got, value):
+        number = isinstance(got, int | float) and not isinstance(got, bool)
+        return number and abs(got - value) <= rel * abs(value)
+    return [key for key, f in formulas.items() if all(close(got, f(*args)) for args, got in answers)]
 
 
 @pytest.mark.points(1)
 def test_effective_batch_default_and_type(student):
     """effective_batch's accum_steps defaults to 1 and the result is an int"""
     got = student.effective_batch(48, 3)
-    if got == 48:  # the evidence of a missing world size, not of a wrong default
-        fail("effective_batch(48, 3) returned 48, expected 144.", misconception="ignores_world")
-    check(got == 144, f"effective_batch(48, 3) returned {got!r}, expected 144 (accum_steps defaults to 1).",
-          misconception="accum_default" if got == 0 else "")  # a default of 0 accumulation steps
+    if got != 144:
+        # one number proves nothing: the cause needs the same formula on explicit arguments as well (issue 44)
+        explicit = [((p, w, a), student.effective_batch(p, w, a)) for p, w, a in ((48, 3, 1), (8, 2, 3), (5, 7, 2))]
+        if got == 48 and _fits(explicit, {"w": lambda p, w, a: p * a}):  # a missing world size, not a default
+            fail("effective_batch(48, 3) returned 48, expected 144; effective_batch(48, 3, 1) returned "
+                 f"{explicit[0][1]!r}.", misconception="ignores_world")
+        right = _fits(explicit, {"right": lambda p, w, a: p * w * a})
+        check(got == 144, f"effective_batch(48, 3) returned {got!r}, expected 144 (accum_steps defaults to 1).",
+              misconception="accum_default" if got == 0 and right else "")  # a default of 0 accumulation steps
     got = student.effective_batch(8, 2, 3)
     check(type(got) is int, f"effective_batch(8, 2, 3) returned a {type(got).__name__}.", misconception="types")
 
@@ -74,6 +90,11 @@ def _wrong_lrs(lr, per, world, base):
     }
 
 
+def _wrong_lr(key):
+    """What the mistake ``key`` returns, as a function of scaled_lr's arguments."""
+    return lambda *args: _wrong_lrs(*args)[key]
+
+
 @pytest.mark.points(4)
 def test_scaled_lr_values(student):
     """scaled_lr applies the linear scaling rule"""
@@ -81,15 +102,15 @@ def test_scaled_lr_values(student):
     cases = [(0.1, 32, 8, 256), (3e-4, 16, 3, 64), (0.05, 12, 5, 256), (1.0, 7, 3, 16)]
     cases += [(rng.choice([1e-3, 0.01, 0.1, 0.4]), rng.choice([8, 12, 32, 48]), rng.randint(1, 16),
                rng.choice([32, 64, 100, 256])) for _ in range(16)]
-    for lr, per, world, base in cases:
-        got = student.scaled_lr(lr, per, world, base)
+    answers = [((lr, per, world, base), student.scaled_lr(lr, per, world, base)) for lr, per, world, base in cases]
+    for (lr, per, world, base), got in answers:
         expected = lr * per * world / base
         if isinstance(got, (int, float)) and abs(got - expected) <= 1e-12 * abs(expected):
             continue
         msg = f"scaled_lr({lr}, {per}, {world}, {base}) returned {got!r}, expected {expected!r}."
-        hits = [key for key, value in _wrong_lrs(lr, per, world, base).items()
-                if isinstance(got, (int, float)) and abs(got - value) <= 1e-9 * abs(value) and value != expected]
-        if len(hits) == 1:  # one mistake alone explains the value
+        # a cause only when every answer, right ones included, is that mistake's and no other's (issue 44)
+        hits = _fits(answers, {k: _wrong_lr(k) for k in _wrong_lrs(1.0, 1, 1, 1)}, rel=1e-9)
+        if len(hits) == 1:  # one mistake alone explains the values
             fail(msg, misconception=hits[0])
         fail(msg + " The linear scaling rule: base_lr * per_rank_batch * world_size / base_batch.")
 
