@@ -41,13 +41,14 @@ HIDDEN_TESTS = "test_hidden.py"
 PROBES = "probes.py"
 ALTERNATIVES_DIR = "alternatives"
 MUTANTS_DIR = "mutants"
+FORGERIES_DIR = "forgeries"  # an honest mistake with an advice test's evidence forged (authoring/forgery.py)
 MUTATION_RECORD = "mutation.toml"  # the mutation analysis of the reference: its score and explained survivors
 
 SUITE_NAMES = (HIDDEN_TESTS, PUBLIC_TESTS)  # an exercise's two suites
 _SUITE_STEMS = frozenset(Path(n).stem for n in SUITE_NAMES)  # asked of every loaded module, twice per judge
 PUBLIC_FILES = (EXERCISE_TOML, STATEMENT, PUBLIC_TESTS)  # shipped as files (the stub goes into the notebook)
 STAFF_FILES = (REFERENCE, HIDDEN_TESTS, PROBES, MUTATION_RECORD)  # never shipped to students
-STAFF_DIRS = (ALTERNATIVES_DIR, MUTANTS_DIR)  # never shipped anywhere, Gradescope included
+STAFF_DIRS = (ALTERNATIVES_DIR, MUTANTS_DIR, FORGERIES_DIR)  # never shipped anywhere, Gradescope included
 SUITE_FILE_PATTERNS = ("test_*.py", PUBLIC_TESTS)  # how pytest finds the hidden and public suites
 # staff-only files grading never reads: workers elsewhere never get them
 NOT_FOR_GRADING = (REFERENCE, MUTATION_RECORD, *STAFF_DIRS)
@@ -123,6 +124,7 @@ class ExerciseLayout:
     probes = _In(PROBES, hidden=True)
     alternatives_dir = _In(ALTERNATIVES_DIR, hidden=True)
     mutants_dir = _In(MUTANTS_DIR, hidden=True)
+    forgeries_dir = _In(FORGERIES_DIR, hidden=True)
     mutation_record = _In(MUTATION_RECORD, hidden=True)
 
     @property
@@ -135,6 +137,9 @@ class ExerciseLayout:
 
     def mutants(self) -> list[Path]:
         return sorted(self.mutants_dir.glob("*.py"))
+
+    def forgeries(self) -> list[Path]:
+        return sorted(self.forgeries_dir.glob("*.py"))
 
 
 # ---------------------------------------------------------------------- the course folder

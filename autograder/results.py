@@ -43,6 +43,9 @@ class TestResult:
     # the part of ``message`` that other tests share ("" when none is known): a cell that did not run, say.
     # Feedback says it once, with the tests it cost (report/view.py)
     cause: str = ""
+    # staff-only: why this test's advice (a fact only the student's process reports) contradicts the values the
+    # judge verified; the submission is flagged for review with it, and no point moves (issue 43)
+    review: str = ""
 
 
 @dataclass

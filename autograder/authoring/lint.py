@@ -134,6 +134,10 @@ def points_mark(fn: ast.FunctionDef | ast.AsyncFunctionDef, outer: list[ast.expr
     return False, None
 
 
+def _has_mark(fn: ast.FunctionDef | ast.AsyncFunctionDef, outer: list[ast.expr], name: str) -> bool:
+    return any(_mark_name(d) == name for d in [*fn.decorator_list, *outer])
+
+
 def defined_names(tree: ast.Module) -> dict[str, int]:
     """Top-level names a module defines (def, class, assignment, import), with their lines."""
     out: dict[str, int] = {}
@@ -629,8 +633,13 @@ def _check_tests(lay: ExerciseLayout, trees: dict[Path, ast.Module | None], f: E
             if is_hidden:
                 if not has_points:
                     f.problem(path, fn.lineno, f"{fn.name} has no @pytest.mark.points(n)")
+                elif _has_mark(fn, outer, "in_process"):
+                    if value != 0:
+                        f.problem(path, fn.lineno, f"{fn.name} is in_process (advice on a fact only the student's "
+                                                   f"process reports) and must be worth 0 points, not {value}")
                 elif value is not None and value <= 0:
-                    f.problem(path, fn.lineno, f"{fn.name} is worth {value:g} points: a hidden test must be worth some")
+                    f.problem(path, fn.lineno, f"{fn.name} is worth {value:g} points: a hidden test must be worth "
+                                               "some (only an in_process advice test is worth 0)")
                 dump = body_dump(fn.body)
                 if dump in public_bodies:
                     name, line = public_bodies[dump]

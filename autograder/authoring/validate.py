@@ -62,6 +62,7 @@ from autograder.assignment import (
     load_partial_assignment,
 )
 from autograder.authoring.cases import POISONS, SEP, Case, cases, compose
+from autograder.authoring.forgery import FORGERY, advised, forgery_cases, judge_forgery
 from autograder.authoring.lint import (
     ExerciseFacts,
     Problem,
@@ -406,6 +407,8 @@ def _judge_mutant_points(case: Case, r: SubmissionResult, scope: list[str], assi
         return Row(ex_id, label, False, f"not caught by a working test: {why}")
     if (why := _suite_errors_in(r, scope)) is not None:
         return Row(ex_id, label, False, f"grader error outside its exercise, in {why}")
+    if got >= full and (why := advised(case.source, r, ex_id)) is not None:
+        return Row(ex_id, label, True, why)
     if got >= full:
         ex = assignment.exercise(ex_id)
         names = changed_names(ex.reference, case.source)
@@ -708,7 +711,7 @@ def grading_phase(assignment: Assignment, exercises: list[str] | None = None, *,
         server = SandboxServer()
     try:
         with tempfile.TemporaryDirectory(prefix="torchgrader-validate-") as tmp:
-            cs = cases(assignment, exercises, Path(tmp))
+            cs = cases(assignment, exercises, Path(tmp)) + forgery_cases(assignment, exercises, Path(tmp))
             ref = grade_reference(assignment, next(c.path for c in cs if c.kind == "reference"), server)
             if progress:
                 progress(f"reference on every hidden suite: {sum(e.points for e in ref.exercises if e.tests):g}/"
@@ -738,6 +741,10 @@ def grading_phase(assignment: Assignment, exercises: list[str] | None = None, *,
                                      results.get(f"{TWIN}{SEP}{c.exercise}"),
                                      keys[c.exercise].sentences if c.exercise in keys else None)
                 rows.append(Row(c.exercise, UNKNOWN_CHECK, said.ok, said.detail))
+            continue
+        if c.kind == FORGERY:
+            label, ok, detail = judge_forgery(c, r, results)
+            rows.append(Row(c.exercise, label, ok, detail))
             continue
         if c.kind == "reference":
             rows += judge_reference(r, scope)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.assignment import ASSIGNMENT_TOML, EXERCISE_TOML, REFERENCE, STAFF_DIRS, Assignment
+from autograder.report.files import database_error
 from autograder.results import SubmissionResult
 
 DB_NAME = "grades.sqlite"
@@ -129,14 +130,17 @@ def _db_text(s: str) -> str:
 class Store:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)  # explicit transactions
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=FULL")  # a committed result survives a power cut
-        self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.executescript(_SCHEMA)
-        with self.db:
-            self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)  # explicit transactions
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=FULL")  # a committed result survives a power cut
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self.db.executescript(_SCHEMA)
+            with self.db:
+                self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        except (sqlite3.Error, OSError) as e:  # --out cannot hold the database: say which path, and what to do
+            raise database_error(self.path, e, "--out") from None
 
     def close(self) -> None:
         self.db.close()

@@ -22,6 +22,7 @@ from autograder.judge.feedback import (
     passed,
     quote,
     remote_meta,
+    review,
     shares_storage,
     within,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "rank_values",
     "ranks_timeout",
     "remote_meta",
+    "review",
     "shares_storage",
     "within",
 ]

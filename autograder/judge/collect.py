@@ -34,8 +34,10 @@ MARKERS = (
     "timeout(seconds): wall-clock limit of the test",
     "rules(*ids): the rules of the contract the test checks (ids from the exercise's [rules] and the "
     "assignment's [conventions]; validate's coverage)",
-    "in_process: the points rest on a fact measured inside the student's process (at most 1 point of an "
-    "exercise, all such tests together; the README's threat model lists them)",
+    "in_process: advice on a fact only the student's process reports; worth 0 points (issue 43: a point is "
+    "awarded only for a fact the judge can verify); docs/threat-model.md lists them",
+    "outside(how): the points rest on a measurement made outside the student's process (how: e.g. 'cgroup peak "
+    "memory'); docs/threat-model.md lists them",
 )
 
 

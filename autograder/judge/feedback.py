@@ -25,6 +25,19 @@ def fail(message: str, misconception: str = "") -> None:
     raise Failure(message, misconception)
 
 
+REVIEW: list[str] = []  # the running test's review reasons (plugin._run_item reads and clears them)
+
+
+def review(reason: str) -> None:
+    """Flag the submission for a TA's review, with ``reason``; the test's points are unaffected.
+
+    For advice (a 0-point test on a fact only the student's process reports, issue 43) whose evidence
+    contradicts values the judge verified: the sandbox said "micro-batches" while the kernel measured the
+    whole batch's memory, say. The reason is staff-facing: say what the sandbox claimed and what was measured.
+    """
+    REVIEW.append(reason)
+
+
 def check(condition: Any, message: str, misconception: str = "") -> None:
     """Fail with ``message`` unless ``condition`` holds; a NaN (float or one-element tensor) never holds."""
     if not _holds(condition):

@@ -29,7 +29,7 @@ from autograder.assignment import Assignment, Exercise
 from autograder.caps import cap_result
 from autograder.defaults import default_of
 from autograder.errors import GraderError, JudgeOvertime, LoadError, SandboxError, ServerFailed, StudentProblem
-from autograder.judge import collect
+from autograder.judge import collect, feedback
 from autograder.judge.collect import EXERCISE, TRACEBACK, test_name
 from autograder.judge.feedback import strip_ansi
 from autograder.judge.proxy import CLOCK_RUNNING, Context, SandboxFixture, StudentProxy, strip_source
@@ -37,7 +37,7 @@ from autograder.judge.spread import OUTPUT_WAIT, Copy, halves, merge_cells, merg
 from autograder.judge.tamper import scan
 from autograder.load import Submission, load
 from autograder.options import Budget
-from autograder.results import ExerciseResult, SubmissionResult, TestResult, TestStatus
+from autograder.results import ExerciseResult, Flag, SubmissionResult, TestResult, TestStatus
 from autograder.sandbox import seeding
 from autograder.sandbox.client import SandboxConfig, SandboxServer
 from autograder.session import Session
@@ -338,6 +338,8 @@ class GradingPlugin:
         result.protections = session.protections
         result.output = output
         result.exercises = self._group(tests)
+        result.flags += [Flag(cell=0, line=0, where=f"test `{t.name}` of exercise `{t.exercise}`", reason=t.review)
+                         for t in tests if t.review]
         result.seconds = time.monotonic() - started
         return cap_result(result)
 
@@ -396,6 +398,7 @@ class GradingPlugin:
         tr = TestResult(nodeid=item.nodeid, name=test_name(item), exercise=ex.id, max_points=collect.points(item))
         self._excinfo.pop(item.nodeid, None)
         item.stash[TRACEBACK] = ""
+        feedback.REVIEW.clear()
         if hasattr(item, "_initrequest"):
             item._initrequest()
         t0 = time.monotonic()
@@ -428,6 +431,8 @@ class GradingPlugin:
         tr.cause = strip_ansi(tr.cause)
         if tr.status != "passed":
             tr.detail += item.stash.get(TRACEBACK, "")
+        tr.review = "; ".join(feedback.REVIEW)
+        feedback.REVIEW.clear()
         raised, self._raised = self._raised, []
         for e in raised:  # the first one, the test's outcome, and any later phase's (a fixture's teardown)
             release_frames(e)

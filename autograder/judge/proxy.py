@@ -608,6 +608,36 @@ class SandboxFixture:
     def ref(self, path: str) -> Any:
         return self._ctx.request("ref", path=path, label=path)
 
+    def peak_memory(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, int]:
+        """Run a probe and measure, from outside the sandbox, the most memory it held beyond what it held before.
+
+        ``(the probe's reply, bytes)``: the kernel's peak of the sandbox's cgroup during the call, less its
+        usage as the call began. Student code cannot lower it, so points may rest on it (issue 43: "never the
+        whole batch at once", "does not keep graphs alive"), on sizes where the difference is unmistakable.
+        Where no cgroup holds the sandbox, nothing can be measured: a grader error (staff review), never a guess.
+        """
+        ctx = self._ctx
+        assert ctx.session is not None, "no submission is being graded"
+        _IN_SANDBOX_CALL[0] += 1
+        try:
+            ctx.session.ensure()
+        finally:
+            _IN_SANDBOX_CALL[0] -= 1
+        sb = ctx.session.sandbox
+        peak = sb.peak_memory() if sb is not None else None
+        if peak is None:
+            raise GraderError(f"probe {name!r} needs the sandbox's peak memory, and no cgroup holds this sandbox "
+                              "(or its peak cannot be reset): the test's points are withheld for staff to review")
+        try:
+            value = ctx.probe(name, args, kwargs)
+            growth = peak.growth()
+        finally:
+            peak.close()
+        if growth is None:
+            raise GraderError(f"probe {name!r}: the sandbox's peak memory could not be read after the call")
+        return value, growth
+
+
     def seed(self, seed: int) -> None:
         self._ctx.request("seed", seed=int(seed), label="seed")
 

@@ -355,6 +355,52 @@ def memory_in_use(oom_file: str) -> int | None:
     return int(text) if text.isdigit() else None
 
 
+class PeakMemory:
+    """The most memory a sandbox's cgroup held since :meth:`start`, measured by the kernel, outside the sandbox.
+
+    A point may rest on it (issue 43): student code cannot lower a cgroup's counters. v1 keeps the peak in
+    ``memory.max_usage_in_bytes`` (writing 0 resets it to the current usage); v2 in ``memory.peak``, which a
+    write resets for the descriptor that wrote it (Linux 6.12 and later), so the file is kept open. Where the
+    peak cannot be reset, :meth:`start` returns False and nothing is measured.
+    """
+
+    def __init__(self, oom_file: str) -> None:
+        v2 = os.path.basename(oom_file) == "memory.events"
+        folder = os.path.dirname(oom_file)
+        self._current = os.path.join(folder, "memory.current" if v2 else "memory.usage_in_bytes")
+        self._peak = os.path.join(folder, "memory.peak" if v2 else "memory.max_usage_in_bytes")
+        self._fd: int | None = None
+        self.before = 0  # bytes held when the measurement started
+
+    def start(self) -> bool:
+        try:
+            self._fd = os.open(self._peak, os.O_RDWR | os.O_CLOEXEC)
+            os.write(self._fd, b"0\n")
+        except OSError:
+            self.close()
+            return False
+        text = _read(self._current).strip()
+        self.before = int(text) if text.isdigit() else 0
+        return True
+
+    def growth(self) -> int | None:
+        """Peak bytes since :meth:`start` less what was held then; None when it cannot be read."""
+        if self._fd is None:
+            return None
+        try:
+            text = os.pread(self._fd, 64, 0).decode("ascii", "replace").strip()
+        except OSError:
+            return None
+        finally:
+            self.close()
+        return max(0, int(text) - self.before) if text.isdigit() else None
+
+    def close(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)
+
+
 def set_memory_limit(oom_file: str, limit_bytes: int) -> bool:
     """Set the memory limit of the cgroup whose OOM file this is; False when the kernel refused.
 

@@ -33,7 +33,7 @@ from autograder.errors import (
     SetupRefused,
     StudentException,
 )
-from autograder.sandbox.cgroups import AT_LIMIT_SHARE, OomCounter, memory_in_use, set_memory_limit
+from autograder.sandbox.cgroups import AT_LIMIT_SHARE, OomCounter, PeakMemory, memory_in_use, set_memory_limit
 from autograder.sandbox.isolation import TEST_REFUSE, Limits
 
 if TYPE_CHECKING:
@@ -530,6 +530,13 @@ class Sandbox:
     def memory_in_use(self) -> int | None:
         """Bytes the sandbox's cgroup holds now; None without a cgroup (or once it is gone)."""
         return memory_in_use(self._oom_file) if self._oom_file is not None and self.alive else None
+
+    def peak_memory(self) -> PeakMemory | None:
+        """A started measurement of this sandbox's peak memory (its cgroup's); None where none can be made."""
+        if self._oom_file is None or not self.alive:
+            return None
+        peak = PeakMemory(self._oom_file)
+        return peak if peak.start() else None
 
     def narrow_memory(self, limit_bytes: int) -> bool:
         """Lower (or restore) the whole sandbox's memory limit; False without a cgroup or when refused."""

@@ -10,6 +10,7 @@ from typing import Any
 from autograder.defaults import add_option, default_of
 from autograder.errors import RosterError
 from autograder.printable import printable
+from autograder.report.files import writable_folder
 from autograder.service.blobs import Blobs
 from autograder.service.config import ServiceConfig, load_config
 from autograder.service.grading import GradingPool
@@ -25,7 +26,7 @@ def open_service(cfg: ServiceConfig, data: Path) -> Any:
     """The web tier's state over the store in ``data`` (its assignments loaded: errors name the file)."""
     from autograder.service.web.site import Service
 
-    data = Path(data)
+    data = writable_folder(Path(data), "--data")  # a path that cannot hold the store is said before anything
     store = ServiceStore(data / DB_NAME)
     blobs = Blobs(data / "submissions")
     report_store_problems(store.reconcile(blobs.root), store)

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.errors import StoreDamaged
+from autograder.report.files import database_error
 from autograder.results import SubmissionResult
 
 # 2: jobs.note (what the student is told about how the job was graded: a CPU fallback) and jobs.backlog (how many
@@ -212,6 +213,8 @@ class ServiceStore:
             if disk_full(e):
                 raise StoreDamaged(f"{self.path}: the disk is full, so the store cannot be opened: free space on "
                                    f"it, then start the service again") from None
+            if isinstance(e, sqlite3.OperationalError):  # cannot be opened or written (a folder in its place,
+                raise database_error(self.path, e, "--data") from None  # no permission): not damaged
             raise StoreDamaged(f"{self.path}: the service's store is damaged ({e}); nothing was changed. Keep a "
                                f"copy of the data folder, restore service.sqlite from a backup (or recover it with "
                                f"`sqlite3 {self.path.name} .recover`), then start again: the start-up check lists "

@@ -14,6 +14,7 @@ from autograder.service.config import Policy, ServiceConfig
 from autograder.service.ledger import Filters
 from autograder.service.web.app import build_app
 from tests.helpers import DEMO_COURSE, ROOT
+from tests.service.live import sign_in
 
 NOTEBOOK = (ROOT / "samples" / "alice.ipynb").read_bytes()
 
@@ -50,7 +51,7 @@ def grade(svc, points, status="graded", version="v1", needs_ta=False):
 
 def signed_in(svc, pid):
     c = TestClient(build_app(svc, grade=False))
-    c.get(f"/signin?token={svc.store.issue_token(pid, 1)}")
+    sign_in(c, svc.store.issue_token(pid, 1))
     return c
 
 

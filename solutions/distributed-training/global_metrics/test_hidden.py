@@ -150,6 +150,9 @@ def test_global_accuracy_ignores_padding(sandbox):
     """global_accuracy over 3 ranks, padding duplicates excluded"""
     shards = _accuracy_shards(33, [6, 6, 6], [6, 5, 2])  # a seed where the known mistakes all differ
     outs = _values(sandbox, "accuracy_run", "global_accuracy", 3, shards)
+    for rank, out in enumerate(outs):  # -> float is a Python float (contract's clarifications)
+        check(out["type"] == "float", f"Rank {rank}'s global_accuracy returned a {out['type']}; return a Python "
+              "float (.item() turns a one-element tensor into one).", misconception="types")
     expected, wrong = _accuracy_truth(shards)
     _judge_ranks(outs, expected, wrong, "3 ranks with 6, 5 and 2 valid examples out of 6", "global_accuracy")
 

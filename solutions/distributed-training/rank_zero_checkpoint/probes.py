@@ -20,7 +20,7 @@ from outside the sandbox (`sandbox.scratch_files`, through a descriptor of the
 scratch folder sent before any student code ran). No torch.load runs here at
 all (the judge has the bytes decoded in a sandbox that never ran student code).
 Only what a rank saw right after returning is read inside (that fact exists
-only in the ranks: its test is in_process), with the functions captured when
+only in the ranks: its test is advice, in_process and 0 points), with the functions captured when
 the probes load, as a digest the judge compares with the final file's.
 """
 import builtins

@@ -133,7 +133,7 @@ def test_file_loads_with_weights_only(sandbox):
           "optimizer objects themselves.", misconception="weights_only")
 
 
-@pytest.mark.points(1)
+@pytest.mark.points(0)
 @pytest.mark.in_process
 def test_no_rank_returns_before_the_file_is_complete(sandbox):
     """No rank returns before rank 0's file is complete"""
@@ -155,7 +155,7 @@ def test_no_rank_returns_before_the_file_is_complete(sandbox):
           misconception="no_barrier")
 
 
-@pytest.mark.points(4.5)
+@pytest.mark.points(5.5)
 def test_every_rank_continues_exactly(sandbox):
     """After resume, every rank continues exactly like the uninterrupted run"""
     spec = _spec(44, 2)

@@ -83,3 +83,15 @@ def run_accumulation(mod, sizes, state, X, Y, micro_batch_size, loss_name, prefi
 
 def run_many(mod, runs):
     return [run_accumulation(mod, *run) for run in runs]
+
+
+def run_plain(mod, sizes, state, X, Y, micro_batch_size):
+    """accumulate_gradients with nothing of the grader's around it: the judge measures the sandbox's peak
+    memory from outside (the kernel's cgroup counter) while it runs, and checks the gradients."""
+    model = _build(sizes)
+    model.load_state_dict(state)
+    returned = mod.accumulate_gradients(model, X, Y, micro_batch_size)
+    return {
+        "grads": {name: (None if p.grad is None else p.grad.detach().clone()) for name, p in model.named_parameters()},
+        "returned": None if returned is None else type(returned).__name__,
+    }

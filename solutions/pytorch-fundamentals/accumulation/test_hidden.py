@@ -4,7 +4,9 @@ The probe builds the model in the sandbox, records every batch that reaches the
 model's first layer with a TorchDispatchMode (below any module hook, which
 `model[0].forward(X)` would skip), and hands back the gradients and the caller's
 X and Y as they are after the call. Which batches the model saw exists only in
-the student's process: that test is marked `in_process` and worth 1 point.
+the student's process: that test is advice (`in_process`, 0 points); the point
+for never holding the whole batch rests on the sandbox's peak memory, measured by
+the kernel outside it (`test_never_the_whole_batch_at_once`).
 The truth (full-batch gradients) and the known-wrong schemes used for diagnosis
 are computed here, in the judge.
 """
@@ -17,7 +19,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from autograder.judge import as_found, assert_close, check, fail, manual_seed
+from autograder.judge import as_found, assert_close, check, fail, manual_seed, review
 from autograder.judge.generated import draw
 
 TOL = dict(rtol=1e-9, atol=1e-12)
@@ -298,11 +300,62 @@ def test_old_gradients_discarded(sandbox):
     )
 
 
+# A model wide enough that one (n, hidden) activation of the whole batch is 128 MiB, against 2 MiB per
+# micro-batch: the kernel's peak for the sandbox tells the two apart from outside the student's process.
+WIDE, WIDE_N, WIDE_M = (4, 8192, 1), 2048, 32
+
+
+def _review_watch(sandbox, X, Y, grown, whole):
+    """Flag for review when the advice's evidence (the sandbox's own watch of the forwards, on a small model)
+    says micro-batches while the kernel measured the whole batch's memory: no point moves."""
+    watched = sandbox.probe("run_accumulation", *_setup(X[:96], Y[:96], WIDE_M, None, (4, 8, 1))[2])
+    sizes = [len(x) for x in watched.get("forward_inputs") or []]
+    if sizes and all(s <= WIDE_M for s in sizes):
+        review(f"accumulation: the sandbox reported forwards of at most {WIDE_M} examples, but the sandbox's "
+               f"peak memory grew by {grown / 2**20:.0f} MiB during the call, as much as the whole batch's "
+               f"activations ({whole / 2**20:.0f} MiB each)")
+
+
 @pytest.mark.rules("micro_batches")
 @pytest.mark.points(1)
+@pytest.mark.outside("cgroup peak memory")
+@pytest.mark.timeout(60)
+def test_never_the_whole_batch_at_once(sandbox):
+    """Right gradients on a wide model without ever holding the whole batch's activations (peak memory)"""
+    X, Y = _data(WIDE_N, WIDE[0], WIDE[2])
+    label = f"n = {WIDE_N}, micro_batch_size = {WIDE_M}, a model of width {WIDE[1]}"
+    model, state, _ = _setup(X, Y, WIDE_M, None, WIDE)
+    # first use of these shapes (thread pools, the allocator's arenas) outside the measured call
+    sandbox.probe("run_plain", list(WIDE), state, X[: 2 * WIDE_M], Y[: 2 * WIDE_M], WIDE_M)
+    out, grown = sandbox.peak_memory("run_plain", list(WIDE), state, X, Y, WIDE_M)
+    check(out["returned"] is None, f"accumulate_gradients should return None; it returned a {out['returned']}.")
+    # the truth, in slices of 256 rows: the mean loss is the slices' means weighted by their sizes, and the
+    # judge's own memory stays small (one slice's activations)
+    model.zero_grad(set_to_none=True)
+    for xs, ys in _chunks(X, Y, 256):
+        (F.mse_loss(model(xs), ys) * (len(xs) / len(X))).backward()
+    for name, exp in {k: p.grad.clone() for k, p in model.named_parameters()}.items():
+        got = out["grads"][name]
+        check(got is not None, f"After accumulate_gradients ({label}), the .grad of `{name}` is None.")
+        assert_close(got, exp, **TOL, name=f"the .grad of parameter `{name}` ({label})")
+    whole = WIDE_N * WIDE[1] * 8  # one float64 activation of the whole batch
+    if grown >= whole // 2:
+        _review_watch(sandbox, X, Y, grown, whole)
+        fail(f"With n = {WIDE_N} and micro_batch_size = {WIDE_M} on a model of width {WIDE[1]}, the memory your "
+             f"code held grew by {grown / 2**20:.0f} MiB during the call, while one micro-batch's activations are "
+             f"{whole * WIDE_M / WIDE_N / 2**20:.0f} MiB and the whole batch's {whole / 2**20:.0f} MiB: the whole "
+             "batch's graph was alive at once (a forward over all of X, or one backward over the summed "
+             "micro-batch losses). Run forward and backward on each micro-batch before the next one.",
+             misconception="full_batch")
+
+
+@pytest.mark.rules("micro_batches")
+@pytest.mark.points(0)
 @pytest.mark.in_process
 def test_runs_micro_batches_in_order(sandbox):
-    """The model sees micro-batches of at most micro_batch_size, in order, never the whole batch"""
+    """The model sees micro-batches of at most micro_batch_size, in order (advice: 0 points)"""
+    # Which batches reached the model exists only in the student's process (a clone of the first layer's
+    # weight escapes the watch): advice, worth nothing (issue 43); the peak memory test carries the point.
     configs = [_cfg(10, 3), _cfg(8, 4)]
     for (label, X, _, m, _, _, _), _, out in _runs(sandbox, configs):
         _check_forwards(out, X, m, label)

@@ -18,8 +18,8 @@ Sandbox-measured facts (everything else is decided in the judge): the hooks
 in probes.py record, for each backward call, whether `.grad` was None before
 the gradient was accumulated and whether autocast was enabled, and, for each
 forward call, whether autocast was enabled with which dtype. Student code can
-rewrite those hooks, so the two tests that read them are `in_process` and
-worth 1 point together (issue 22).
+rewrite those hooks, so the two tests that read them are advice (`in_process`,
+0 points: issue 43); their point went to the generated setups, checked on values.
 """
 import pytest
 import torch
@@ -280,7 +280,8 @@ def test_clipping_after_unscale(sandbox):
     got = _run(sandbox, spec)
     ref = _reference_epoch(spec)
     _check_params(got, spec, ref, "SGD with momentum, max_grad_norm=0.05 so that clipping binds",
-                  "Unscale (scaler.unscale_) before clip_grad_norm_, then let scaler.step do the update.")
+                  "This test checks the clipping: each step clips the unscaled gradients (after "
+                  "scaler.unscale_) to a total norm of max_grad_norm, then scaler.step updates.")
 
 
 @pytest.mark.rules("scheduler_after_step")
@@ -295,17 +296,24 @@ def test_overflow_skips_step_and_scheduler(sandbox):
     got = _run(sandbox, spec)
     ref = _reference_epoch(spec)
     setting = "3 windows of 2 batches; the first batch of the second window has an inf gradient"
-    check(all(bool(torch.isfinite(p).all()) for p in got["params"]),
-          f"After an epoch ({setting}) your weights contain inf/nan: the update computed from the "
-          f"infinite gradient was applied. Backpropagate scaler.scale(loss) and update with "
-          f"scaler.step(optimizer) + scaler.update(), which skip a step whose gradients "
-          f"are not finite.", misconception="ignores_scaler")
+    # non-finite weights are a fact; "the scaler was bypassed" is a cause only when the scaler never saw the
+    # overflow either (its scale is still the initial one, where a scaler in use backs off once): issue 44
+    finite = all(bool(torch.isfinite(p).all()) for p in got["params"])
+    check(finite or got["scale"] != INIT_SCALE or ref["scale"] == INIT_SCALE,
+          f"After an epoch ({setting}) your weights contain inf/nan and the GradScaler's scale is still "
+          f"{INIT_SCALE:g}: the update computed from the infinite gradient was applied, and the scaler never saw "
+          f"it. Backpropagate scaler.scale(loss) and update with scaler.step(optimizer) + scaler.update(), which "
+          f"skip a step whose gradients are not finite.", misconception="ignores_scaler")
+    check(finite, f"After an epoch ({setting}) your weights contain inf/nan (the GradScaler's scale is "
+                  f"{got['scale']:g}); the window with the inf gradient must leave the weights untouched.")
     check(got["scale"] == ref["scale"],
           f"After an epoch with one overflowing window the GradScaler's scale is "
           f"{got['scale']:g} (it started at {INIT_SCALE:g}); it should have been backed "
           f"off once. Call scaler.update() after every scaler.step(optimizer).")
     always = _reference_epoch(spec, skip_aware=False)
-    if got["last_epoch"] == always["last_epoch"] != ref["last_epoch"]:
+    # one matching count is a hint; the cause needs the weights of that loop too (issue 44)
+    if (got["last_epoch"] == always["last_epoch"] != ref["last_epoch"]
+            and _update_distance(got["params"], always["params"], spec["weights"]) <= UPDATE_TOL):
         fail(f"In an epoch of 3 windows where the scaler skipped one optimizer step because of an inf gradient, "
              f"your scheduler stepped {got['last_epoch']} times, once per window: it must step only when the "
              f"optimizer step really happened (compare scaler.get_scale() before and after scaler.update(), for "
@@ -340,7 +348,7 @@ def test_overflow_skips_step_and_scheduler(sandbox):
 
 
 @pytest.mark.rules("zero_grad_to_none")
-@pytest.mark.points(0.5)
+@pytest.mark.points(0)
 @pytest.mark.in_process
 @pytest.mark.timeout(60)
 def test_grads_set_to_none(sandbox):
@@ -473,7 +481,7 @@ def test_adamw_lambda_schedule(sandbox):
 
 
 @pytest.mark.rules("loss_and_autocast")
-@pytest.mark.points(0.5)
+@pytest.mark.points(0)
 @pytest.mark.in_process
 @pytest.mark.timeout(60)
 def test_autocast_forward_only(sandbox):
@@ -498,7 +506,7 @@ def test_autocast_forward_only(sandbox):
 
 
 @pytest.mark.rules("accumulation_windows", "loss_and_autocast")
-@pytest.mark.points(1)
+@pytest.mark.points(2)
 @pytest.mark.timeout(120)
 def test_generated_setups(sandbox):
     """Generated setups: dataset sizes, batch sizes, windows, clipping thresholds and optimizers"""

@@ -161,6 +161,24 @@ def epoch_loss_run(mod, spec):
     obs = observe(mod.epoch_loss, spec["probe"], model, loader, loss_fn, _names=["model", "loader", "loss_fn"],
                   _may_change=["model"] if spec["mode"] == "train" else [], _grad_mode=spec.get("grad_mode"))
     value = obs["value"]
+    # the mode the model was left in, as values: its output on the judge's batch (BatchNorm normalises with
+    # the batch's statistics in train mode, with the running ones in eval mode); the judge computes both
+    with torch.no_grad():
+        after = model(spec["X_after"]).detach().clone()
     return {"value": value.detach() if isinstance(value, torch.Tensor) else value,
-            "alive_at_call": alive_at_call, "modes": modes,
+            "alive_at_call": alive_at_call, "modes": modes, "output_after": after,
             "mode_after": "train" if model.training else "eval", "seen": _seen(obs)}
+
+
+def epoch_loss_plain(mod, spec):
+    """epoch_loss on a wide model with nothing of the grader's around it: the judge measures the sandbox's peak
+    memory from outside (the kernel's cgroup counter) while it runs, and checks the value."""
+    W1, b1, W2, b2 = spec["weights"]
+    model = nn.Sequential(nn.Linear(W1.shape[1], W1.shape[0]), nn.Tanh(), nn.Linear(W2.shape[1], W2.shape[0]))
+    model = model.double()
+    with torch.no_grad():
+        for p, w in zip(model.parameters(), (W1, b1, W2, b2)):
+            p.copy_(w)
+    loader = DataLoader(TensorDataset(spec["X"], spec["Y"]), batch_size=spec["batch_size"])
+    value = mod.epoch_loss(model, loader, F.cross_entropy)
+    return {"value": value.detach() if isinstance(value, torch.Tensor) else value}

@@ -13,8 +13,8 @@ What rests on facts measured in the sandbox (see probes.py):
 3. how many times dynamo traced the probe's model (comptime counter).
 Student code shares the sandbox process with the probes and can rewrite any
 of this (forged code objects, dynamo's state), so these four tests are
-`in_process` and worth 1 point together (issue 22): a forger gains at most
-that. The probes still fail closed: the hook points are captured before the
+advice (`in_process`, 0 points: issue 43): a forger gains nothing; their
+point went to the dynamic values. The probes still fail closed: the hook points are captured before the
 first cell and must be torch's own code at each experiment, and dynamo's
 graph-break settings are reset to the defaults for the capture.
 """
@@ -144,7 +144,7 @@ def test_same_function_as_chatty(sandbox):
 
 
 @pytest.mark.rules("fullgraph")
-@pytest.mark.points(0.25)
+@pytest.mark.points(0)
 @pytest.mark.in_process
 @pytest.mark.timeout(120)
 def test_fullgraph_capture(sandbox):
@@ -182,7 +182,7 @@ def test_fullgraph_capture(sandbox):
 
 
 @pytest.mark.rules("fullgraph", "same_function")
-@pytest.mark.points(0.25)
+@pytest.mark.points(0)
 @pytest.mark.in_process
 @pytest.mark.timeout(120)
 def test_compiled_output(sandbox):
@@ -199,7 +199,7 @@ def test_compiled_output(sandbox):
 
 
 @pytest.mark.rules("compile_dynamic")
-@pytest.mark.points(0.25)
+@pytest.mark.points(0)
 @pytest.mark.in_process
 @pytest.mark.timeout(180)
 def test_dynamic_no_recompile(sandbox):
@@ -218,7 +218,7 @@ def test_dynamic_no_recompile(sandbox):
 
 
 @pytest.mark.rules("compile_dynamic")
-@pytest.mark.points(0.25)
+@pytest.mark.points(0)
 @pytest.mark.in_process
 @pytest.mark.timeout(180)
 def test_dynamic_single_trace(sandbox):
@@ -231,7 +231,7 @@ def test_dynamic_single_trace(sandbox):
 
 
 @pytest.mark.rules("compile_dynamic")
-@pytest.mark.points(2)
+@pytest.mark.points(3)
 @pytest.mark.timeout(180)
 def test_dynamic_values(sandbox):
     """compile_dynamic's callable returns the model's outputs for every batch size"""

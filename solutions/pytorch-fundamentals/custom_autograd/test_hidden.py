@@ -130,7 +130,7 @@ def test_cube_forward(sandbox):
 
 
 @pytest.mark.rules("cube")
-@pytest.mark.points(1)
+@pytest.mark.points(1.5)
 def test_cube_backward_values(sandbox):
     """Cube's backward returns 3 x^2 times the upstream gradient"""
     x = torch.randn(2, 5, generator=_gen(22), dtype=torch.float64) * 1.5
@@ -185,9 +185,12 @@ def test_cube_matches_finite_differences(sandbox):
 
 
 @pytest.mark.rules("cube")
-@pytest.mark.points(0.5)
+@pytest.mark.points(0)
+@pytest.mark.in_process
 def test_cube_is_a_custom_function(sandbox):
-    """Cube is a torch.autograd.Function whose own backward is used"""
+    """Cube is a torch.autograd.Function whose own backward is used (advice: 0 points)"""
+    # A class's bases and a graph node's type exist only in the student's process: advice, worth nothing
+    # (issue 43); Cube's values and gradients on the judge's inputs carry the points.
     check(sandbox.probe("is_autograd_function", "Cube"),
           "Cube must be a class deriving from torch.autograd.Function.")
     x = torch.randn(4, generator=_gen(26), dtype=torch.float64)
@@ -283,6 +286,16 @@ def test_second_derivative_dtype_and_input(sandbox):
     check(isinstance(after, torch.Tensor) and after.dtype == x.dtype and after.shape == x.shape
           and torch.equal(after, x),
           "second_derivative modified the values of its input x.")
+
+
+@pytest.mark.rules("second_derivative", "inputs_unmodified")
+@pytest.mark.points(0)
+@pytest.mark.in_process
+def test_second_derivative_leaves_requires_grad(sandbox):
+    """second_derivative leaves the caller's x not requiring grad (advice: 0 points)"""
+    # x.requires_grad is a flag of an object in the student's process: advice, worth nothing (issue 43).
+    x = torch.randn(2, 3, generator=_gen(34), dtype=torch.float64)
+    res = sandbox.probe("second_derivative_of", "sin", x)
     check(not res["input_requires_grad"],
           "After second_derivative(f, x), the caller's x requires grad: you switched on "
           "requires_grad on the input itself. Work on x.detach().clone() instead.")

@@ -5,8 +5,11 @@ effect and its flags together: the judge picks an upstream gradient g, the
 probe runs (t * g).sum().backward() and returns t.grad, which must be g.
 Whether intermediate_grad's result came from autograd is measured by a
 TorchDispatchMode (below any Python-level hook a call could skip): the result's
-storage must be one that the engine's backward pass wrote. Removing the mode
-fails the test closed; the judge's scan flags code that touches the mode stack."""
+storage must be one that the engine's backward pass wrote, or made only from such
+storages (every public autograd API counts: backward, torch.autograd.grad,
+torch.autograd.functional.*, torch.func.grad/vjp/jacrev). Both facts live in the
+student's process, so they are advice worth 0 points (issue 43); the points rest on
+the values the judge checks."""
 
 import torch
 import torch.utils._pytree as _pytree
@@ -18,13 +21,14 @@ def _describe(t):
         return {"type": type(t).__name__}
     return {
         "type": "Tensor",
+        "exact_type": type(t).__name__,
         "is_leaf": bool(t.is_leaf),
         "requires_grad": bool(t.requires_grad),
         "grad_fn": None if t.grad_fn is None else type(t.grad_fn).__name__,
         "dtype": str(t.dtype),
         "device": str(t.device),
         "shape": list(t.shape),
-        "values": t.detach().cpu().clone(),
+        "values": t.detach().cpu().clone().as_subclass(torch.Tensor),  # a subclass's values cross as plain ones
     }
 
 
@@ -46,7 +50,7 @@ def make_leaf_probe(mod, shape, device, dtype_name, try_backward=True, upstream=
         try:
             g = 3 if upstream is None else upstream.to(dtype=t.dtype, device=t.device)
             (t * g).sum().backward()
-            info["grad"] = None if t.grad is None else t.grad.detach().cpu().clone()
+            info["grad"] = None if t.grad is None else t.grad.detach().cpu().clone().as_subclass(torch.Tensor)
         except Exception as e:  # reported by the judge
             info["backward_error"] = f"{type(e).__name__}: {e}"
     return info
@@ -90,10 +94,18 @@ class _GradientOrigin(TorchDispatchMode):
                 self.ptrs.add(ptr)
                 self.keep.append(t)
 
+    def _all_marked(self, args, kwargs):
+        tensors = [t for t in _pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+        return bool(tensors) and all(_storage(t) in self.ptrs for t in tensors)
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
         if torch._C._current_graph_task_id() != -1:
+            self._mark(out)
+        elif self._all_marked(args, kwargs):
+            # every tensor it reads is autograd's: a stack, a reshape or a selection of autograd's results (how
+            # torch.autograd.functional.jacobian assembles the rows torch.autograd.grad gave it) is autograd's
             self._mark(out)
         elif func.overloadpacket.__name__ in _COPIES:
             source = args[1] if func.overloadpacket.__name__ == "copy_" and len(args) > 1 else args[0] if args else None

@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from autograder.judge import as_found, assert_close, check, fail
+from autograder.judge import as_found, assert_close, check, fail, review
 from autograder.judge.generated import draw
 
 D64 = torch.float64
@@ -69,7 +69,7 @@ def _check_leaf(info, call, dtype_name, upstream):
 @pytest.mark.rules("make_leaf")
 @pytest.mark.points(1)
 def test_make_leaf_defaults(student, sandbox):
-    """make_leaf with default device and dtype gives a float32 CPU leaf requiring grad"""
+    """make_leaf with default device and dtype gives a float32 CPU tensor of the shape asked"""
     t = student.make_leaf((4, 5))
     check(isinstance(t, torch.Tensor), f"`make_leaf((4, 5))` should return a torch.Tensor, got {type(t).__name__}.")
     check(tuple(t.shape) == (4, 5), f"`make_leaf((4, 5))` returned shape {tuple(t.shape)}, expected (4, 5).")
@@ -78,9 +78,7 @@ def test_make_leaf_defaults(student, sandbox):
         f"`make_leaf((4, 5))` returned a tensor of dtype {t.dtype}, expected torch.float32.",
         misconception="ignores_dtype",
     )
-    upstream = _upstream((4, 5), 45)
-    info = sandbox.probe("make_leaf_probe", [4, 5], None, None, True, upstream)
-    _check_leaf(info, "make_leaf((4, 5))", "float32", upstream)
+    info = sandbox.probe("make_leaf_probe", [4, 5], None, None, False)
     check(
         info["device"] == "cpu",
         f"`make_leaf((4, 5))` returned a tensor on {info['device']}, expected the default device 'cpu'.",
@@ -90,7 +88,7 @@ def test_make_leaf_defaults(student, sandbox):
 @pytest.mark.rules("make_leaf")
 @pytest.mark.points(1)
 def test_make_leaf_other_dtypes(student, sandbox):
-    """make_leaf stays a leaf whose .grad fills in for float64, bfloat16 and an explicit device"""
+    """make_leaf honours float64, bfloat16 and an explicit device"""
     for shape, device, dtype_name in [
         ((3, 2), "cpu", "float64"),
         ((6,), None, "float64"),
@@ -102,9 +100,14 @@ def test_make_leaf_other_dtypes(student, sandbox):
             args.append(f"device={device!r}")
         args.append(f"dtype=torch.{dtype_name}")
         call = f"make_leaf({', '.join(args)})"
-        upstream = _upstream(shape, len(call))
-        info = sandbox.probe("make_leaf_probe", list(shape), device, dtype_name, True, upstream)
-        _check_leaf(info, call, dtype_name, upstream)
+        info = sandbox.probe("make_leaf_probe", list(shape), device, dtype_name, False)
+        _require_tensor(info, call)
+        check(
+            info["dtype"] == f"torch.{dtype_name}",
+            f"`{call}` returned a tensor of dtype {info['dtype']}, expected torch.{dtype_name}. "
+            "The `dtype` argument must be honoured.",
+            misconception="ignores_dtype",
+        )
         check(info["device"] == "cpu", f"`{call}` returned a tensor on {info['device']}, expected cpu.")
         check(tuple(info["shape"]) == shape, f"`{call}` returned shape {tuple(info['shape'])}, expected {shape}.")
     # a device other than the default: "meta" holds no values, so only where the tensor lives is asked
@@ -113,7 +116,31 @@ def test_make_leaf_other_dtypes(student, sandbox):
     check(info["type"] == "Tensor", f"`{call}` returned a {info['type']}, not a tensor.")
     check(info["device"] == "meta", f"`{call}` returned a tensor on {info['device']}, expected one on the device "
                                     "it was given (meta).")
-    check(info["is_leaf"] and info["requires_grad"], f"`{call}` did not return a leaf that requires grad.")
+
+
+LEAF_CALLS = [((4, 5), None, None), ((3, 2), "cpu", "float64"), ((2, 3, 2), "cpu", "bfloat16")]
+
+
+@pytest.mark.rules("make_leaf")
+@pytest.mark.points(0)
+@pytest.mark.in_process
+def test_make_leaf_is_a_leaf(student, sandbox):
+    """make_leaf gives a leaf requiring grad whose .grad fills in (advice: 0 points)"""
+    # Whether a tensor is a leaf, requires grad and gets a .grad exists only in the student's process (a Tensor
+    # subclass can say anything about itself), so it earns no point (issue 43); the values above carry them.
+    for shape, device, dtype_name in LEAF_CALLS:
+        args = [f"{shape}"] + ([f"device={device!r}"] if device else []) \
+            + ([f"dtype=torch.{dtype_name}"] if dtype_name else [])
+        call = f"make_leaf({', '.join(args)})"
+        upstream = _upstream(shape, len(call))
+        info = sandbox.probe("make_leaf_probe", list(shape), device, dtype_name, True, upstream)
+        if info.get("exact_type") not in (None, "Tensor", "Parameter"):
+            review(f"make_leaf returned a {info['exact_type']} (a Tensor subclass), whose is_leaf and grad_fn "
+                   "it may define itself: the leaf advice rests on what it says")
+        _check_leaf(info, call, dtype_name or "float32", upstream)
+    info = sandbox.probe("make_leaf_device", [2, 3], "meta")
+    check(info.get("is_leaf") and info.get("requires_grad"),
+          "`make_leaf((2, 3), device='meta')` did not return a leaf that requires grad.", misconception="non_leaf")
 
 
 @pytest.mark.rules("make_leaf")
@@ -167,7 +194,7 @@ def test_make_leaf_values(student, sandbox):
 
 
 @pytest.mark.rules("intermediate_grad")
-@pytest.mark.points(1.5)
+@pytest.mark.points(2)
 def test_intermediate_grad_values(student, sandbox):
     """intermediate_grad returns d loss / d w2 (float64 and float32)"""
     g = torch.Generator().manual_seed(5)
@@ -210,10 +237,13 @@ def test_intermediate_grad_values(student, sandbox):
 
 
 @pytest.mark.rules("intermediate_grad")
-@pytest.mark.points(0.5)
+@pytest.mark.points(0)
 @pytest.mark.in_process
 def test_intermediate_grad_uses_autograd(student, sandbox):
-    """intermediate_grad obtains the gradient from autograd"""
+    """intermediate_grad obtains the gradient from autograd (advice: 0 points)"""
+    # Who computed a value exists only in the student's process, and loss = (w2 ** 2).sum() is fixed by the
+    # contract, so no value tells autograd from 4 * w: advice, worth nothing (issue 43). Every public autograd
+    # API counts (issue 44): backward, torch.autograd.grad, torch.autograd.functional.*, torch.func.*.
     w = torch.tensor([0.5, -1.25, 2.0], dtype=D64)
     info = sandbox.probe("intermediate_grad_probe", w)
     _require_tensor(info, "intermediate_grad(w)")
@@ -229,7 +259,8 @@ def test_intermediate_grad_uses_autograd(student, sandbox):
         "intermediate_grad(w) returned a tensor that autograd's backward pass did not compute "
         "(it was derived some other way, even if backward() or torch.autograd.grad ran too). The "
         "exercise asks you to get the gradient of the intermediate w2 from autograd, not to derive it "
-        "by hand: return w2.grad (after w2.retain_grad()) or what torch.autograd.grad gives.",
+        "by hand: return w2.grad (after w2.retain_grad()), or what torch.autograd.grad, "
+        "torch.autograd.functional.jacobian / vjp or torch.func.grad / vjp / jacrev give.",
         misconception="by_hand",
     )
 

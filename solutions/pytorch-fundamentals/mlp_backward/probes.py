@@ -1,5 +1,7 @@
 """Sandbox-side harness for `mlp_backward` (no expected values here)."""
 
+import contextlib
+
 import torch
 
 # captured when the probes load, before any student cell: rebinding it later changes nothing here
@@ -12,12 +14,15 @@ def _plain(v):
     return v
 
 
-def backward_no_grad(mod, X, y, W1, b1, W2, b2):
-    """mlp_backward called the way the contract grades it: gradient recording off, inputs
-    that do not require grad."""
+def backward_no_grad(mod, X, y, W1, b1, W2, b2, no_grad=True):
+    """mlp_backward with inputs that do not require grad, under torch.no_grad() when asked.
+
+    Whether recording was off exists only here, in the student's process (torch.enable_grad() inside the
+    function undoes it): the graded values are computed with recording on, and the no_grad() run is advice
+    worth 0 points (issue 43)."""
     fn = mod.mlp_backward  # a missing name is reported by the engine, not here
     try:
-        with torch.no_grad():
+        with torch.no_grad() if no_grad else contextlib.nullcontext():
             g = fn(X, y, W1, b1, W2, b2)
     except NotImplementedError:
         raise
@@ -94,5 +99,5 @@ def loss_and_grads(mod, X, y, W1, b1, W2, b2, upstream):
     return info
 
 
-def backward_many(mod, problems):
-    return [backward_no_grad(mod, *p) for p in problems]
+def backward_many(mod, problems, no_grad=False):
+    return [backward_no_grad(mod, *p, no_grad=no_grad) for p in problems]

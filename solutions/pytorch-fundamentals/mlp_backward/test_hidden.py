@@ -218,9 +218,12 @@ def test_backward_values(student):
 
 
 @pytest.mark.rules("backward")
-@pytest.mark.points(1)
+@pytest.mark.points(0)
+@pytest.mark.in_process
 def test_backward_without_autograd(student, sandbox):
-    """mlp_backward works with gradient recording off (float32 keeps float32)"""
+    """mlp_backward works with gradient recording off, float32 kept (advice: 0 points)"""
+    # Whether recording was off exists only in the student's process (torch.enable_grad() inside undoes the
+    # judge's no_grad()): advice, worth nothing (issue 43); the values carry the points.
     problem = _problem(9, 5, 6, 4, 21, F32)
     info = sandbox.probe("backward_no_grad", *problem)
     if info["type"] == "error":
@@ -351,7 +354,7 @@ def test_backward_edge_cases(student):
 
 
 @pytest.mark.rules("loss_function")
-@pytest.mark.points(0.5)
+@pytest.mark.points(1)
 def test_loss_value(student):
     """mlp_loss returns the mean cross-entropy (float64 and float32)"""
     for n, d, h, C, seed, dtype in [(8, 4, 6, 5, 51, D64), (5, 3, 4, 3, 52, F32)]:
@@ -413,10 +416,12 @@ def _loss_info(sandbox, problem, upstream, need_grads=True):
 
 
 @pytest.mark.rules("loss_function")
-@pytest.mark.points(0.5)
+@pytest.mark.points(0)
 @pytest.mark.in_process
 def test_loss_is_custom_function(student, sandbox):
-    """mlp_loss is built with a custom torch.autograd.Function"""
+    """mlp_loss is built with a custom torch.autograd.Function (advice: 0 points)"""
+    # The graph's shape exists only in the student's process, and says nothing of who computes the derivative
+    # (a custom Function's backward may call torch.autograd.grad): advice, worth nothing (issue 43).
     info = _loss_info(sandbox, _problem(4, 3, 5, 3, 61), 1.0, need_grads=False)
     check(
         info["custom_function"] is True,
@@ -525,11 +530,11 @@ def _either_subgradient(problem):
 
 
 @pytest.mark.rules("backward")
-@pytest.mark.points(1)
+@pytest.mark.points(2)
 def test_backward_generated(sandbox):
-    """mlp_backward (under no_grad) agrees with autograd on generated sizes, dtypes, layouts and ReLU ties"""
+    """mlp_backward agrees with autograd on generated sizes, dtypes, layouts and ReLU ties"""
     cases = [_generated_problem(*args) for args in draw(GENERATED, 20, "mlp_backward/generated v1")]
-    infos = sandbox.probe("backward_many", [p for _, p in cases])
+    infos = sandbox.probe("backward_many", [p for _, p in cases], False)
     check(isinstance(infos, list) and len(infos) == len(cases), "grader bug: backward_many replied badly")
     failures = []
     for (label, problem), info in zip(cases, infos, strict=True):

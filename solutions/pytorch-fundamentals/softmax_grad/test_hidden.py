@@ -130,9 +130,10 @@ def _explain_nonfinite(label, logits, target, got):
     fail(head + " The expected gradient is finite everywhere on these logits.")
 
 
-def _run(sandbox, cases):
-    """softmax_ce_grad on every (label, logits, target), under torch.no_grad, in one sandbox call."""
-    replies = sandbox.probe("grads_many", [[lg, t] for _, lg, t in cases])
+def _run(sandbox, cases, no_grad=False):
+    """softmax_ce_grad on every (label, logits, target) (inputs that do not require grad), in one sandbox call;
+    under torch.no_grad() only for the advice (whether recording was off is the student's process's word)."""
+    replies = sandbox.probe("grads_many", [[lg, t] for _, lg, t in cases], no_grad)
     check(isinstance(replies, list) and len(replies) == len(cases), "grader bug: grads_many replied badly")
     return replies
 
@@ -320,10 +321,24 @@ def test_numerically_stable(sandbox):
     _check_all(sandbox, cases, _tol_huge)
 
 
-@pytest.mark.rules("without_autograd", "inputs_unmodified", "global_settings")
+@pytest.mark.rules("without_autograd")
+@pytest.mark.points(0)
+@pytest.mark.in_process
+def test_works_inside_no_grad(sandbox):
+    """Works inside torch.no_grad(), as a computation without autograd does (advice: 0 points)"""
+    # Whether recording was off exists only in the student's process (torch.enable_grad() inside undoes the
+    # judge's no_grad()): advice, worth nothing (issue 43); the values carry the points.
+    cases = [("(6, 5) float64 logits", torch.randn(6, 5, dtype=torch.float64), torch.tensor([4, 0, 1, 2, 3, 4])),
+             ("(5,) float32 unbatched logits", torch.randn(5) * 5, torch.tensor(1))]
+    for (label, logits, target), reply in zip(cases, _run(sandbox, cases, no_grad=True), strict=True):
+        if "error" in reply:
+            _error(label, logits, target, reply["error"])
+
+
+@pytest.mark.rules("inputs_unmodified", "global_settings")
 @pytest.mark.points(1.5)
 def test_without_autograd_and_inputs_unchanged(student, sandbox):
-    """Works inside torch.no_grad() and leaves logits, target and torch's global settings as found"""
+    """Leaves logits, target (a transposed view included) and torch's global settings as found"""
     base = torch.randn(5, 4, dtype=torch.float64) * 5
     cases = [
         ("(6, 5) float64 logits", torch.randn(6, 5, dtype=torch.float64), torch.tensor([4, 0, 1, 2, 3, 4])),
