@@ -572,14 +572,15 @@ NAMES = ["X", "y", "W1", "b1", "W2", "b2"]
 @pytest.mark.rules("inputs_unmodified", "global_settings")
 @pytest.mark.points(0.5)
 def test_functions_leave_inputs_and_settings_as_found(student, sandbox):
-    """mlp_forward, mlp_backward (under no_grad) and mlp_loss leave their inputs and torch's settings as found"""
+    """mlp_forward, mlp_backward and mlp_loss leave their inputs and torch's global settings as found"""
     for n, d, h, C, dtype, seed in draw(CONVENTIONS, 4, "mlp_backward/conventions v1"):
         X, y, W1, b1, W2, b2 = _problem(max(n, 2), d, h, C, seed % 100000, dtype, margin=0.0)
         n = max(n, 2)
         kind = f"n={n}, d={d}, h={h}, C={C} ({str(dtype)[6:]})"
         as_found(sandbox, student.mlp_forward, X, W1, b1, W2, b2, names=["X", "W1", "b1", "W2", "b2"],
                  call=f"mlp_forward(X, W1, b1, W2, b2) for {kind}")
-        as_found(sandbox, student.mlp_backward, X, y, W1, b1, W2, b2, names=NAMES, grad_mode=False,
-                 call=f"mlp_backward(X, y, W1, b1, W2, b2) under torch.no_grad() for {kind}")
+        # called as found (recording on): whether it works under no_grad() is advice (issue 43), not points here
+        as_found(sandbox, student.mlp_backward, X, y, W1, b1, W2, b2, names=NAMES,
+                 call=f"mlp_backward(X, y, W1, b1, W2, b2) for {kind}")
         as_found(sandbox, student.mlp_loss, X, y, W1, b1, W2, b2, names=NAMES, requires_grad=NAMES[2:],
                  call=f"mlp_loss(X, y, W1, b1, W2, b2) for {kind}, the weights leaves requiring grad")
