@@ -1,6 +1,6 @@
 """Misconception: the micro-batch losses are summed and backpropagated once at the end: the gradient is
 right, but every micro-batch's graph stays alive until then, as the whole batch's would."""
-# misconception: none
+# misconception: full_batch
 
 CHANGE = r'''
 @@ -6,8 +6,10 @@ def accumulate_gradients(model, X, Y, micro_batch_size, loss_fn=F.mse_loss):
