@@ -8,6 +8,7 @@ never imports torch and never runs student code.
 - ``config``: the one TOML file (assignments and their policies, workers, limits);
 - ``store``: the SQLite store (people, hashed tokens, sessions, submissions, the job queue, results);
 - ``blobs``: the content-addressed submission files;
+- ``ledger``: the staff's records beside the store (the submissions list, review marks, adjustments, audit);
 - ``policy``: deadlines, late days, attempt limits, which attempt counts;
 - ``grading``: the grading pool (warm batch workers fed from the queue);
 - ``exports``: gradebook.csv and the Canvas and Moodle import files;

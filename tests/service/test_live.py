@@ -237,6 +237,52 @@ def test_staff_find_regrade_and_the_student_sees_the_history_then_the_canvas_csv
     assert "libtorch" not in Path(f"/proc/{live.proc.pid}/maps").read_text()  # the report's review neither
 
 
+def _axe(driver) -> list[str]:
+    """The serious and critical accessibility violations axe-core finds in the page (its rule and where)."""
+    from axe_selenium_python import Axe
+
+    axe = Axe(driver)
+    axe.inject()
+    result = axe.run()
+    assert result["passes"], "axe-core ran no rule on the page"  # it did run, under the page's CSP
+    found = result["violations"]
+    return [f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']][:3]}" for v in found
+            if v["impact"] in ("serious", "critical")]
+
+
+def test_every_page_passes_axe_core_and_its_controls_are_labelled(live, browser):
+    """axe-core, the standard accessibility engine, in the real Chromium: no serious or critical violation on
+    any page a student or staff member sees, and each form control has a label (keyboard: every control is a
+    native link, button, input or select, so it is reachable with Tab)."""
+    pytest.importorskip("axe_selenium_python", reason="axe-selenium-python is not installed (the test extra)")
+    from selenium.webdriver.common.by import By
+
+    sid = live.ann_submission
+    pages = {"ann": ["/", f"/submissions/{sid}", "/no-such-page"],
+             "prof": ["/staff", "/staff/submissions", "/staff/submissions?q=ann&sort=score", "/staff/students/ann",
+                      f"/submissions/{sid}", "/staff/report/pytorch-fundamentals"]}
+    found = {}
+    for who, urls in pages.items():
+        _sign_in(browser, live, who)
+        for url in urls:
+            browser.get(live.url + url)
+            _until(lambda: browser.execute_script("return document.readyState") == "complete", timeout=30)
+            bad = _axe(browser)
+            if bad:
+                found[f"{who} {url}"] = bad
+            for control in browser.find_elements(By.CSS_SELECTOR, "input:not([type=hidden]), select, textarea"):
+                cid = control.get_attribute("id")
+                labelled = bool(cid and browser.find_elements(By.CSS_SELECTOR, f'label[for="{cid}"]')) or \
+                    control.get_attribute("aria-label")
+                assert labelled, f"{who} {url}: a control without a label: {control.get_attribute('outerHTML')}"
+    assert not found, found
+    browser.get(live.url + "/")
+    assert not _axe(browser)  # the welcome page, signed out
+    browser.delete_all_cookies()
+    browser.get(live.url + "/")
+    assert not _axe(browser)
+
+
 def _screenshot(driver, name: str) -> None:
     """With TG_SCREENSHOTS=DIR, the page (whole height) as DIR/NAME.png: how docs/screenshots/ are made."""
     out = os.environ.get("TG_SCREENSHOTS")
