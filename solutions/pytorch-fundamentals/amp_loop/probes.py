@@ -6,6 +6,8 @@ import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, Subset, TensorDataset
 
+from autograder.sandbox.conventions import observe
+
 # captured when the probes load, before any student cell: rebinding torch's later changes nothing here
 _IS_AUTOCAST_ENABLED = torch.is_autocast_enabled
 _GET_AUTOCAST_DTYPE = torch.get_autocast_dtype
@@ -65,7 +67,8 @@ def run_train_epoch(mod, spec):
     loader = _build_loader(spec)
     optimizer = _build_optimizer(model, spec["optimizer"])
     scheduler = _build_scheduler(optimizer, spec["scheduler"])
-    scaler = torch.amp.GradScaler(device.type, init_scale=spec["init_scale"])
+    scaler = torch.amp.GradScaler(device.type, init_scale=spec["init_scale"],
+                                  growth_interval=spec.get("growth_interval", 2000))
     amp_dtype = torch.float16 if device.type == "cuda" else torch.bfloat16
 
     log = {"grad_none_before": [], "autocast_in_backward": [], "autocast_in_forward": []}
@@ -92,10 +95,14 @@ def run_train_epoch(mod, spec):
     watched.register_hook(tensor_hook)
     model.register_forward_pre_hook(forward_pre_hook)
 
-    result = mod.train_epoch(model, loader, optimizer, scheduler, scaler, device=device,
-                             accum_steps=spec["accum_steps"], amp_dtype=amp_dtype,
-                             max_grad_norm=spec["max_grad_norm"])
+    obs = observe(mod.train_epoch, spec["probe"], model, loader, optimizer, scheduler, scaler, device=device,
+                  accum_steps=spec["accum_steps"], amp_dtype=amp_dtype, max_grad_norm=spec["max_grad_norm"],
+                  _names=["model", "loader", "optimizer", "scheduler", "scaler"],
+                  _may_change=["model", "optimizer", "scheduler", "scaler"])
+    result = obs["value"]
     return {
+        "seen": {k: obs[k] for k in ("changed", "settings_before", "settings_after")},
+        "data_after": [spec["X"], spec["Y"]],
         "result": result,
         "params": [p.detach().to("cpu", copy=True) for p in params],
         "lr": float(optimizer.param_groups[0]["lr"]),
