@@ -276,11 +276,7 @@ class Ledger:
                before: str, after: str) -> None:
         """Record one adjustment and its audit row (who, when, the total before and after, why) at once."""
         with self.store.tx() as t:
-            t.execute("INSERT INTO adjustments (submission, exercise, kind, points, reason, by, at) "
-                      "VALUES (?, ?, ?, ?, ?, ?, ?)", (sid, exercise, kind, points, reason, by, time.time()))
-            person = t.execute("SELECT person, assignment FROM submissions WHERE id = ?", (sid,)).fetchone()
-            _audit(t, by, f"adjust {exercise}", submission=sid, person=person[0] if person else "",
-                   assignment=person[1] if person else "", before=before, after=after, reason=reason)
+            _adjust(t, sid, exercise, kind, points, reason, by, before, after)
 
     # ------------------------------------------------------------------ regrade requests
     def request_regrade(self, sid: str, exercise: str, test: str, comment: str) -> int:
@@ -314,14 +310,19 @@ class Ledger:
         r = self.store.db.execute(f"{_REQUEST} WHERE id = ?", (rid,)).fetchone()
         return RegradeRequest(*r) if r else None
 
-    def answer(self, rid: int, state: str, reply: str, by: str) -> bool:
+    def answer(self, rid: int, state: str, reply: str, by: str,
+               adjustment: tuple[str, float, str, str] | None = None) -> bool:
         """Close open request ``rid`` as ``accepted`` or ``declined`` with ``reply`` (audited); False when it
-        was no longer open (another TA answered first)."""
+        was no longer open (another TA answered first). ``adjustment``: (kind, points, total before, after) of
+        the request's exercise, recorded in the same transaction, so an answer never lands without it."""
         with self.store.tx() as t:
             row = t.execute("SELECT person, submission, assignment, exercise, test FROM regrade_requests "
                             "WHERE id = ? AND state = 'open'", (rid,)).fetchone()
             if row is None:
                 return False
+            if adjustment is not None:
+                kind, points, before, after = adjustment
+                _adjust(t, row[1], row[3], kind, points, reply, by, before, after)
             t.execute("UPDATE regrade_requests SET state = ?, reply = ?, answered_by = ?, answered_at = ? "
                       "WHERE id = ?", (state, reply, by, time.time(), rid))
             _audit(t, by, f"regrade request {state}", person=row[0], submission=row[1], assignment=row[2],
@@ -346,6 +347,15 @@ class Ledger:
         return [AuditRow(*r) for r in self.store.db.execute(
             "SELECT id, at, by, action, person, submission, assignment, before, after, reason FROM audit"
             f"{where} ORDER BY id DESC LIMIT ?", [*args, limit])]
+
+
+def _adjust(t: sqlite3.Connection, sid: str, exercise: str, kind: str, points: float, reason: str, by: str,
+            before: str, after: str) -> None:
+    t.execute("INSERT INTO adjustments (submission, exercise, kind, points, reason, by, at) "
+              "VALUES (?, ?, ?, ?, ?, ?, ?)", (sid, exercise, kind, points, reason, by, time.time()))
+    person = t.execute("SELECT person, assignment FROM submissions WHERE id = ?", (sid,)).fetchone()
+    _audit(t, by, f"adjust {exercise}", submission=sid, person=person[0] if person else "",
+           assignment=person[1] if person else "", before=before, after=after, reason=reason)
 
 
 def _audit(t: sqlite3.Connection, by: str, action: str, **fields: str) -> None:

@@ -105,8 +105,10 @@ def test_a_student_asks_a_ta_answers_from_the_queue_and_the_bank_shows_everywher
     def answer(rid, **form):
         return ta.post("/staff/answer", data={"csrf": token_ta, "request": str(rid), **form}).text
     assert "write a reply" in answer(first, decision="declined", reply="")
+    assert "as a number" in answer(first, decision="accepted", kind="add", points="", reply="yes")
+    assert len(svc.ledger.requests(state="open")) == 2  # a refused answer leaves the request open, unadjusted
     said = answer(first, decision="accepted", kind="add", points="3", reply="you are right, 2 is accepted")
-    assert "accepted" in said and "the total was 4 / 10, now 7 / 10" in said
+    assert "accepted; e adjusted, the total was 4 / 10, now 7 / 10" in said
     assert "already answered" in answer(first, decision="declined", reply="no")
     assert "declined" in answer(second, decision="declined", reply="the rest is wrong")
     assert "Regrade requests (0 open)" in ta.get("/staff").text

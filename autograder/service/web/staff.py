@@ -135,6 +135,13 @@ def routes(svc: Service) -> list[Route]:
 
     def adjust(f: dict[str, str], by: str) -> str:
         """Add, deduct or set one exercise's points of one submission, with the reason the student reads."""
+        sub, new, before, after = adjustment(f, by)
+        svc.ledger.adjust(sub.id, new.exercise, new.kind, new.points, new.reason, by, before, after)
+        return f"{sub.person}'s {sub.filename}: {new.exercise} adjusted; the total was {before}, now {after}"
+
+    def adjustment(f: dict[str, str], by: str) -> tuple[Any, Adjustment, str, str]:
+        """The checked adjustment ``f`` asks for (nothing recorded): the submission, the change, and the total
+        before and after it, as the audit log and the message say them."""
         sub = svc.store.submission(f.get("submission", ""))
         if sub is None:
             raise Refused(404, "no such submission")
@@ -162,10 +169,7 @@ def routes(svc: Service) -> list[Route]:
                          -points if kind == "deduct" else points, reason, by, 0.0)
         after = policy.total_after(rows[-1][3], result, [*changes, new])
         most = rows[-1][4]
-        svc.ledger.adjust(sub.id, exercise, new.kind, new.points, reason, by, score_text(before, most),
-                          score_text(after, most))
-        return f"{sub.person}'s {sub.filename}: {exercise} adjusted; the total was {score_text(before, most)}, " \
-               f"now {score_text(after, most)}"
+        return sub, new, score_text(before, most), score_text(after, most)
 
     def answer(f: dict[str, str], by: str) -> str:
         """Answer one open regrade request: accepted (with an adjustment of its exercise, through ``adjust``,
@@ -181,11 +185,14 @@ def routes(svc: Service) -> list[Route]:
             raise Refused(400, "answer: accept or decline the request")
         if not reply:
             raise Refused(400, "answer: write a reply (the student reads it)")
-        said = ""
-        if decision == "accepted":
-            said = "; " + adjust({"submission": req.submission, "exercise": req.exercise, "kind": f.get("kind", ""),
-                                  "points": f.get("points", ""), "reason": reply}, by)
-        if not svc.ledger.answer(req.id, decision, reply, by):
+        said, change = "", None
+        if decision == "accepted":  # checked first; recorded with the answer, in one transaction
+            _, new, before, after = adjustment({"submission": req.submission, "exercise": req.exercise,
+                                                "kind": f.get("kind", ""), "points": f.get("points", ""),
+                                                "reason": reply}, by)
+            change = (new.kind, new.points, before, after)
+            said = f"; {req.exercise} adjusted, the total was {before}, now {after}"
+        if not svc.ledger.answer(req.id, decision, reply, by, change):
             raise Refused(409, "this request was answered by someone else meanwhile")
         return f"{req.person}'s regrade request on {req.exercise} {decision}{said}"
 
