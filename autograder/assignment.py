@@ -257,6 +257,10 @@ ASSIGNMENT_KEYS: dict[str, Key] = {
     "id": Key(str, False, doc="the assignment id; must equal its folder's name"),
     "title": Key(str, False, doc="the notebook's heading (the id when it is left out)"),
     "exercises": Key(list, False, doc="the exercise ids, in the notebook's and the gradebook's order (required)"),
+    "conventions": Key(dict, False, default={},
+                       doc="rule id -> the contract's sentence, for the conventions every exercise follows (inputs "
+                           "left unmodified, global settings left as found); each exercise's hidden suite checks "
+                           "each one (`@pytest.mark.rules`), unless its `conventions_exempt` says why it cannot"),
 }
 
 EXERCISE_KEYS: dict[str, Key] = {
@@ -268,7 +272,31 @@ EXERCISE_KEYS: dict[str, Key] = {
     "warm_dynamo": Key(bool, False, default=False,
                        doc="its suites or probes compile or build an optimizer: torch._dynamo is imported ahead "
                            "(autograder.warmup; only a speed hint)"),
+    "rules": Key(dict, False, default={},
+                 doc="rule id -> the contract's sentence, one per rule of this exercise's section; each is checked "
+                     "by at least one hidden test that declares it (`@pytest.mark.rules(\"id\")`; validate's "
+                     "coverage row)"),
+    "conventions_exempt": Key(dict, False, default={},
+                              doc="convention id -> why it cannot apply to this exercise (e.g. no function takes a "
+                                  "tensor, a module or an optimizer)"),
 }
+
+RULE_ID = re.compile(r"[a-z][a-z0-9_]*\Z")  # a rule's id: what `@pytest.mark.rules(...)` names
+
+
+def _rule_table_problems(meta: dict, keys: tuple[str, ...]) -> list[tuple[str | None, str]]:
+    """Each rule table maps an id (lower_snake_case) to a non-empty sentence."""
+    out: list[tuple[str | None, str]] = []
+    for key in keys:
+        table = meta.get(key)
+        if not isinstance(table, dict):
+            continue
+        for rid, text in table.items():
+            if not RULE_ID.match(rid):
+                out.append((key, f"`{key}` id {rid!r} is not lower_snake_case (letters, digits, _)"))
+            if not isinstance(text, str) or not text.strip():
+                out.append((key, f"`{key}.{rid}` must be a non-empty string"))
+    return out
 
 
 def _schema_problems(meta: dict, folder: str, keys: dict[str, Key]) -> list[tuple[str | None, str]]:
@@ -295,7 +323,10 @@ def _key_problems(meta: dict, keys: dict[str, Key]) -> list[tuple[str | None, st
 
 def exercise_toml_problems(meta: dict, folder: str) -> list[tuple[str | None, str]]:
     """Every way an exercise.toml's ``meta`` breaks the schema, as (key or None, message); empty when sound."""
-    return _schema_problems(meta, folder, EXERCISE_KEYS)
+    out = _schema_problems(meta, folder, EXERCISE_KEYS) + _rule_table_problems(meta, ("rules", "conventions_exempt"))
+    for rid in set(meta.get("rules") or {}) & set(meta.get("conventions_exempt") or {}):
+        out.append(("rules", f"{rid!r} is both a rule of the exercise and an exempt convention"))
+    return out
 
 
 def assignment_toml_problems(meta: dict, folder: str) -> list[tuple[str | None, str]]:
@@ -304,7 +335,7 @@ def assignment_toml_problems(meta: dict, folder: str) -> list[tuple[str | None, 
     ids = meta.get("exercises")
     if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
         out.append(("exercises", "`exercises` must be a list of exercise ids"))
-    return out
+    return out + _rule_table_problems(meta, ("conventions",))
 
 
 def _checked(path: Path, folder: str, problems_of: Callable[[dict, str], list[tuple[str | None, str]]]
@@ -404,6 +435,8 @@ class Exercise(ExerciseLayout):
     timeout: float = 10.0
     gpu: bool = False
     warm_dynamo: bool = False
+    rules: dict[str, str] = field(default_factory=dict)  # this exercise's rules of the contract: id -> sentence
+    conventions_exempt: dict[str, str] = field(default_factory=dict)  # convention id -> why it cannot apply
 
 
 @dataclass
@@ -412,6 +445,7 @@ class Assignment:
     title: str
     course: Path
     exercises: list[Exercise] = field(default_factory=list)
+    conventions: dict[str, str] = field(default_factory=dict)  # rules every exercise follows: id -> sentence
     _by_folder: dict[Path, Exercise | None] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
@@ -431,6 +465,13 @@ class Assignment:
     @property
     def ids(self) -> list[str]:
         return [e.id for e in self.exercises]
+
+    def rules_of(self, exercise: Exercise) -> dict[str, str]:
+        """Every rule of the contract that ``exercise``'s hidden suite must check: the assignment's conventions
+        (less those the exercise is exempt from) and the exercise's own rules, id -> sentence."""
+        out = {k: v for k, v in self.conventions.items() if k not in exercise.conventions_exempt}
+        out.update(exercise.rules)
+        return out
 
     @property
     def max_total(self) -> float:
@@ -508,7 +549,8 @@ def load_assignment(
     _refuse(problems)
     assert meta is not None  # no problem: it was read
     ids: list[str] = meta["exercises"]
-    a = Assignment(id=assignment_id, title=str(meta.get("title", assignment_id)), course=course)
+    a = Assignment(id=assignment_id, title=str(meta.get("title", assignment_id)), course=course,
+                   conventions=dict(meta.get("conventions", ASSIGNMENT_KEYS["conventions"].default)))
     for wanted in only or []:  # checked against every id, before the assignment is narrowed to ``only``
         if wanted not in ids:
             raise AssignmentError(unknown_exercise(assignment_id, wanted, ids))
@@ -532,7 +574,9 @@ def _exercise(layout: ExerciseLayout, ex_id: str, em: dict) -> Exercise:
     return Exercise(public_dir=layout.public_dir, hidden_dir=layout.hidden_dir, id=ex_id,
                     title=em["title"], points=float(em["points"]), timeout=float(em["timeout"]),
                     gpu=em.get("gpu", EXERCISE_KEYS["gpu"].default),
-                    warm_dynamo=em.get("warm_dynamo", EXERCISE_KEYS["warm_dynamo"].default))
+                    warm_dynamo=em.get("warm_dynamo", EXERCISE_KEYS["warm_dynamo"].default),
+                    rules=dict(em.get("rules", EXERCISE_KEYS["rules"].default)),
+                    conventions_exempt=dict(em.get("conventions_exempt", EXERCISE_KEYS["conventions_exempt"].default)))
 
 
 def load_partial_assignment(course: Path, assignment_id: str) -> Assignment | None:

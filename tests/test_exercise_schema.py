@@ -61,7 +61,7 @@ def test_every_exercise_toml_key_is_documented_in_the_authoring_guide():
 
 @pytest.mark.parametrize(("toml", "message"), [
     ('id = "demo"\ntitle = "T"\nexercises = ["basics", "counter"]\ndeadline = 1\n',
-     "unknown key 'deadline' (known: id, title, exercises)"),
+     "unknown key 'deadline' (known: id, title, exercises, conventions)"),
     ('id = "demo"\ntitle = 3\nexercises = ["basics", "counter"]\n', "`title` has the wrong type (int)"),
     ('id = "other"\ntitle = "T"\nexercises = ["basics", "counter"]\n', "id 'other' does not match its folder 'demo'"),
     ('id = "demo"\ntitle = "T"\nexercises = "basics"\n', "`exercises` must be a list of exercise ids"),

@@ -428,6 +428,8 @@ class ExerciseFacts:
     problems: list[Problem] = field(default_factory=list)
     contract: list[str] = field(default_factory=list)  # what students write that the hidden suite grades
     untouched: list[str] = field(default_factory=list)  # of those, what no public test calls (validate's row)
+    rules: dict[str, list[str]] = field(default_factory=dict)  # each rule of the contract -> the tests checking it
+    exempt: dict[str, str] = field(default_factory=dict)  # conventions that cannot apply here -> why
 
     def problem(self, path: Path, line: int | None, message: str) -> None:
         self.problems.append(Problem(path, line, message, self.id))
@@ -862,6 +864,7 @@ class CollectedTest:
     points: float | None  # None: no points mark
     path: Path
     line: int
+    rules: tuple[str, ...] | None = None  # @pytest.mark.rules(...); None: no mark
 
 
 class _Collector:
@@ -882,7 +885,7 @@ class _Collector:
                 self.problems.append(Problem(path, line, problem))
             ex = item.stash.get(collect.EXERCISE, None)
             self.tests.append(CollectedTest(ex.id if ex else "", item.nodeid, collect.test_name(item),
-                                            item.stash[collect.POINTS], path, line))
+                                            item.stash[collect.POINTS], path, line, collect.rules(item)))
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:

@@ -77,6 +77,7 @@ from autograder.authoring.lint import (
 )
 from autograder.authoring.mutation import check_record
 from autograder.authoring.plan import imported_names, plan, suite_names
+from autograder.authoring.rules import coverage, rule_coverage
 from autograder.authoring.stamp import write_stamp
 from autograder.authoring.unknown import TWIN, UNKNOWN_CHECK, WRONG_KINDS, judge_unknown
 from autograder.defaults import Owner, add_option
@@ -143,6 +144,7 @@ def static_phase(course: Path, assignment_id: str, only: list[str] | None = None
     for ex_id, tests in by_ex.items():
         if ex_id in facts:
             facts[ex_id].hidden_tests = len(tests)
+    problems += [p for p in rule_coverage(assignment, by_ex, facts) if p.path.resolve() not in unparsed]
     return (assignment if complete and not problems else None), facts, problems
 
 
@@ -765,8 +767,8 @@ def grading_phase(assignment: Assignment, exercises: list[str] | None = None, *,
 
 
 # ---------------------------------------------------------------------- the table
-ORDER = ("static checks", "public tests cover", MUTATION_CHECK, "reference", "stopped", "public tests on reference",
-         "stub", "public tests on stub", "determinism", NAN_CHECK, UNKNOWN_CHECK)
+ORDER = ("static checks", "public tests cover", "rules covered", MUTATION_CHECK, "reference", "stopped",
+         "public tests on reference", "stub", "public tests on stub", "determinism", NAN_CHECK, UNKNOWN_CHECK)
 
 
 def _order(row: Row) -> tuple[int, str]:
@@ -811,8 +813,13 @@ def static_rows(facts: dict[str, ExerciseFacts], assignment: Assignment, scope: 
                             f"{f.hidden_tests} hidden tests ({ex.points:g} points), {f.public_tests} public, "
                             f"{f.alternatives} alternatives, {f.mutants} mutants"))
             rows.append(public_coverage_row(ex.id, f))
+            if f.rules:
+                rows.append(Row(ex.id, RULES_CHECK, *coverage(f)))
             rows.append(mutation_row(ex))
     return rows
+
+
+RULES_CHECK = "rules covered"
 
 
 def mutation_row(ex: Exercise) -> Row:

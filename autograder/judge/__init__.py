@@ -12,6 +12,7 @@ from autograder.errors import StudentNameMissing as StudentNameMissing
 from autograder.errors import StudentNotImplemented as StudentNotImplemented
 from autograder.errors import StudentOverTime as StudentOverTime
 from autograder.errors import StudentProblem as StudentProblem
+from autograder.judge.conventions import as_found
 from autograder.judge.feedback import (
     assert_close,
     check,
@@ -40,6 +41,7 @@ __all__ = [
     "StudentOverTime",
     "StudentProblem",
     "StudentTimeout",
+    "as_found",
     "assert_close",
     "check",
     "describe",

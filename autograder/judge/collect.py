@@ -24,6 +24,7 @@ from autograder.judge.proxy import disarm_watchdog
 
 EXERCISE = pytest.StashKey[Exercise]()  # the exercise whose folder holds the test
 POINTS = pytest.StashKey[float | None]()  # @pytest.mark.points(n); None when the test has no (usable) mark
+RULES = pytest.StashKey[tuple[str, ...] | None]()  # @pytest.mark.rules(...): the rules it checks; None: no mark
 TRACEBACK = pytest.StashKey[str]()  # staff-only: the judge-side traceback of the test's first failure
 
 HYPOTHESIS_PLUGIN = "hypothesispytest"  # Hypothesis's pytest11 entry point: the only installed plugin a judge loads
@@ -31,6 +32,8 @@ HYPOTHESIS_PLUGIN = "hypothesispytest"  # Hypothesis's pytest11 entry point: the
 MARKERS = (
     "points(n): points the test is worth",
     "timeout(seconds): wall-clock limit of the test",
+    "rules(*ids): the rules of the contract the test checks (ids from the exercise's [rules] and the "
+    "assignment's [conventions]; validate's coverage)",
     "in_process: advice on a fact only the student's process reports; worth 0 points (issue 43: a point is "
     "awarded only for a fact the judge can verify); docs/threat-model.md lists them",
     "outside(how): the points rest on a measurement made outside the student's process (how: e.g. 'cgroup peak "
@@ -63,9 +66,12 @@ def classify(item: pytest.Item, assignment: Assignment) -> str | None:
     """
     ex = assignment.by_test_path(Path(str(item.path)))
     item.stash[POINTS] = None
+    item.stash[RULES] = None
     if ex is None:
         return f"{item.name} is not inside an exercise folder of {assignment.id}"
     item.stash[EXERCISE] = ex
+    marks = list(item.iter_markers("rules"))
+    item.stash[RULES] = tuple(dict.fromkeys(str(a) for m in marks for a in m.args)) if marks else None
     marker = item.get_closest_marker("points")
     if marker is not None and marker.args:
         try:
@@ -73,6 +79,11 @@ def classify(item: pytest.Item, assignment: Assignment) -> str | None:
         except (TypeError, ValueError):
             return f"{item.name}: points({marker.args[0]!r}) is not a number"
     return None
+
+
+def rules(item: pytest.Item) -> tuple[str, ...] | None:
+    """The rule ids the test declares (None when it has no ``rules`` mark)."""
+    return item.stash.get(RULES, None)
 
 
 def points(item: pytest.Item) -> float:

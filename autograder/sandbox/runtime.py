@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from autograder.errors import MissingName
+from autograder.sandbox import conventions as _conventions
 from autograder.sandbox import ranks as _ranks
 from autograder.sandbox import seeding as _seeding
 from autograder.sandbox import wire
@@ -41,7 +42,7 @@ from autograder.sandbox.describe import CELL_PREFIX, describe_exception, grader_
 # Grader modules that probes may import while they load (before the first student cell).
 # Everything else of the grader is hidden from the sandbox; these are lent to probe
 # loading only, and what a probe imports from them it keeps in its own module.
-PROBE_LIBRARY = {"autograder.sandbox.ranks": _ranks}
+PROBE_LIBRARY = {"autograder.sandbox.ranks": _ranks, "autograder.sandbox.conventions": _conventions}
 
 class StudentView:
     """The student's namespace as probes see it: a missing name is reported as such."""

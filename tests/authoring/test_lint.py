@@ -208,7 +208,7 @@ def test_every_static_problem_is_reported_in_one_pass(course: Path):
     assert code == 2, out
     for expected in (
         "assignments/demo/assignment.toml:2: the title is still the scaffold's TODO",
-        "assignments/demo/assignment.toml:4: unknown key 'deadline' (known: id, title, exercises)",
+        "assignments/demo/assignment.toml:4: unknown key 'deadline' (known: id, title, exercises, conventions)",
         "assignments/demo/basics/exercise.toml:4: unknown key 'difficulty'",
         "assignments/demo/basics/exercise.toml:2: declares 5 points but the hidden tests add up to 4 (3 tests)",
         "solutions/demo/counter/test_hidden.py:18: probe 'count_too' does not exist in probes.py (did you mean "

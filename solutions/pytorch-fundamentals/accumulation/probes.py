@@ -36,15 +36,19 @@ class _FirstLayerInputs(TorchDispatchMode):
         self.weight = _storage(weight)
         self.params = {_storage(p) for p in params}
         self.seen = []
+        self.order = []  # "F" for each forward op through the first layer, "B" for each op of a backward pass
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if torch._C._current_graph_task_id() == -1:
             tensors = [t for t in _pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
             if any(_storage(t) == self.weight for t in tensors):
+                self.order.append("F")
                 for t in tensors:
                     if _storage(t) not in self.params and t.dim() >= 1:
                         self.seen.append(t.detach().clone())
+        elif not self.order or self.order[-1] != "B":
+            self.order.append("B")
         return func(*args, **kwargs)
 
 
@@ -69,6 +73,7 @@ def run_accumulation(mod, sizes, state, X, Y, micro_batch_size, loss_name, prefi
     return {
         "grads": {name: (None if p.grad is None else p.grad.detach().clone()) for name, p in model.named_parameters()},
         "forward_inputs": seen,
+        "order": None if tampered else "".join(watch.order),
         "tampered": tampered,
         "returned": None if returned is None else type(returned).__name__,
         "X": X,

@@ -19,7 +19,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from autograder.judge import assert_close, check, fail, manual_seed, review
+from autograder.judge import as_found, assert_close, check, fail, manual_seed, review
 from autograder.judge.generated import draw
 
 TOL = dict(rtol=1e-9, atol=1e-12)
@@ -254,13 +254,15 @@ def _cfg(n, m, loss=None, sizes=(3, 5, 2), prefill=None, label=None, classes=Non
     return (label or f"n = {n}, micro_batch_size = {m}", X, Y, m, loss, sizes, prefill)
 
 
+@pytest.mark.rules("full_batch_gradient")
 @pytest.mark.points(1.5)
 def test_divisible_mse(sandbox):
     """Micro-batches that divide the batch (default F.mse_loss)"""
     _grade(sandbox, [_cfg(12, 4), _cfg(9, 3)])
 
 
-@pytest.mark.points(2)
+@pytest.mark.rules("full_batch_gradient", "micro_batches")
+@pytest.mark.points(1.5)
 def test_short_last_micro_batch(sandbox):
     """A shorter last micro-batch is weighted by its size"""
     _grade(
@@ -272,6 +274,7 @@ def test_short_last_micro_batch(sandbox):
     )
 
 
+@pytest.mark.rules("full_batch_gradient")
 @pytest.mark.points(1)
 def test_other_loss_functions(sandbox):
     """Other mean losses passed as loss_fn (cross-entropy, L1)"""
@@ -284,6 +287,7 @@ def test_other_loss_functions(sandbox):
     )
 
 
+@pytest.mark.rules("discards_old_grad")
 @pytest.mark.points(1.5)
 def test_old_gradients_discarded(sandbox):
     """Gradients already in .grad before the call are discarded"""
@@ -312,6 +316,7 @@ def _review_watch(sandbox, X, Y, grown, whole):
                f"activations ({whole / 2**20:.0f} MiB each)")
 
 
+@pytest.mark.rules("micro_batches")
 @pytest.mark.points(1)
 @pytest.mark.outside("cgroup peak memory")
 @pytest.mark.timeout(60)
@@ -344,6 +349,7 @@ def test_never_the_whole_batch_at_once(sandbox):
              misconception="full_batch")
 
 
+@pytest.mark.rules("micro_batches")
 @pytest.mark.points(0)
 @pytest.mark.in_process
 def test_runs_micro_batches_in_order(sandbox):
@@ -353,8 +359,24 @@ def test_runs_micro_batches_in_order(sandbox):
     configs = [_cfg(10, 3), _cfg(8, 4)]
     for (label, X, _, m, _, _, _), _, out in _runs(sandbox, configs):
         _check_forwards(out, X, m, label)
+        _check_backward_per_micro_batch(out, X, m, label)
 
 
+def _check_backward_per_micro_batch(out, X, m, label):
+    """Each micro-batch's backward runs before the next micro-batch's forward: one backward over the summed
+    micro-batch losses holds every micro-batch's graph alive at once, as the whole batch's forward would."""
+    order = out.get("order")
+    check(isinstance(order, str), f"The grader could not watch the backward passes ({label}).")
+    forwards = [run for run in order.split("B") if run]  # forward ops between two backward passes
+    expected = math.ceil(len(X) / m)
+    if len(X) > m and len(forwards) < expected:
+        fail(f"With n = {len(X)} and micro_batch_size = {m}, the {expected} micro-batches' forwards ran in "
+             f"{len(forwards)} stretch(es) with no backward pass between them: the graphs of several micro-batches "
+             "were alive at once (for example one backward() over the summed micro-batch losses). Run each "
+             "micro-batch's backward before the next micro-batch's forward.")
+
+
+@pytest.mark.rules("full_batch_gradient", "micro_batches")
 @pytest.mark.points(0.5)
 def test_edge_micro_batch_sizes(sandbox):
     """Edge sizes: micro_batch_size 1, equal to and larger than the batch"""
@@ -370,6 +392,7 @@ GENERATED = st.tuples(
 )
 
 
+@pytest.mark.rules("full_batch_gradient")
 @pytest.mark.points(1.5)
 def test_generated_against_full_batch(sandbox):
     """Matches the full-batch gradient on generated sizes, losses and stale gradients"""
@@ -383,6 +406,7 @@ def test_generated_against_full_batch(sandbox):
     _grade(sandbox, configs)
 
 
+@pytest.mark.rules("unscaled_factor")
 @pytest.mark.points(1)
 def test_unscaled_factor(student):
     """unscaled_factor: how much too large unscaled accumulation is (a Python float)"""
@@ -430,3 +454,27 @@ def test_unscaled_factor(student):
             f"contract asks for a Python float (float(...), or true division /).",
             misconception="factor_type",
         )
+
+
+# ---------------------------------------------------------------- the conventions
+
+CONVENTIONS = st.tuples(st.integers(1, 9), st.integers(1, 10), st.sampled_from(["mse", "l1", None]), st.booleans(),
+                        st.integers(0, 2**31 - 1))
+
+
+@pytest.mark.rules("inputs_unmodified", "global_settings")
+@pytest.mark.points(0.5)
+def test_leaves_inputs_and_settings_as_found(student, sandbox):
+    """X, Y, the model's weights and mode, and torch's global settings are left as found (only .grad changes)"""
+    nn_ = {name: sandbox.ref(f"torch.nn.{name}") for name in ("Sequential", "Linear", "Tanh")}
+    for n, m, loss, train, seed in draw(CONVENTIONS, 5, "accumulation/conventions v1"):
+        g = torch.Generator().manual_seed(seed)
+        X, Y = torch.randn(n, 3, generator=g, dtype=torch.float64), torch.randn(n, 2, generator=g, dtype=torch.float64)
+        model = nn_["Sequential"](nn_["Linear"](3, 4, dtype=torch.float64), nn_["Tanh"](),
+                                  nn_["Linear"](4, 2, dtype=torch.float64))
+        model.train(train)
+        kwargs = {} if loss is None else {"loss_fn": sandbox.ref(f"torch.nn.functional.{loss}_loss")}
+        as_found(sandbox, student.accumulate_gradients, model, X, Y, m, names=["model", "X", "Y", "micro_batch_size"],
+                 call=f"accumulate_gradients(model, X, Y, {m}{', loss_fn=F.' + loss + '_loss' if loss else ''}) for "
+                      f"n = {n}, the model in {'train' if train else 'eval'} mode", **kwargs)
+    as_found(sandbox, student.unscaled_factor, 12, 4, call="unscaled_factor(12, 4)")

@@ -6,6 +6,8 @@ import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, Subset, TensorDataset
 
+from autograder.sandbox.conventions import observe
+
 # captured when the probes load, before any student cell: rebinding torch's later changes nothing here
 _IS_AUTOCAST_ENABLED = torch.is_autocast_enabled
 _GET_AUTOCAST_DTYPE = torch.get_autocast_dtype
@@ -69,7 +71,8 @@ def run_train_epoch(mod, spec):
     loader = _build_loader(spec)
     optimizer = _build_optimizer(model, spec["optimizer"])
     scheduler = _build_scheduler(optimizer, spec["scheduler"])
-    scaler = torch.amp.GradScaler(device.type, init_scale=spec["init_scale"])
+    scaler = torch.amp.GradScaler(device.type, init_scale=spec["init_scale"],
+                                  growth_interval=spec.get("growth_interval", 2000))
     amp_dtype = torch.float16 if device.type == "cuda" else torch.bfloat16
 
     log = {"grad_none_before": [], "autocast_in_backward": [], "autocast_in_forward": []}
@@ -98,9 +101,14 @@ def run_train_epoch(mod, spec):
 
     # max_grad_norm None: the call relies on the contract's default (1.0)
     clip = {} if spec["max_grad_norm"] is None else {"max_grad_norm": spec["max_grad_norm"]}
-    result = mod.train_epoch(model, loader, optimizer, scheduler, scaler, device=device,
-                             accum_steps=spec["accum_steps"], amp_dtype=amp_dtype, **clip)
+    obs = observe(mod.train_epoch, spec["probe"], model, loader, optimizer, scheduler, scaler, device=device,
+                  accum_steps=spec["accum_steps"], amp_dtype=amp_dtype, **clip,
+                  _names=["model", "loader", "optimizer", "scheduler", "scaler"],
+                  _may_change=["model", "optimizer", "scheduler", "scaler"])
+    result = obs["value"]
     return {
+        "seen": {k: obs[k] for k in ("changed", "settings_before", "settings_after")},
+        "data_after": [spec["X"], spec["Y"]],
         "result": result,
         "params": [p.detach().to("cpu", copy=True) for p in params],
         "lr": float(optimizer.param_groups[0]["lr"]),

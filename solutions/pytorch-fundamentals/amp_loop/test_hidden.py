@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 from torch.utils.data import DataLoader, Subset, TensorDataset
 
 from autograder.judge import check, describe, fail
+from autograder.judge.conventions import check_observed, settings_probe
 
 GENERATED = settings(derandomize=True, max_examples=5, deadline=None, database=None,
                      phases=[Phase.explicit, Phase.generate], print_blob=False)
@@ -83,10 +84,12 @@ def _build_scheduler(optimizer, spec):
 
 def _make_spec(sandbox, *, seed, n, batch_size, accum_steps, optimizer, scheduler,
                max_grad_norm, sizes=(6, 16, 4), inf_at=None, hard_last=False, loader="plain",
-               drop_last=False, batchnorm=False):
+               drop_last=False, growth_interval=2000, batchnorm=False):
     """``loader``: "plain" (every sample once, in order), "subset" (a Subset of the data), "sampler" (a
     sampler visiting some samples in another order); ``drop_last`` drops a short final batch. The contract
-    allows any loader: a loop must count the samples it sees, never len(loader.dataset)."""
+    allows any loader: a loop must count the samples it sees, never len(loader.dataset). ``growth_interval``:
+    the GradScaler's (2000, torch's default, never grows the scale in an epoch this short; 1 grows it after
+    every step that was not skipped)."""
     g = torch.Generator().manual_seed(seed)
     weights = []
     for d_in, d_out in zip(sizes[:-1], sizes[1:]):
@@ -111,6 +114,7 @@ def _make_spec(sandbox, *, seed, n, batch_size, accum_steps, optimizer, schedule
             "optimizer": optimizer, "scheduler": scheduler,
             "max_grad_norm": max_grad_norm, "init_scale": INIT_SCALE,
             "inf_at": inf_at, "device": device, "loader": loader, "drop_last": drop_last,
+            "growth_interval": growth_interval, "probe": settings_probe(f"train_epoch {seed}"),
             "batchnorm": batchnorm,
             "indices": torch.randperm(n, generator=g)[: max(1, (3 * n) // 4)].tolist()}
 
@@ -129,7 +133,8 @@ def _reference_epoch(spec, *, divide="window", clip_first=False, final_window=Tr
     loader = _build_loader(spec)
     optimizer = _build_optimizer(model, spec["optimizer"])
     scheduler = _build_scheduler(optimizer, spec["scheduler"])
-    scaler = torch.amp.GradScaler(device.type, init_scale=spec["init_scale"])
+    scaler = torch.amp.GradScaler(device.type, init_scale=spec["init_scale"],
+                                  growth_interval=spec.get("growth_interval", 2000))
     calls = [0]
 
     def tensor_hook(grad):
@@ -251,6 +256,7 @@ def _check_params(got, spec, ref, setting, hint):
 
 # ---------------------------------------------------------------- tests
 
+@pytest.mark.rules("accumulation_windows")
 @pytest.mark.points(1.5)
 @pytest.mark.timeout(60)
 def test_accumulation_windows(sandbox):
@@ -273,6 +279,7 @@ def test_accumulation_windows(sandbox):
           f"not once per batch, and do not forget the final short window.")
 
 
+@pytest.mark.rules("clip_after_unscale")
 @pytest.mark.points(1.5)
 @pytest.mark.timeout(60)
 def test_clipping_after_unscale(sandbox):
@@ -288,6 +295,7 @@ def test_clipping_after_unscale(sandbox):
                   "scaler.unscale_) to a total norm of max_grad_norm, then scaler.step updates.")
 
 
+@pytest.mark.rules("scheduler_after_step")
 @pytest.mark.points(2)
 @pytest.mark.timeout(60)
 def test_overflow_skips_step_and_scheduler(sandbox):
@@ -333,8 +341,24 @@ def test_overflow_skips_step_and_scheduler(sandbox):
     _check_params(got, spec, ref, setting,
                   "The skipped window must leave the weights untouched and its gradients must "
                   "not leak into the next window.")
+    # the same freedom the other way: a scale that grows within the epoch (growth_interval=1) and backs off
+    spec = _make_spec(sandbox, seed=305, n=28, batch_size=4, accum_steps=2,
+                      optimizer={"kind": "sgd", "lr": 0.3},
+                      scheduler={"kind": "step", "step_size": 1, "gamma": 0.5},
+                      max_grad_norm=1e4, inf_at=4, growth_interval=1)
+    got, ref = _run(sandbox, spec), _reference_epoch(spec)
+    setting = ("4 windows of 2 batches with a GradScaler(growth_interval=1), whose scale grows after every step; "
+               "the first batch of the third window has an inf gradient")
+    check(got["last_epoch"] == ref["last_epoch"],
+          f"In an epoch of {setting}, {ref['last_epoch']} optimizer steps really happened, but your scheduler "
+          f"stepped {got['last_epoch']} time(s). A scale that grew after a step is a step that happened; only a "
+          f"scale that shrank marks a skipped one.")
+    check(abs(got["lr"] - ref["lr"]) <= 1e-12 * abs(ref["lr"]),
+          f"In an epoch of {setting}, the final learning rate is {got['lr']:g}, not {ref['lr']:g}.")
+    _check_params(got, spec, ref, setting, "Only the overflowing window's step may be skipped.")
 
 
+@pytest.mark.rules("zero_grad_to_none")
 @pytest.mark.points(0)
 @pytest.mark.in_process
 @pytest.mark.timeout(60)
@@ -364,6 +388,7 @@ def test_grads_set_to_none(sandbox):
                  misconception="zero_inside_window")
 
 
+@pytest.mark.rules("loss_and_autocast")
 @pytest.mark.points(1)
 @pytest.mark.timeout(60)
 def test_returned_mean_loss_per_sample(sandbox):
@@ -443,6 +468,7 @@ def _judge_mean_loss(value, wrong, msg):
                "number of samples seen.")
 
 
+@pytest.mark.rules("accumulation_windows", "scheduler_after_step")
 @pytest.mark.points(1)
 @pytest.mark.timeout(60)
 def test_adamw_lambda_schedule(sandbox):
@@ -465,6 +491,7 @@ def test_adamw_lambda_schedule(sandbox):
        "by the window's samples, clip, scaler.step, scaler.update, scheduler, zero_grad.")
 
 
+@pytest.mark.rules("loss_and_autocast")
 @pytest.mark.points(0)
 @pytest.mark.in_process
 @pytest.mark.timeout(60)
@@ -489,6 +516,7 @@ def test_autocast_forward_only(sandbox):
           "before calling backward.", misconception="autocast_backward")
 
 
+@pytest.mark.rules("clip_after_unscale")
 @pytest.mark.points(0.5)
 @pytest.mark.timeout(60)
 def test_default_max_grad_norm(sandbox):
@@ -506,6 +534,7 @@ def test_default_max_grad_norm(sandbox):
                   "default of the signature train_epoch(..., max_grad_norm=1.0).")
 
 
+@pytest.mark.rules("training_mode")
 @pytest.mark.points(0.5)
 @pytest.mark.timeout(60)
 def test_model_handed_over_in_eval_mode(sandbox):
@@ -523,6 +552,7 @@ def test_model_handed_over_in_eval_mode(sandbox):
                   "batch's statistics), whatever mode the model was in when train_epoch received it.")
 
 
+@pytest.mark.rules("loss_and_autocast")
 @pytest.mark.points(0.5)
 @pytest.mark.timeout(60)
 def test_forward_values_under_autocast(sandbox):
@@ -553,7 +583,8 @@ def test_forward_values_under_autocast(sandbox):
         f"torch.autocast(device.type, dtype=amp_dtype).", full)}, msg)
 
 
-@pytest.mark.points(1.5)
+@pytest.mark.rules("accumulation_windows", "loss_and_autocast")
+@pytest.mark.points(1)
 @pytest.mark.timeout(120)
 def test_generated_setups(sandbox):
     """Generated setups: dataset sizes, batch sizes, windows, clipping thresholds and optimizers"""
@@ -561,13 +592,14 @@ def test_generated_setups(sandbox):
     @GENERATED
     @given(st.integers(5, 23), st.integers(1, 6), st.integers(1, 4), st.sampled_from([0.05, 1.0, 1e4]),
            st.sampled_from(["sgd", "adamw"]), st.integers(0, 2 ** 16),
-           st.sampled_from(["plain", "subset", "sampler"]), st.booleans())
-    def run(n, batch_size, accum_steps, max_grad_norm, opt, seed, loader, drop_last):
+           st.sampled_from(["plain", "subset", "sampler"]), st.booleans(), st.sampled_from([2000, 1, 2]))
+    def run(n, batch_size, accum_steps, max_grad_norm, opt, seed, loader, drop_last, growth_interval):
         optimizer = ({"kind": "sgd", "lr": 0.2, "momentum": 0.5} if opt == "sgd"
                      else {"kind": "adamw", "lr": 0.01, "weight_decay": 0.05})
         spec = _make_spec(sandbox, seed=seed, n=n, batch_size=batch_size, accum_steps=accum_steps,
                           optimizer=optimizer, scheduler={"kind": "step", "step_size": 1, "gamma": 0.8},
-                          max_grad_norm=max_grad_norm, loader=loader, drop_last=drop_last)
+                          max_grad_norm=max_grad_norm, loader=loader, drop_last=drop_last,
+                          growth_interval=growth_interval)
         if drop_last and len(spec["indices"] if loader != "plain" else spec["X"]) < batch_size:
             spec["drop_last"] = False  # a loader that yields no batch at all is no epoch
         got = _run(sandbox, spec)
@@ -575,7 +607,8 @@ def test_generated_setups(sandbox):
         seen = {"plain": f"{n} samples", "subset": f"a Subset of {len(spec['indices'])} of {n} samples",
                 "sampler": f"a sampler visiting {len(spec['indices'])} of {n} samples"}[loader]
         setting = (f"{seen} in batches of {batch_size}{', drop_last=True' if spec['drop_last'] else ''}, "
-                   f"accum_steps={accum_steps}, max_grad_norm={max_grad_norm:g}, {opt}")
+                   f"accum_steps={accum_steps}, max_grad_norm={max_grad_norm:g}, {opt}, "
+                   f"GradScaler(growth_interval={growth_interval})")
         check(got["last_epoch"] == ref["last_epoch"],
               f"With {setting}, the epoch has {ref['last_epoch']} optimizer steps, but your scheduler stepped "
               f"{got['last_epoch']} times.")
@@ -591,3 +624,25 @@ def test_generated_setups(sandbox):
               f"is {expected:.5g}.")
 
     run()
+
+
+# ---------------------------------------------------------------- the conventions
+
+@pytest.mark.rules("inputs_unmodified", "global_settings")
+@pytest.mark.points(0.5)
+@pytest.mark.timeout(60)
+def test_leaves_data_and_settings_as_found(sandbox):
+    """train_epoch leaves the loader's data and torch's global settings (grad mode, default dtype) as found"""
+    for seed, loader, batch_size in ((606, "plain", 1), (607, "subset", 3)):
+        spec = _make_spec(sandbox, seed=seed, n=9, batch_size=batch_size, accum_steps=2,
+                          optimizer={"kind": "sgd", "lr": 0.1},
+                          scheduler={"kind": "step", "step_size": 1, "gamma": 0.9},
+                          max_grad_norm=1.0, loader=loader)
+        got = _run(sandbox, spec)
+        call = f"train_epoch(model, loader, ...) with a {loader} loader in batches of {batch_size}"
+        check_observed(got["seen"], spec["probe"], call=call)
+        for name, before, after in zip(("X", "Y"), (spec["X"], spec["Y"]), got["data_after"]):
+            check(isinstance(after, torch.Tensor) and after.dtype == before.dtype and torch.equal(after, before),
+                  f"After {call}, the loader's dataset tensor {name} had changed: the contract's conventions say a "
+                  "function never modifies its inputs in place (the batches a loader yields may share memory with "
+                  "its dataset).")

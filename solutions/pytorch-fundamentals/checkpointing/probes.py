@@ -24,6 +24,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, TensorDataset
 
+from autograder.sandbox.conventions import observe
+
 # what the graph counter relies on, captured before any student cell runs
 _WEAKREF = weakref.ref
 _COLLECT = gc.collect
@@ -32,7 +34,8 @@ _FUNCTION = torch.autograd.Function
 
 def _build(spec):
     d, h, c = spec["sizes"]
-    model = nn.Sequential(nn.Linear(d, h), nn.ReLU(), nn.Dropout(spec["dropout"]),
+    norm = [nn.BatchNorm1d(h)] if spec.get("batchnorm") else []
+    model = nn.Sequential(nn.Linear(d, h), *norm, nn.ReLU(), nn.Dropout(spec["dropout"]),
                           nn.Linear(h, h), nn.ReLU(), nn.Dropout(spec["dropout"]),
                           nn.Linear(h, c))
     o = spec["optimizer"]
@@ -60,7 +63,12 @@ def _train_epoch(model, loader, opt):
 
 
 def _params(model):
-    return [p.detach().clone() for p in model.parameters()]
+    return [t.detach().clone() for t in model.state_dict().values()]  # buffers (BatchNorm's statistics) too
+
+
+def _seen(obs):
+    """What the judge checks of an observed call (autograder.sandbox.conventions): no handles."""
+    return {k: obs[k] for k in ("changed", "settings_before", "settings_after")}
 
 
 def _loader(spec):
@@ -78,12 +86,13 @@ def save_after(mod, spec):
     path = os.path.join(os.getcwd(), spec["file"])
     if os.path.exists(path):
         os.remove(path)
-    mod.save_checkpoint(path, model, opt, sched, spec["stop"])
+    obs = observe(mod.save_checkpoint, spec["probe"], path, model, opt, sched, spec["stop"],
+                  _names=["path", "model", "optimizer", "scheduler", "epoch"])
     data = None
     if os.path.isfile(path):
         with open(path, "rb") as f:
             data = f.read()
-    return {"file": data}
+    return {"file": data, "seen": _seen(obs)}
 
 
 def resume_from(mod, spec, data):
@@ -93,14 +102,16 @@ def resume_from(mod, spec, data):
         f.write(data)
     torch.manual_seed(spec["rebuild_seed"])          # a new process builds other weights
     model, opt, sched = _build(spec)
-    returned = mod.load_checkpoint(path, model, opt, sched)
+    obs = observe(mod.load_checkpoint, spec["probe"], path, model, opt, sched,
+                  _names=["path", "model", "optimizer", "scheduler"], _may_change=["model", "optimizer", "scheduler"])
+    returned = obs["value"]
     for _ in range(spec["stop"], spec["epochs"]):
         _train_epoch(model, loader, opt)
         sched.step()
     # the value crosses as itself (the judge checks `type(returned) is int`); anything else as a description
     plain = type(returned) in (int, float, bool, type(None))
     return {"resumed": _params(model), "lr_resumed": opt.param_groups[0]["lr"],
-            "returned": returned if plain else "<" + type(returned).__name__ + ">"}
+            "returned": returned if plain else "<" + type(returned).__name__ + ">", "seen": _seen(obs)}
 
 
 def epoch_loss_run(mod, spec):
@@ -147,14 +158,16 @@ def epoch_loss_run(mod, spec):
             tokens.append(_WEAKREF(out.grad_fn))
         return out
 
-    value = mod.epoch_loss(model, loader, loss_fn)
+    obs = observe(mod.epoch_loss, spec["probe"], model, loader, loss_fn, _names=["model", "loader", "loss_fn"],
+                  _may_change=["model"] if spec["mode"] == "train" else [], _grad_mode=spec.get("grad_mode"))
+    value = obs["value"]
     # the mode the model was left in, as values: its output on the judge's batch (BatchNorm normalises with
     # the batch's statistics in train mode, with the running ones in eval mode); the judge computes both
     with torch.no_grad():
         after = model(spec["X_after"]).detach().clone()
     return {"value": value.detach() if isinstance(value, torch.Tensor) else value,
             "alive_at_call": alive_at_call, "modes": modes, "output_after": after,
-            "mode_after": "train" if model.training else "eval"}
+            "mode_after": "train" if model.training else "eval", "seen": _seen(obs)}
 
 
 def epoch_loss_plain(mod, spec):

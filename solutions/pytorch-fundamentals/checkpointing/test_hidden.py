@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from torch.utils.data import DataLoader, TensorDataset
 
 from autograder.judge import check, describe, fail, manual_seed, review
+from autograder.judge.conventions import check_observed, settings_probe
 
 GENERATED = settings(derandomize=True, max_examples=8, deadline=None, database=None,
                      phases=[Phase.explicit, Phase.generate], print_blob=False)
@@ -44,20 +45,23 @@ def _gen(seed):
     return torch.Generator().manual_seed(seed)
 
 
-def _resume_spec(*, seed, optimizer, scheduler, epochs, stop, file):
+def _resume_spec(*, seed, optimizer, scheduler, epochs, stop, file, batchnorm=False):
+    """``batchnorm``: the model has buffers (BatchNorm's running statistics) as well as parameters."""
     g = _gen(seed)
     n, d, c = 40, 6, 3
     X = torch.randn(n, d, generator=g)
     Y = torch.randint(0, c, (n,), generator=g)
     return {"X": X, "Y": Y, "sizes": [d, 16, c], "dropout": 0.3, "batch_size": 8,
             "optimizer": optimizer, "scheduler": scheduler, "epochs": epochs,
-            "stop": stop, "seed": seed, "rebuild_seed": seed * 7919 + 13, "file": file}
+            "stop": stop, "seed": seed, "rebuild_seed": seed * 7919 + 13, "file": file, "batchnorm": batchnorm,
+            "probe": settings_probe(f"checkpoint {seed}")}
 
 
 def _build(spec):
     """The same model, optimizer and scheduler as probes.py builds (the judge's trusted copy)."""
     d, h, c = spec["sizes"]
-    model = nn.Sequential(nn.Linear(d, h), nn.ReLU(), nn.Dropout(spec["dropout"]),
+    norm = [nn.BatchNorm1d(h)] if spec.get("batchnorm") else []
+    model = nn.Sequential(nn.Linear(d, h), *norm, nn.ReLU(), nn.Dropout(spec["dropout"]),
                           nn.Linear(h, h), nn.ReLU(), nn.Dropout(spec["dropout"]),
                           nn.Linear(h, c))
     o = spec["optimizer"]
@@ -114,7 +118,7 @@ def _train_uninterrupted(spec):
                     F.cross_entropy(model(x), y).backward()
                     opt.step()
                 sched.step()
-            return [p.detach().clone() for p in model.parameters()], opt.param_groups[0]["lr"]
+            return [t.detach().clone() for t in model.state_dict().values()], opt.param_groups[0]["lr"]
     finally:
         torch.set_num_threads(threads)
 
@@ -223,7 +227,7 @@ def _resumed_with_fresh_optimizer(spec):
             for _ in range(spec["stop"], spec["epochs"]):
                 _train_epoch(model, loader, opt)
                 sched.step()
-            return [p.detach().clone() for p in model.parameters()]
+            return [t.detach().clone() for t in model.state_dict().values()]
     finally:
         torch.set_num_threads(threads)
 
@@ -238,10 +242,17 @@ def _check_resume(sandbox, spec, setting):
     resumed = res["resumed"]
     check(isinstance(resumed, list) and len(resumed) == len(uninterrupted)
           and all(isinstance(a, torch.Tensor) and a.shape == b.shape for a, b in zip(resumed, uninterrupted)),
-          f"{setting}: the resumed model's parameters do not have the model's shapes.")
+          f"{setting}: the resumed model's state_dict does not have the model's entries and shapes.")
     same = all(torch.equal(a, b) for a, b in zip(resumed, uninterrupted))
     if same:
         return
+    names = list(_build(spec)[0].state_dict())
+    params = {n for n, _ in _build(spec)[0].named_parameters()}
+    differ = [n for n, a, b in zip(names, resumed, uninterrupted, strict=True) if not torch.equal(a, b)]
+    if differ and not params.intersection(differ):
+        fail(f"{setting}: the run resumed from your checkpoint continues with the same parameters as the "
+             f"uninterrupted run, but the model's buffers {', '.join(differ[:3])} differ from it. Buffers (here "
+             "BatchNorm's running statistics) are part of model.state_dict(), not of model.parameters().")
     worst = max(float((a - b).abs().max()) for a, b in zip(resumed, uninterrupted))
     msg = (f"{setting}: the run resumed from your checkpoint does not continue "
            f"bit-identically; its final weights differ from the uninterrupted run's "
@@ -267,7 +278,8 @@ def _check_resume(sandbox, spec, setting):
 
 # ---------------------------------------------------------------- checkpoints
 
-@pytest.mark.points(1.5)
+@pytest.mark.rules("weights_only")
+@pytest.mark.points(1)
 def test_checkpoint_loads_with_weights_only(sandbox):
     """The checkpoint file loads with torch.load(path, weights_only=True)"""
     spec = _resume_spec(seed=31, optimizer={"kind": "adam", "lr": 0.01},
@@ -283,7 +295,8 @@ def test_checkpoint_loads_with_weights_only(sandbox):
           f"the model, optimizer or scheduler objects themselves.", misconception="pickles_objects")
 
 
-@pytest.mark.points(2.5)
+@pytest.mark.rules("resume_exactly")
+@pytest.mark.points(2)
 @pytest.mark.timeout(90)
 def test_resume_adamw_steplr_dropout(sandbox):
     """Resuming after epoch 3 of 5 (dropout, AdamW, StepLR) is bit-identical"""
@@ -294,17 +307,19 @@ def test_resume_adamw_steplr_dropout(sandbox):
                              "epoch 3 of 5")
 
 
+@pytest.mark.rules("resume_exactly")
 @pytest.mark.points(1.5)
 @pytest.mark.timeout(90)
 def test_resume_sgd_momentum_lambdalr(sandbox):
-    """Resuming after epoch 1 of 4 (dropout, SGD with momentum, LambdaLR) is bit-identical"""
+    """Resuming after epoch 1 of 4 (dropout, BatchNorm, SGD with momentum, LambdaLR) is bit-identical"""
     spec = _resume_spec(seed=33, optimizer={"kind": "sgd", "lr": 0.05, "momentum": 0.9},
                         scheduler={"kind": "lambda", "base": 0.8},
-                        epochs=4, stop=1, file="hidden_ckpt_c.pt")
-    _check_resume(sandbox, spec, "SGD(momentum=0.9) + LambdaLR with dropout, interrupted after "
+                        epochs=4, stop=1, file="hidden_ckpt_c.pt", batchnorm=True)
+    _check_resume(sandbox, spec, "SGD(momentum=0.9) + LambdaLR with dropout and BatchNorm, interrupted after "
                              "epoch 1 of 4")
 
 
+@pytest.mark.rules("returns_epoch")
 @pytest.mark.points(0.5)
 def test_load_returns_saved_epoch(sandbox):
     """load_checkpoint returns the saved epoch as an int"""
@@ -351,7 +366,7 @@ def _loss_spec(seed, batch_sizes, loss, mode="train", unvisited=0):
             "X_after": torch.randn(6, d, generator=g, dtype=torch.float64),
             "running_mean": torch.randn(h, generator=g, dtype=torch.float64),
             "running_var": 0.5 + torch.rand(h, generator=g, dtype=torch.float64) * 3,
-            "batch_sizes": list(batch_sizes), "loss": loss, "mode": mode}
+            "batch_sizes": list(batch_sizes), "loss": loss, "mode": mode, "probe": settings_probe(f"epoch_loss {seed}")}
 
 
 def _per_batch_losses(spec, mode=None):
@@ -414,6 +429,7 @@ def _loss_value(res, what):
     return float(value), (1e-10 if type(value) is float else 1e-6)
 
 
+@pytest.mark.rules("epoch_loss_value")
 @pytest.mark.points(1.5)
 def test_epoch_loss_weights_by_batch_size(sandbox):
     """epoch_loss is the mean per-sample loss over batches of different sizes"""
@@ -448,6 +464,7 @@ def test_epoch_loss_weights_by_batch_size(sandbox):
                    "total number of samples.")
 
 
+@pytest.mark.rules("epoch_loss_value")
 @pytest.mark.points(0.5)
 def test_epoch_loss_returns_python_float(sandbox):
     """epoch_loss returns a Python float"""
@@ -484,6 +501,7 @@ def _review_graph_count(sandbox, grown, unit):
                f"activations are {unit / 2**20:.0f} MiB each")
 
 
+@pytest.mark.rules("no_graph_growth")
 @pytest.mark.points(1)
 @pytest.mark.outside("cgroup peak memory")
 @pytest.mark.timeout(60)
@@ -509,6 +527,7 @@ def test_epoch_loss_does_not_keep_graphs(sandbox):
              "built at all.", misconception="keeps_graphs")
 
 
+@pytest.mark.rules("no_graph_growth")
 @pytest.mark.points(0)
 @pytest.mark.in_process
 def test_epoch_loss_graph_count(sandbox):
@@ -529,6 +548,7 @@ def test_epoch_loss_graph_count(sandbox):
           misconception="keeps_graphs")
 
 
+@pytest.mark.rules("keeps_mode")
 @pytest.mark.points(0.5)
 def test_epoch_loss_keeps_the_mode_it_found(sandbox):
     """epoch_loss computes in the mode it finds the model in (train or eval) and leaves it so"""
@@ -550,6 +570,7 @@ def test_epoch_loss_keeps_the_mode_it_found(sandbox):
         _check_mode_after(res, spec, mode)
 
 
+@pytest.mark.rules("epoch_loss_value")
 @pytest.mark.points(0.5)
 def test_epoch_loss_generated(sandbox):
     """epoch_loss on generated batch sizes, losses and modes"""
@@ -566,5 +587,43 @@ def test_epoch_loss_generated(sandbox):
               f"With batches of sizes {sizes}, loss_fn = {loss} (batch mean) and the model in {mode} mode, "
               f"epoch_loss returned {value:.10g}; the mean loss per sample is {expected:.10g}.")
         _check_mode_after(res, spec, mode)
+
+    run()
+
+
+# ---------------------------------------------------------------- the conventions
+
+@pytest.mark.rules("inputs_unmodified", "global_settings")
+@pytest.mark.points(0.5)
+@pytest.mark.timeout(90)
+def test_checkpoint_functions_leave_inputs_and_settings_as_found(sandbox):
+    """save_checkpoint leaves the model, optimizer and scheduler as found; both leave torch's settings as found"""
+    spec = _resume_spec(seed=35, optimizer={"kind": "adamw", "lr": 0.01, "weight_decay": 0.1},
+                        scheduler={"kind": "step", "step_size": 1, "gamma": 0.5},
+                        epochs=2, stop=1, file="hidden_ckpt_e.pt", batchnorm=True)
+    saved = sandbox.probe("save_after", spec)
+    check_observed(saved["seen"], spec["probe"], call="save_checkpoint(path, model, optimizer, scheduler, epoch)")
+    check(saved["file"] is not None, "save_checkpoint(path, ...) did not create a file at `path`.")
+    res = _resume(sandbox, spec, saved["file"])
+    check_observed(res["seen"], spec["probe"], call="load_checkpoint(path, model, optimizer, scheduler)")
+
+
+@pytest.mark.rules("inputs_unmodified", "global_settings", "keeps_mode")
+@pytest.mark.points(0.5)
+def test_epoch_loss_leaves_model_and_settings_as_found(sandbox):
+    """epoch_loss leaves the model (weights, buffers in eval mode, mode) and gradient mode as it found them"""
+
+    @GENERATED
+    @given(st.lists(st.integers(1, 6), min_size=1, max_size=4), st.sampled_from(["train", "eval"]), st.booleans(),
+           st.integers(0, 2 ** 16))
+    def run(sizes, mode, grad_mode, seed):
+        if mode == "train":  # BatchNorm cannot train on a batch of one: sizes 1 only in eval mode
+            sizes = [max(2, n) for n in sizes]
+        spec = _loss_spec(seed, sizes, "cross_entropy", mode)
+        spec["grad_mode"] = grad_mode
+        res = sandbox.probe("epoch_loss_run", spec)
+        check_observed(res["seen"], spec["probe"], grad_mode=grad_mode,
+                       call=f"epoch_loss(model, loader, loss_fn) with the model in {mode} mode, batches of sizes "
+                            f"{sizes} and gradient recording {'on' if grad_mode else 'off'}")
 
     run()

@@ -195,12 +195,12 @@ class _ProbeMLP(nn.Module):
 _PROBE_FORWARD_CODE = _ProbeMLP.forward.__code__
 
 
-def dynamic_batches(mod, dims, sd, xs, device):
+def dynamic_batches(mod, dims, sd, xs, device, sd_after=None):
     return _once(("dynamic", tuple(dims), device),
-                 lambda: _dynamic_batches(mod, dims, sd, xs, device))
+                 lambda: _dynamic_batches(mod, dims, sd, xs, device, sd_after))
 
 
-def _dynamic_batches(mod, dims, sd, xs, device):
+def _dynamic_batches(mod, dims, sd, xs, device, sd_after=None):
     tampered = _tampered()
     if tampered:
         return {"status": "tampered", "names": tampered}
@@ -210,7 +210,7 @@ def _dynamic_batches(mod, dims, sd, xs, device):
     model.load_state_dict(sd)
     model.to(device)
     with _cheap_default_backend(device):
-        return _run_dynamic(mod, model, xs, device)
+        return _run_dynamic(mod, model, xs, device, sd_after)
 
 
 class _cheap_default_backend:
@@ -247,9 +247,9 @@ class _cheap_default_backend:
             torch.compile = self.original
 
 
-def _run_dynamic(mod, model, xs, device):
+def _run_dynamic(mod, model, xs, device, sd_after=None):
     fn = mod.compile_dynamic(model)
-    outs, recompiled_at, message = [], None, ""
+    outs, recompiled_at, message, after = [], None, "", None
     try:
         with torch.no_grad():
             outs.append(fn(xs[0].to(device)).cpu())
@@ -266,8 +266,14 @@ def _run_dynamic(mod, model, xs, device):
                         message = str(exc).splitlines()[0].split(" filename:")[0][:300]
                 # after a recompilation was detected, finish without the stance
                 outs.append(fn(x.to(device)).cpu())
-    finally:
         traces = len(_TRACES)
+        if sd_after is not None:  # the caller's model trains on after compiling: the callable must follow it
+            with torch.no_grad():
+                for name, p in model.named_parameters():
+                    p.copy_(sd_after[name].to(p.device))
+                after = fn(xs[0].to(device)).cpu()
+    finally:
+        traces = len(_TRACES) if sd_after is None or after is None else traces
         torch._dynamo.reset()
     return {"status": "ok", "traces": traces, "recompiled_at": recompiled_at,
-            "message": message, "outs": outs}
+            "message": message, "outs": outs, "after": after}

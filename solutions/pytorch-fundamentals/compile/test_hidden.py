@@ -24,7 +24,7 @@ import torch.nn.functional as F
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from autograder.judge import check, describe, fail
+from autograder.judge import as_found, check, describe, fail
 
 GENERATED = settings(derandomize=True, max_examples=8, deadline=None, database=None,
                      phases=[Phase.explicit, Phase.generate], print_blob=False)
@@ -110,7 +110,7 @@ def _dynamic_inputs():
 
 def _dynamic(sandbox):
     return sandbox.probe("dynamic_batches", list(DIMS), _weights(4242), _dynamic_inputs(),
-                         _device(sandbox))
+                         _device(sandbox), _weights(4343))
 
 
 def _check_status(res, what):
@@ -133,7 +133,8 @@ def _check_status(res, what):
              misconception="renamed_layers" if renamed else "extra_state")
 
 
-@pytest.mark.points(4.5)
+@pytest.mark.rules("same_function")
+@pytest.mark.points(4)
 def test_same_function_as_chatty(sandbox):
     """CompileFriendlyMLP computes the same function as ChattyMLP"""
     sd, xs = _weights(), _inputs()
@@ -142,6 +143,7 @@ def test_same_function_as_chatty(sandbox):
     _compare(res["outs"], xs, sd, "CompileFriendlyMLP (eager, ChattyMLP's weights loaded)")
 
 
+@pytest.mark.rules("fullgraph")
 @pytest.mark.points(0)
 @pytest.mark.in_process
 @pytest.mark.timeout(120)
@@ -179,6 +181,7 @@ def test_fullgraph_capture(sandbox):
           "traced by torch.compile, not hidden from it.")
 
 
+@pytest.mark.rules("fullgraph", "same_function")
 @pytest.mark.points(0)
 @pytest.mark.in_process
 @pytest.mark.timeout(120)
@@ -195,6 +198,7 @@ def test_compiled_output(sandbox):
     _compare(res["outs"], _inputs(), _weights(), "Compiled CompileFriendlyMLP")
 
 
+@pytest.mark.rules("compile_dynamic")
 @pytest.mark.points(0)
 @pytest.mark.in_process
 @pytest.mark.timeout(180)
@@ -213,6 +217,7 @@ def test_dynamic_no_recompile(sandbox):
           f"input's shapes; ask for a dynamic batch dimension.", misconception="recompiles")
 
 
+@pytest.mark.rules("compile_dynamic")
 @pytest.mark.points(0)
 @pytest.mark.in_process
 @pytest.mark.timeout(180)
@@ -225,6 +230,7 @@ def test_dynamic_single_trace(sandbox):
           f"64; a dynamic-shape compile traces it exactly once.")
 
 
+@pytest.mark.rules("compile_dynamic")
 @pytest.mark.points(3)
 @pytest.mark.timeout(180)
 def test_dynamic_values(sandbox):
@@ -246,8 +252,22 @@ def test_dynamic_values(sandbox):
               f"For a batch of {x.shape[0]} the compiled model's output differs from the "
               f"model's own output (max abs error "
               f"{(out.double() - expected).abs().max().item():.3g}).")
+    # the model's weights change after compiling (as training changes them): the callable follows the model
+    x = xs[0]
+    sd = {k: v.double() for k, v in _weights(4343).items()}
+    expected = F.linear(torch.relu(F.linear(x.double(), sd["fc1.weight"], sd["fc1.bias"])), sd["fc2.weight"],
+                        sd["fc2.bias"])
+    after = res.get("after")
+    check(isinstance(after, torch.Tensor) and tuple(after.shape) == tuple(expected.shape)
+          and torch.allclose(after.double(), expected, rtol=RTOL, atol=ATOL),
+          f"After the model's weights were changed in place (as training does) once compile_dynamic(model) had "
+          f"returned, the compiled callable's output for a batch of {x.shape[0]} is not the model's new output"
+          + (f" (max abs error {(after.double() - expected).abs().max().item():.3g})"
+             if isinstance(after, torch.Tensor) and after.shape == expected.shape else "")
+          + ": it must compute with the caller's model itself, not with a copy of it.")
 
 
+@pytest.mark.rules("same_function")
 @pytest.mark.points(2.5)
 @pytest.mark.timeout(60)
 def test_same_function_generated(sandbox):
@@ -265,5 +285,27 @@ def test_same_function_generated(sandbox):
         _check_status(res, f"CompileFriendlyMLP({d_in}, {d_h}, {d_out})")
         _compare(res["outs"], xs, sd, f"CompileFriendlyMLP({d_in}, {d_h}, {d_out}) with ChattyMLP's weights, "
                                       f"a batch of {n}")
+
+    run()
+
+
+# ---------------------------------------------------------------- the conventions
+
+@pytest.mark.rules("inputs_unmodified", "global_settings")
+@pytest.mark.points(0.5)
+def test_leaves_model_and_settings_as_found(student, sandbox):
+    """compile_dynamic leaves the model (weights, mode) and torch's settings as found; so does the constructor"""
+    nn_ = {name: sandbox.ref(f"torch.nn.{name}") for name in ("Sequential", "Linear", "ReLU")}
+
+    @GENERATED
+    @given(st.integers(1, 6), st.integers(1, 8), st.integers(1, 4), st.booleans())
+    def run(d_in, d_h, d_out, train):
+        shown = f"({d_in}, {d_h}, {d_out})"
+        as_found(sandbox, student.CompileFriendlyMLP, d_in, d_h, d_out, call=f"CompileFriendlyMLP{shown}")
+        model = nn_["Sequential"](nn_["Linear"](d_in, d_h), nn_["ReLU"](), nn_["Linear"](d_h, d_out))
+        model.train(train)
+        as_found(sandbox, student.compile_dynamic, model, names=["model"],
+                 call=f"compile_dynamic(model) for a Sequential of Linear{shown[:-1]}) layers in "
+                      f"{'train' if train else 'eval'} mode")
 
     run()

@@ -14,7 +14,7 @@ import torch
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from autograder.judge import StudentError, assert_close, check, fail, gradcheck
+from autograder.judge import StudentError, as_found, assert_close, check, fail, gradcheck
 
 GENERATED = settings(derandomize=True, max_examples=10, deadline=None, database=None,
                      phases=[Phase.explicit, Phase.generate], print_blob=False)
@@ -45,6 +45,7 @@ def _off_half(x):
 
 # ---------------------------------------------------------------- StraightThroughRound
 
+@pytest.mark.rules("ste_forward", "inputs_unmodified")
 @pytest.mark.points(0.5)
 def test_ste_forward_rounds(sandbox):
     """StraightThroughRound's forward rounds to the nearest integer, keeping the dtype"""
@@ -62,6 +63,7 @@ def test_ste_forward_rounds(sandbox):
 TIES = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.5, -3.5, 4.5, 0.49, -0.51, 7.0]
 
 
+@pytest.mark.rules("ste_forward")
 @pytest.mark.points(0.5)
 def test_ste_forward_ties_to_even(sandbox):
     """StraightThroughRound's forward is torch.round: ties (x.5) go to the even neighbour"""
@@ -73,6 +75,7 @@ def test_ste_forward_ties_to_even(sandbox):
                      misconceptions=lambda x=x: _rounding_misconceptions(x))
 
 
+@pytest.mark.rules("ste_backward")
 @pytest.mark.points(1.5)
 def test_ste_backward_passes_upstream(sandbox):
     """StraightThroughRound's backward passes the upstream gradient through unchanged"""
@@ -97,6 +100,7 @@ def test_ste_backward_passes_upstream(sandbox):
                  name="the float32 gradient through StraightThroughRound")
 
 
+@pytest.mark.rules("ste_backward")
 @pytest.mark.points(0.5)
 def test_ste_inside_a_graph(sandbox):
     """StraightThroughRound works in the middle of a computation"""
@@ -113,6 +117,7 @@ def test_ste_inside_a_graph(sandbox):
 
 # ---------------------------------------------------------------- Cube
 
+@pytest.mark.rules("cube")
 @pytest.mark.points(0.5)
 def test_cube_forward(sandbox):
     """Cube's forward computes x ** 3, keeping the dtype"""
@@ -124,7 +129,8 @@ def test_cube_forward(sandbox):
     assert_close(res32["y"], x32 ** 3, rtol=1e-6, atol=1e-6, name="Cube.apply(x) (float32)")
 
 
-@pytest.mark.points(2)
+@pytest.mark.rules("cube")
+@pytest.mark.points(1.5)
 def test_cube_backward_values(sandbox):
     """Cube's backward returns 3 x^2 times the upstream gradient"""
     x = torch.randn(2, 5, generator=_gen(22), dtype=torch.float64) * 1.5
@@ -157,6 +163,7 @@ def _cube_misconceptions(x, g):
     }
 
 
+@pytest.mark.rules("cube")
 @pytest.mark.points(1)
 @pytest.mark.timeout(60)
 def test_cube_matches_finite_differences(sandbox):
@@ -177,6 +184,7 @@ def test_cube_matches_finite_differences(sandbox):
               name="the gradient through Cube")
 
 
+@pytest.mark.rules("cube")
 @pytest.mark.points(0)
 @pytest.mark.in_process
 def test_cube_is_a_custom_function(sandbox):
@@ -234,6 +242,7 @@ def _second_of(sandbox, name, x, label):
         raise
 
 
+@pytest.mark.rules("second_derivative")
 @pytest.mark.points(1.5)
 def test_second_derivative_values(sandbox):
     """second_derivative is exact for sin, exp, x^3, x tanh x and log(1 + x^2)"""
@@ -265,6 +274,7 @@ def test_second_derivative_values(sandbox):
                           "then differentiate that first derivative again.")
 
 
+@pytest.mark.rules("second_derivative", "inputs_unmodified")
 @pytest.mark.points(0.5)
 def test_second_derivative_dtype_and_input(sandbox):
     """second_derivative keeps shape and dtype (float32 too) and leaves x untouched"""
@@ -278,6 +288,7 @@ def test_second_derivative_dtype_and_input(sandbox):
           "second_derivative modified the values of its input x.")
 
 
+@pytest.mark.rules("second_derivative", "inputs_unmodified")
 @pytest.mark.points(0)
 @pytest.mark.in_process
 def test_second_derivative_leaves_requires_grad(sandbox):
@@ -296,6 +307,7 @@ def test_second_derivative_leaves_requires_grad(sandbox):
           "function changed its input's requires_grad flag. Work on x.detach().clone() instead.")
 
 
+@pytest.mark.rules("second_derivative")
 @pytest.mark.points(0.5)
 def test_second_derivative_of_linear_function(sandbox):
     """second_derivative of a linear f is zero everywhere"""
@@ -322,6 +334,7 @@ def test_second_derivative_of_linear_function(sandbox):
 
 # ---------------------------------------------------------------- generated inputs
 
+@pytest.mark.rules("ste_forward", "ste_backward", "cube", "second_derivative")
 @pytest.mark.points(1)
 def test_generated_inputs(sandbox):
     """Cube, StraightThroughRound and second_derivative on generated shapes and values, ties included"""
@@ -346,5 +359,29 @@ def test_generated_inputs(sandbox):
         res = sandbox.probe("second_derivative_of", name, xs)
         assert_close(res["value"], _expected_second(name, xs), rtol=1e-9, atol=1e-11,
                      name=f"second_derivative(f, x) for f(x) = {label} at x = {xs.flatten().tolist()}")
+
+    run()
+
+
+# ---------------------------------------------------------------- the conventions
+
+@pytest.mark.rules("inputs_unmodified", "global_settings")
+@pytest.mark.points(0.5)
+def test_leaves_inputs_and_settings_as_found(student, sandbox):
+    """StraightThroughRound, Cube and second_derivative leave their input and torch's global settings as found"""
+    values = st.one_of(st.floats(-8, 8, allow_nan=False, width=32), st.integers(-16, 16).map(lambda k: k / 2))
+
+    @GENERATED
+    @given(st.lists(values, min_size=1, max_size=8), st.sampled_from([torch.float64, torch.float32]),
+           st.sampled_from(["torch.sin", "torch.exp", "torch.tanh"]))
+    def run(vals, dtype, fn):
+        x = torch.tensor(vals, dtype=dtype)
+        shown = f"x = torch.tensor({vals}, dtype={dtype})"
+        as_found(sandbox, student.StraightThroughRound.apply, x, call=f"StraightThroughRound.apply(x) with {shown}",
+                 names=["x"])
+        as_found(sandbox, student.Cube.apply, x, call=f"Cube.apply(x) with {shown}", names=["x"])
+        as_found(sandbox, student.second_derivative, sandbox.ref(fn), x.clamp(-3, 3),
+                 call=f"second_derivative({fn}, x) with x the clamp to [-3, 3] of {shown[4:]}",
+                 names=["f", "x"])
 
     run()

@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from autograder.judge import assert_close, check, fail, review
+from autograder.judge import as_found, assert_close, check, fail, review
 from autograder.judge.generated import draw
 
 D64 = torch.float64
@@ -66,6 +66,7 @@ def _check_leaf(info, call, dtype_name, upstream):
 # ---------------------------------------------------------------- make_leaf
 
 
+@pytest.mark.rules("make_leaf")
 @pytest.mark.points(1)
 def test_make_leaf_defaults(student, sandbox):
     """make_leaf with default device and dtype gives a float32 CPU tensor of the shape asked"""
@@ -84,6 +85,7 @@ def test_make_leaf_defaults(student, sandbox):
     )
 
 
+@pytest.mark.rules("make_leaf")
 @pytest.mark.points(1)
 def test_make_leaf_other_dtypes(student, sandbox):
     """make_leaf honours float64, bfloat16 and an explicit device"""
@@ -119,6 +121,7 @@ def test_make_leaf_other_dtypes(student, sandbox):
 LEAF_CALLS = [((4, 5), None, None), ((3, 2), "cpu", "float64"), ((2, 3, 2), "cpu", "bfloat16")]
 
 
+@pytest.mark.rules("make_leaf")
 @pytest.mark.points(0)
 @pytest.mark.in_process
 def test_make_leaf_is_a_leaf(student, sandbox):
@@ -140,6 +143,7 @@ def test_make_leaf_is_a_leaf(student, sandbox):
           "`make_leaf((2, 3), device='meta')` did not return a leaf that requires grad.", misconception="non_leaf")
 
 
+@pytest.mark.rules("make_leaf")
 @pytest.mark.points(1)
 def test_make_leaf_values(student, sandbox):
     """make_leaf draws standard normal values from torch's global generator"""
@@ -189,6 +193,7 @@ def test_make_leaf_values(student, sandbox):
 # ---------------------------------------------------------------- intermediate_grad
 
 
+@pytest.mark.rules("intermediate_grad")
 @pytest.mark.points(2)
 def test_intermediate_grad_values(student, sandbox):
     """intermediate_grad returns d loss / d w2 (float64 and float32)"""
@@ -231,6 +236,7 @@ def test_intermediate_grad_values(student, sandbox):
         )
 
 
+@pytest.mark.rules("intermediate_grad")
 @pytest.mark.points(0)
 @pytest.mark.in_process
 def test_intermediate_grad_uses_autograd(student, sandbox):
@@ -308,18 +314,21 @@ def _check_snippet(student, k):
     check(d[k] == want, f"`diagnose()[{k}]` for {label} is {d[k]!r}, which is not the cause. Hint: {why}.")
 
 
+@pytest.mark.rules("diagnose")
 @pytest.mark.points(0.5)
 def test_diagnose_snippet_1(student):
     """diagnose: snippet 1"""
     _check_snippet(student, 1)
 
 
+@pytest.mark.rules("diagnose")
 @pytest.mark.points(0.5)
 def test_diagnose_snippet_2(student):
     """diagnose: snippet 2"""
     _check_snippet(student, 2)
 
 
+@pytest.mark.rules("diagnose")
 @pytest.mark.points(0.5)
 def test_diagnose_snippet_3(student):
     """diagnose: snippet 3"""
@@ -467,6 +476,7 @@ def _logits(n, C, seed, dtype=D64, scale=2.0, full_targets=True):
     return x, y
 
 
+@pytest.mark.rules("training_loss")
 @pytest.mark.points(1)
 def test_training_loss_value(sandbox):
     """training_loss is the mean cross-entropy on raw logits (value, dtype, inputs untouched)"""
@@ -477,6 +487,7 @@ def test_training_loss_value(sandbox):
     _losses(sandbox, cases, grads=False)
 
 
+@pytest.mark.rules("training_loss")
 @pytest.mark.points(1)
 def test_training_loss_gradient(sandbox):
     """training_loss is differentiable and its gradient is the cross-entropy one"""
@@ -485,6 +496,7 @@ def test_training_loss_gradient(sandbox):
         _losses(sandbox, [(f"logits of shape ({n}, {C})", logits, target)], upstream)
 
 
+@pytest.mark.rules("training_loss")
 @pytest.mark.points(0.5)
 def test_training_loss_stable(sandbox):
     """training_loss is finite and right for logits as large as 1e4"""
@@ -512,7 +524,8 @@ GENERATED = st.tuples(
 )
 
 
-@pytest.mark.points(1)
+@pytest.mark.rules("training_loss")
+@pytest.mark.points(0.5)
 def test_training_loss_generated(sandbox):
     """training_loss agrees with F.cross_entropy (value and gradient) on generated batches"""
     cases = []
@@ -522,3 +535,25 @@ def test_training_loss_generated(sandbox):
             (f"({n}, {C}) {str(dtype)[6:]} logits of scale {scale:g}, targets {target.tolist()}", logits, target)
         )
     _losses(sandbox, cases, upstream=1.5)
+
+
+# ---------------------------------------------------------------- the conventions
+
+CONVENTIONS = st.tuples(st.integers(1, 6), st.integers(2, 6), st.sampled_from([D64, torch.float32]),
+                        st.integers(0, 2**31 - 1))
+
+
+@pytest.mark.rules("inputs_unmodified", "global_settings")
+@pytest.mark.points(0.5)
+def test_functions_leave_inputs_and_settings_as_found(student, sandbox):
+    """Every function leaves its tensor inputs and torch's global settings as it found them"""
+    for n, C, dtype, seed in draw(CONVENTIONS, 4, "lost_gradients/conventions v1"):
+        kind = f"({n}, {C}) {str(dtype)[6:]}"
+        w = torch.randn(n, C, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+        as_found(sandbox, student.intermediate_grad, w, names=["w"], requires_grad=["w"],
+                 call=f"intermediate_grad(w) for a {kind} leaf w requiring grad")
+        logits, target = _logits(n, C, seed % 100000, dtype)
+        as_found(sandbox, student.training_loss, logits, target, names=["logits", "target"],
+                 call=f"training_loss(logits, target) for {kind} logits")
+        as_found(sandbox, student.make_leaf, (n, C), call=f"make_leaf(({n}, {C}))")
+    as_found(sandbox, student.diagnose, call="diagnose()")

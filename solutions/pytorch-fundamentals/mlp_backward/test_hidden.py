@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from autograder.judge import Failure, assert_close, check, fail, gradcheck
+from autograder.judge import Failure, as_found, assert_close, check, fail, gradcheck
 from autograder.judge.generated import draw
 
 D64, F32 = torch.float64, torch.float32
@@ -164,7 +164,8 @@ def _as_grad_dict(out, call):
 # ---------------------------------------------------------------- forward
 
 
-@pytest.mark.points(1.5)
+@pytest.mark.rules("forward", "inputs_unmodified")
+@pytest.mark.points(1)
 def test_forward(student):
     """mlp_forward gives the logits (float64, float32, n = 1, inputs untouched)"""
     for n, d, h, C, seed, dtype in [(8, 5, 7, 4, 1, D64), (1, 3, 6, 2, 2, D64), (6, 4, 5, 3, 3, F32)]:
@@ -198,6 +199,7 @@ def test_forward(student):
 # ---------------------------------------------------------------- backward
 
 
+@pytest.mark.rules("backward")
 @pytest.mark.points(1.5)
 def test_backward_values(student):
     """mlp_backward gives the four gradients (float64, tight tolerance)"""
@@ -215,6 +217,7 @@ def test_backward_values(student):
             )
 
 
+@pytest.mark.rules("backward")
 @pytest.mark.points(0)
 @pytest.mark.in_process
 def test_backward_without_autograd(student, sandbox):
@@ -260,6 +263,7 @@ def _unshifted_fits(student, dtype):
     return isinstance(got, dict) and _same_as(got, _naive_grads(*problem, shift=False))
 
 
+@pytest.mark.rules("backward")
 @pytest.mark.points(1)
 def test_backward_stable(student):
     """mlp_backward stays finite and right when the logits are in the thousands"""
@@ -308,6 +312,7 @@ def test_backward_stable(student):
         )
 
 
+@pytest.mark.rules("backward")
 @pytest.mark.points(1)
 def test_backward_edge_cases(student):
     """mlp_backward for n = 1, C = 2, and with pre-activations exactly 0"""
@@ -348,6 +353,7 @@ def test_backward_edge_cases(student):
 # ---------------------------------------------------------------- mlp_loss
 
 
+@pytest.mark.rules("loss_function")
 @pytest.mark.points(1)
 def test_loss_value(student):
     """mlp_loss returns the mean cross-entropy (float64 and float32)"""
@@ -409,6 +415,7 @@ def _loss_info(sandbox, problem, upstream, need_grads=True):
     return info
 
 
+@pytest.mark.rules("loss_function")
 @pytest.mark.points(0)
 @pytest.mark.in_process
 def test_loss_is_custom_function(student, sandbox):
@@ -432,6 +439,7 @@ def test_loss_is_custom_function(student, sandbox):
     )
 
 
+@pytest.mark.rules("loss_function")
 @pytest.mark.points(1)
 def test_loss_backward_upstream(student, sandbox):
     """mlp_loss's backward scales by the upstream gradient"""
@@ -449,6 +457,7 @@ def test_loss_backward_upstream(student, sandbox):
         )
 
 
+@pytest.mark.rules("loss_function")
 @pytest.mark.points(1)
 def test_loss_finite_differences(student, sandbox):
     """mlp_loss's gradients agree with finite differences of its values (float64)"""
@@ -520,6 +529,7 @@ def _either_subgradient(problem):
     return above
 
 
+@pytest.mark.rules("backward")
 @pytest.mark.points(2)
 def test_backward_generated(sandbox):
     """mlp_backward agrees with autograd on generated sizes, dtypes, layouts and ReLU ties"""
@@ -550,3 +560,27 @@ def test_backward_generated(sandbox):
             failures.append(e)
     if failures:  # the first that names its cause, else the first
         raise next((e for e in failures if e.misconception), failures[0])
+
+
+# ---------------------------------------------------------------- the conventions
+
+CONVENTIONS = st.tuples(st.integers(1, 6), st.integers(1, 5), st.integers(2, 6), st.integers(2, 5),
+                        st.sampled_from([D64, F32]), st.integers(0, 2**31 - 1))
+NAMES = ["X", "y", "W1", "b1", "W2", "b2"]
+
+
+@pytest.mark.rules("inputs_unmodified", "global_settings")
+@pytest.mark.points(0.5)
+def test_functions_leave_inputs_and_settings_as_found(student, sandbox):
+    """mlp_forward, mlp_backward and mlp_loss leave their inputs and torch's global settings as found"""
+    for n, d, h, C, dtype, seed in draw(CONVENTIONS, 4, "mlp_backward/conventions v1"):
+        X, y, W1, b1, W2, b2 = _problem(max(n, 2), d, h, C, seed % 100000, dtype, margin=0.0)
+        n = max(n, 2)
+        kind = f"n={n}, d={d}, h={h}, C={C} ({str(dtype)[6:]})"
+        as_found(sandbox, student.mlp_forward, X, W1, b1, W2, b2, names=["X", "W1", "b1", "W2", "b2"],
+                 call=f"mlp_forward(X, W1, b1, W2, b2) for {kind}")
+        # called as found (recording on): whether it works under no_grad() is advice (issue 43), not points here
+        as_found(sandbox, student.mlp_backward, X, y, W1, b1, W2, b2, names=NAMES,
+                 call=f"mlp_backward(X, y, W1, b1, W2, b2) for {kind}")
+        as_found(sandbox, student.mlp_loss, X, y, W1, b1, W2, b2, names=NAMES, requires_grad=NAMES[2:],
+                 call=f"mlp_loss(X, y, W1, b1, W2, b2) for {kind}, the weights leaves requiring grad")

@@ -17,7 +17,7 @@ import pytest
 import torch
 from hypothesis import strategies as st
 
-from autograder.judge import Failure, assert_close, check, describe, fail
+from autograder.judge import Failure, as_found, assert_close, check, describe, fail
 from autograder.judge.generated import draw
 
 RANDOM = range(0, 16)  # rows of random pixels 0..16
@@ -69,6 +69,7 @@ def _as_pixels(image, what):
     return image.detach().reshape(1, 8, 8).to(torch.float64)
 
 
+@pytest.mark.rules("dataset")
 @pytest.mark.points(0.5)
 def test_is_a_dataset_with_len(student):
     """NoisyDigits is a Dataset and len(ds) == n"""
@@ -96,6 +97,7 @@ def _raw_images(student, seed):
             yield f"ds[{i}] with {label}", image
 
 
+@pytest.mark.rules("image")
 @pytest.mark.points(0.5)
 def test_image_shape(student):
     """Images have shape (1, 8, 8)"""
@@ -122,6 +124,7 @@ def _check_shape(what, image):
     )
 
 
+@pytest.mark.rules("image")
 @pytest.mark.points(0.5)
 def test_image_dtype(student):
     """Images are float32, for float64 and integer X"""
@@ -193,6 +196,7 @@ def _check_clean(image, X, i, what, again=None):
     )
 
 
+@pytest.mark.rules("image")
 @pytest.mark.points(1)
 def test_values_without_noise(student):
     """With sigma = 0 the image is exactly X[i] / 16 (also when no pixel of X reaches 16)"""
@@ -209,6 +213,7 @@ def test_values_without_noise(student):
                      again=lambda i=i: _image(ds, i, f"ds[{i}] (sigma = 0)"))
 
 
+@pytest.mark.rules("label")
 @pytest.mark.points(1)
 def test_label(student):
     """Labels are 0-d int64 tensors equal to y[i], whatever y's integer dtype"""
@@ -242,6 +247,7 @@ def _check_label(lab, y, i, label_dtype):
     check(int(lab) == int(y[i]), f"The label of ds[{i}] is {int(lab)}, but y[{i}] is {int(y[i])}.")
 
 
+@pytest.mark.rules("image")
 @pytest.mark.points(1)
 def test_clamped_to_unit_interval(student):
     """Noisy images are clamped to [0, 1]"""
@@ -281,6 +287,7 @@ def _residuals(ds, sigma, label):
     return (imgs - 0.5) / sigma  # rows of MID are 8 everywhere: 0.5, far from the clamps
 
 
+@pytest.mark.rules("fresh_noise")
 @pytest.mark.points(1)
 def test_noise_is_standard_normal_per_pixel(student, sandbox):
     """The noise is sigma times standard normal, independent per pixel (default sigma 0.1)"""
@@ -386,6 +393,7 @@ SEEDS_PER_INDEX = ("The image is exactly what torch.manual_seed(i) inside __geti
                    "__getitem__; the caller seeds it.")
 
 
+@pytest.mark.rules("fresh_noise")
 @pytest.mark.points(1)
 def test_fresh_noise_every_access(student):
     """Reading the same index twice gives different noise"""
@@ -407,6 +415,7 @@ def test_fresh_noise_every_access(student):
     )
 
 
+@pytest.mark.rules("fresh_noise")
 @pytest.mark.points(1)
 def test_reproducible_with_torch_manual_seed(sandbox):
     """torch.manual_seed alone makes an access reproducible (and changes the noise)"""
@@ -463,6 +472,7 @@ def test_reproducible_with_torch_manual_seed(sandbox):
     )
 
 
+@pytest.mark.rules("fresh_noise")
 @pytest.mark.points(1)
 @pytest.mark.timeout(60)
 def test_dataloader_workers_differ(sandbox):
@@ -497,10 +507,14 @@ def test_dataloader_workers_differ(sandbox):
     )
 
 
+@pytest.mark.rules("inputs_kept", "inputs_unmodified", "global_settings")
 @pytest.mark.points(0.5)
-def test_inputs_unchanged(sandbox):
-    """X and y are never modified"""
+def test_inputs_unchanged(student, sandbox):
+    """X and y are never modified, and torch's global settings are left as found"""
     X, y = _data(seed=9)
+    ds = as_found(sandbox, student.NoisyDigits, X, y, 0.3, names=["X", "y", "sigma"], call="NoisyDigits(X, y, 0.3)")
+    for i in (0, len(y) - 1):
+        as_found(sandbox, sandbox.ref("operator.getitem"), ds, i, names=["ds", "i"], call=f"ds[{i}]")
     reads = [0, MID.start, STRIPES.start, 0]
     X_after, y_after = sandbox.probe("arrays_after_use", X, y, 0.3, reads)
     check(
@@ -526,6 +540,7 @@ GENERATED = st.tuples(
 )
 
 
+@pytest.mark.rules("image", "label")
 @pytest.mark.points(1)
 def test_generated_clean_images(sandbox):
     """sigma = 0: every item equals X[i] / 16 and y[i] on generated data (maxima, dtypes, memory layouts)"""

@@ -5,7 +5,7 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from autograder.judge import StudentError, assert_close, check, describe, fail
+from autograder.judge import StudentError, as_found, assert_close, check, describe, fail
 
 # ---------------------------------------------------------------- judge-side model builder
 # Same spec language as probes.build_model; the judge builds its own copy of each model and
@@ -180,7 +180,8 @@ def _check_linear(student, args, kwargs):
          f"arguments.{hint}", misconception=key)
 
 
-@pytest.mark.points(1)
+@pytest.mark.rules("linear_param_count")
+@pytest.mark.points(0.5)
 def test_linear_param_count(student):
     """linear_param_count with and without bias"""
     for args, kwargs in [((3, 4), {}), ((3, 4), {"bias": False}), ((1, 1), {"bias": True}), ((784, 10), {}),
@@ -188,6 +189,7 @@ def test_linear_param_count(student):
         _check_linear(student, args, kwargs)
 
 
+@pytest.mark.rules("linear_param_count")
 @pytest.mark.points(0.5)
 def test_linear_param_count_generated(student):
     """linear_param_count on generated widths, huge ones included"""
@@ -241,6 +243,7 @@ def _check_mlp(student, sizes, *, diagnose=True):
          f"consecutive widths.{hint}", misconception=key)
 
 
+@pytest.mark.rules("mlp_param_count")
 @pytest.mark.points(1)
 def test_mlp_param_count(student):
     """mlp_param_count for several widths"""
@@ -248,12 +251,14 @@ def test_mlp_param_count(student):
         _check_mlp(student, sizes)
 
 
+@pytest.mark.rules("mlp_param_count")
 @pytest.mark.points(0.5)
 def test_mlp_param_count_by_formula(student):
     """mlp_param_count works by formula, even for widths far too big to build (and beyond int64)"""
     _check_mlp(student, [10 ** 10, 10 ** 10, 3])
 
 
+@pytest.mark.rules("mlp_param_count")
 @pytest.mark.points(0.5)
 def test_mlp_param_count_generated(student):
     """mlp_param_count on generated width lists"""
@@ -268,6 +273,7 @@ def test_mlp_param_count_generated(student):
 
 # ---------------------------------------------------------------- count_parameters
 
+@pytest.mark.rules("count_parameters")
 @pytest.mark.points(0.5)
 def test_count_excludes_buffers(student, sandbox):
     """count_parameters ignores buffers (BatchNorm running statistics, registered buffers)"""
@@ -276,6 +282,7 @@ def test_count_excludes_buffers(student, sandbox):
     _check_count(sandbox, BN_SPEC, False, label)
 
 
+@pytest.mark.rules("count_parameters")
 @pytest.mark.points(1)
 def test_count_frozen(student, sandbox):
     """count_parameters skips frozen parameters only when trainable_only=True (the default)"""
@@ -285,6 +292,7 @@ def test_count_frozen(student, sandbox):
     _check_count(sandbox, FROZEN_SPEC, False, label)
 
 
+@pytest.mark.rules("count_parameters")
 @pytest.mark.points(1)
 def test_count_tied(student, sandbox):
     """count_parameters counts a tied (shared) parameter once"""
@@ -296,6 +304,7 @@ def test_count_tied(student, sandbox):
     _check_count(sandbox, TIED_FROZEN_SPEC, False, label)
 
 
+@pytest.mark.rules("count_parameters")
 @pytest.mark.points(0.5)
 def test_count_direct_parameters(student, sandbox):
     """count_parameters includes parameters registered directly on container modules"""
@@ -333,6 +342,7 @@ def model_specs(draw):
     return spec
 
 
+@pytest.mark.rules("count_parameters")
 @pytest.mark.points(1)
 def test_count_generated(student, sandbox):
     """count_parameters on generated models (containers, BatchNorm, ties, frozen parameters)"""
@@ -354,6 +364,7 @@ def test_count_generated(student, sandbox):
 
 # ---------------------------------------------------------------- LayerStack
 
+@pytest.mark.rules("layer_stack")
 @pytest.mark.points(1)
 def test_layerstack_registered(student, sandbox):
     """LayerStack registers all its layers (parameters and state_dict)"""
@@ -393,6 +404,7 @@ def _reference_stack(weights, biases, x):
     return x
 
 
+@pytest.mark.rules("layer_stack")
 @pytest.mark.points(1)
 def test_layerstack_forward(student, sandbox):
     """LayerStack applies its layers in order with ReLU between them, none after the last"""
@@ -428,6 +440,7 @@ def _linear_chain(weights, biases, x):
     return x
 
 
+@pytest.mark.rules("layer_stack")
 @pytest.mark.points(0.5)
 def test_layerstack_to_float64(student, sandbox):
     """LayerStack.to(torch.float64) converts every layer"""
@@ -450,3 +463,37 @@ def test_layerstack_to_float64(student, sandbox):
           f"After `{call}`, calling it on a float64 batch failed: {info['forward_error']}")
     check(info["out_dtype"] == "torch.float64",
           f"After `{call}`, the output on a float64 batch has dtype {info['out_dtype']}.")
+
+
+# ---------------------------------------------------------------- the conventions
+
+@pytest.mark.rules("inputs_unmodified", "global_settings")
+@pytest.mark.points(0.5)
+def test_functions_leave_inputs_and_settings_as_found(student, sandbox):
+    """count_parameters leaves the model as found (weights, modes, requires_grad); nothing changes torch's settings"""
+    nn_ = {name: sandbox.ref(f"torch.nn.{name}") for name in ("Sequential", "Linear", "BatchNorm1d", "ReLU")}
+
+    @GENERATED
+    @given(st.lists(st.integers(1, 6), min_size=2, max_size=4), st.booleans(), st.booleans(), st.booleans())
+    def run(widths, batchnorm, train, frozen):
+        layers = []
+        for i, (a, b) in enumerate(zip(widths, widths[1:])):
+            layers.append(nn_["Linear"](a, b))
+            if batchnorm and i == 0:
+                layers.append(nn_["BatchNorm1d"](b))
+            layers.append(nn_["ReLU"]())
+        model = nn_["Sequential"](*layers)
+        model.train(train)
+        if frozen:
+            sandbox.ref("torch.nn.Module.requires_grad_")(layers[0], False)
+        shown = (f"a Sequential of Linear layers of widths {widths}" + (" with a BatchNorm1d" if batchnorm else "")
+                 + f" in {'train' if train else 'eval'} mode" + (", its first Linear frozen" if frozen else ""))
+        for only in (True, False):
+            as_found(sandbox, student.count_parameters, model, trainable_only=only, names=["model"],
+                     call=f"count_parameters(model, trainable_only={only}) for {shown}")
+        as_found(sandbox, student.LayerStack, len(widths), widths[0], call=f"LayerStack({len(widths)}, {widths[0]})")
+        as_found(sandbox, student.linear_param_count, widths[0], widths[1], call=f"linear_param_count({widths[0]}, "
+                                                                                 f"{widths[1]})")
+        as_found(sandbox, student.mlp_param_count, widths, call=f"mlp_param_count({widths})")
+
+    run()

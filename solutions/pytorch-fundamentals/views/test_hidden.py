@@ -13,7 +13,7 @@ import pytest
 import torch
 from hypothesis import strategies as st
 
-from autograder.judge import assert_close, check, fail, quote, shares_storage
+from autograder.judge import as_found, assert_close, check, fail, quote, shares_storage
 from autograder.judge.generated import draw
 
 KEYS = {
@@ -192,12 +192,14 @@ def _distinct_cases():
     ]
 
 
+@pytest.mark.rules("shares_storage")
 @pytest.mark.points(1.25)
 def test_shares_storage_views(sandbox):
     """shares_storage: a tensor and its views share storage"""
     _judge_shares(sandbox, _views_cases())
 
 
+@pytest.mark.rules("shares_storage")
 @pytest.mark.points(0.75)
 def test_shares_storage_distinct(sandbox):
     """shares_storage: copies and unrelated tensors do not share storage"""
@@ -240,6 +242,7 @@ PAIRS = st.tuples(
 )
 
 
+@pytest.mark.rules("shares_storage")
 @pytest.mark.points(0.5)
 def test_shares_storage_generated(sandbox):
     """shares_storage: agrees with torch on generated views and copies"""
@@ -276,6 +279,7 @@ def _get_table(student):
     return table
 
 
+@pytest.mark.rules("view_or_copy")
 @pytest.mark.points(0.5)
 def test_view_or_copy_format(student):
     """view_or_copy: a dict with every operation name, each "view" or "copy\""""
@@ -300,18 +304,21 @@ def _check_group(student, group, title):
     )
 
 
+@pytest.mark.rules("view_or_copy")
 @pytest.mark.points(1)
 def test_view_or_copy_indexing(student):
     """view_or_copy: indexing operations"""
     _check_group(student, "indexing", "indexing operations")
 
 
+@pytest.mark.rules("view_or_copy")
 @pytest.mark.points(1)
 def test_view_or_copy_layout(student):
     """view_or_copy: shape and layout operations"""
     _check_group(student, "layout", "shape/layout operations")
 
 
+@pytest.mark.rules("view_or_copy")
 @pytest.mark.points(1)
 def test_view_or_copy_new_tensor(student):
     """view_or_copy: clone, detach, arithmetic, cat, dtype conversion"""
@@ -462,6 +469,7 @@ def _flatten_cases():
     ]
 
 
+@pytest.mark.rules("flatten_any")
 @pytest.mark.points(0.75)
 def test_flatten_any_values(sandbox):
     """flatten_any: row-major values, shape and dtype for any layout"""
@@ -469,6 +477,7 @@ def test_flatten_any_values(sandbox):
         _check_values(label, x, got)
 
 
+@pytest.mark.rules("flatten_any")
 @pytest.mark.points(0.5)
 def test_flatten_any_view_of_contiguous(sandbox):
     """flatten_any: returns a view of a contiguous tensor"""
@@ -485,6 +494,7 @@ def test_flatten_any_view_of_contiguous(sandbox):
         _check_view(label, x, got, witness, always)
 
 
+@pytest.mark.rules("flatten_any")
 @pytest.mark.points(0.5)
 def test_flatten_any_view_when_layout_allows(sandbox):
     """flatten_any: returns a view of a non-contiguous tensor whose layout allows one"""
@@ -499,9 +509,10 @@ def test_flatten_any_view_when_layout_allows(sandbox):
         _check_view(label, x, got, witness, always)
 
 
+@pytest.mark.rules("inputs_unmodified", "global_settings")
 @pytest.mark.points(0.25)
-def test_flatten_any_leaves_input_alone(sandbox):
-    """flatten_any: leaves its input alone (values, shape, strides, memory)"""
+def test_flatten_any_leaves_input_alone(student, sandbox):
+    """Every function leaves its inputs (values, shape, strides, memory) and torch's global settings as found"""
     _flatten(
         sandbox,
         [
@@ -510,6 +521,15 @@ def test_flatten_any_leaves_input_alone(sandbox):
             ("x[1:, ::2]", torch.randn(4, 6)[1:, ::2]),
         ],
     )
+    x = torch.randn(4, 6)
+    for expr, arg in (("(x.T)", x.T), ("(x[1:, ::2])", x[1:, ::2]), ("(torch.tensor(2.5))", torch.tensor(2.5))):
+        as_found(sandbox, student.flatten_any, arg, call="flatten_any" + quote(expr, arg), names=["x"])
+    as_found(sandbox, student.shares_storage, x, x[1], call="shares_storage" + quote("(x, x[1])", x, x[1]),
+             names=["a", "b"])
+    as_found(sandbox, student.shares_storage, x, x[[0, 1]], names=["a", "b"],
+             call="shares_storage" + quote("(x, x[[0, 1]])", x, x[[0, 1]]))
+    as_found(sandbox, student.view_or_copy, call="view_or_copy()")
+    as_found(sandbox, student.exercise_result, call="exercise_result()")
 
 
 LAYOUT = st.tuples(
@@ -548,6 +568,7 @@ def _make(shape, dtype, mode, layout_seed):
     return x
 
 
+@pytest.mark.rules("flatten_any")
 @pytest.mark.points(0.75)
 def test_flatten_any_generated(sandbox):
     """flatten_any: values, view-when-possible and the input untouched on generated layouts"""
@@ -563,6 +584,7 @@ def test_flatten_any_generated(sandbox):
 # ---------------------------------------------------------------- exercise_result
 
 
+@pytest.mark.rules("exercise_result")
 @pytest.mark.points(1.25)
 def test_exercise_result(student):
     """exercise_result: the value of x after the snippet"""
