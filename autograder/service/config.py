@@ -33,6 +33,9 @@ is an error that names it (a typo must not silently turn a policy off).
     body_seconds = 60
     parses_at_once = 2  # uploaded notebooks parsed at the same time
 
+    [course]
+    late_days = 3  # each student's bank of late days for the whole course (0: none), spent before any penalty
+
     [[assignments]]
     id = "pytorch-fundamentals"
     deadline = 2026-12-15T23:59:00
@@ -41,7 +44,8 @@ is an error that names it (a typo must not silently turn a policy off).
     max_attempts = 10  # 0: no limit
     cooldown_minutes = 5
     late = "penalty"  # or "refuse"
-    late_penalty_per_day = 10  # percent of the score per started day
+    late_penalty_per_day = 10  # percent of the score per started day (beyond the student's late days: [course])
+    regrade_requests_until = 2027-01-10T23:59:00  # students may ask for a regrade until then (unset: never)
     hide_hidden_until_deadline = true
     canvas_id = 4711  # the Canvas assignment's number (its address ends /assignments/4711)
     cpu_fallback = true  # exercises that ask for CUDA (gpu = true) may be graded on CPU when no GPU worker runs
@@ -87,6 +91,8 @@ class Policy:
     # an exercise that asks for CUDA (exercise.toml `gpu = true`) is graded by a worker that declares a GPU; with
     # none, true: on CPU (the exercise's CPU fallback; the feedback says so), false: it waits for one
     cpu_fallback: bool = True
+    # students may ask staff to regrade a test or an exercise of a graded submission until then (None: never)
+    regrade_requests_until: dt.datetime | None = None
 
 
 @dataclass
@@ -123,6 +129,9 @@ class ServiceConfig:
     body_seconds: float = 60.0  # a request's body must arrive within this
     parses_at_once: int = 2  # uploaded notebooks parsed at the same time (each may take ~100 MB while parsed)
     session_hours: float = 12.0
+    # [course] late_days: each student's bank of late days for the course, spent (whole days, rounded up) on the
+    # counting attempts of late = "penalty" assignments before any penalty applies (policy.course_standings)
+    late_days: int = 0
     lti: LtiConfig = field(default_factory=LtiConfig)  # the [lti] section: platforms and settings (lti/config.py)
 
     def url(self) -> str:
@@ -143,6 +152,7 @@ _SECTIONS = {
                 "memory_gb", "cell_timeout", "submission_timeout"),
     "limits": ("upload_kb", "submissions_per_minute", "requests_per_minute", "link_days", "session_hours",
                "connections_per_address", "header_seconds", "body_seconds", "parses_at_once"),
+    "course": ("late_days",),
 }
 _POLICY_KEYS = {f.name for f in fields(Policy)}
 
@@ -176,6 +186,8 @@ def _policy(raw: Any, where: str) -> Policy:
     p.timezone = tz
     if raw.get("deadline") is not None:
         p.deadline = _deadline(raw["deadline"], zone, where)
+    if raw.get("regrade_requests_until") is not None:
+        p.regrade_requests_until = _deadline(raw["regrade_requests_until"], zone, where)
     p.counts = str(raw.get("counts", p.counts))
     if p.counts not in ("best", "last"):
         raise ConfigError(f"{where}: counts must be \"best\" or \"last\", not {p.counts!r}")
@@ -231,6 +243,8 @@ def parse_config(data: dict[str, Any], where: str = "the service config") -> Ser
     if cfg.backend == "dask" and not cfg.scheduler:
         raise ConfigError(f"{where}: [grading] backend = \"dask\" needs scheduler = \"tcp://HOST:8786\" "
                           "(the Dask scheduler's address)")
+    if cfg.late_days < 0:
+        raise ConfigError(f"{where}: [course] late_days must be 0 (no bank) or more")
     if cfg.workers < 1 or cfg.queue_limit < 1 or cfg.student_queue_limit < 1:
         raise ConfigError(f"{where}: [grading] workers, queue_limit and student_queue_limit must be at least 1")
     if not 0 <= cfg.nice <= 19:

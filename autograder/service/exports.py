@@ -1,7 +1,9 @@
 """The service's gradebook: the attempt that counts per student and assignment, in three CSV shapes.
 
 - ``gradebook.csv``: the batch's columns (``report.gradebook``), one row per
-  student and assignment, plus the attempt, its late days and penalty;
+  student and assignment, plus the attempt, its late days and penalty, staff's
+  adjustment and its reasons, the late days of the student's bank it spent and
+  the bank's balance;
 - Canvas's gradebook import: ``Student, ID, SIS User ID, SIS Login ID, Section``
   then one column per assignment, and a ``Points Possible`` row (Canvas: Grades >
   Import). Canvas reads an assignment column ``Title (NUMBER)`` as its assignment
@@ -28,7 +30,7 @@ from autograder.report.text import pts
 from autograder.results import SubmissionResult
 from autograder.service.config import ServiceConfig
 from autograder.service.ledger import adjusted
-from autograder.service.policy import adjusted_total, standings
+from autograder.service.policy import adjusted_total, course_standings
 from autograder.service.store import Person, ServiceStore
 
 
@@ -44,17 +46,23 @@ class Row:
     adjustment: float = 0.0  # staff's change to the grader's total (before the penalty)
     adjustment_reason: str = ""  # their reasons, each with its exercise
     exercise_points: dict[str, float] | None = None  # per exercise after the adjustments (None: as graded)
+    late_days_used: int = 0  # of the student's bank, spent on this attempt (no penalty for those days)
+    late_days_left: int = 0  # the student's bank for the course, after every assignment's spending
 
 
 def counting_rows(cfg: ServiceConfig, store: ServiceStore, titles: dict[str, str]) -> list[Row]:
-    """One row per student and assignment: the attempt that counts (best or last, as the policy says)."""
+    """One row per student and assignment: the attempt that counts (best or last, as the policy says), with
+    the late days of the student's bank it spent and what the bank has left."""
+    latest = {p.id: store.latest_results(p.id) for p in cfg.assignments}  # once for the class, not per student
+    by_person = {person.id: course_standings(cfg, store, person.id, latest=latest)
+                 for person in store.people("student")}
     rows = []
     for p in cfg.assignments:
-        latest = store.latest_results(p.id)  # once for the class, not once per student
         for person in store.people("student"):
-            st = next((s for s in standings(p, store, person.id, latest=latest) if s.counts), None)
+            sts, bank = by_person[person.id]
+            st = next((s for s in sts[p.id] if s.counts), None)
             if st is None or st.result is None:
-                rows.append(Row(person, p.id, None, "", None, 0, 0.0))
+                rows.append(Row(person, p.id, None, "", None, 0, 0.0, late_days_left=bank.left))
                 continue
             delta = round(adjusted_total(st.result, st.adjustments) - st.result.total, 6)
             why = "; ".join(f"{a.exercise}: {a.reason}" for a in st.adjustments)
@@ -62,14 +70,14 @@ def counting_rows(cfg: ServiceConfig, store: ServiceStore, titles: dict[str, str
             points = adjusted({e.id: (e.points, e.max_points) for e in result.exercises}, st.adjustments) \
                 if st.adjustments else None
             rows.append(Row(person, p.id, result, st.submission.id, st.score, st.submission.late_days,
-                            st.penalty_percent, delta, why, points))
+                            st.penalty_percent, delta, why, points, st.late_days_used, bank.left))
     return rows
 
 
 def gradebook_csv(rows: list[Row], exercise_ids: dict[str, list[str]]) -> str:
     ids = [i for a in exercise_ids.values() for i in a]
     header = [*GRADEBOOK_COLUMNS, "assignment", *ids, *TOTAL_COLUMNS, "late_days", "penalty_percent", "raw_total",
-              "adjustment", "adjustment_reason"]
+              "adjustment", "adjustment_reason", "late_days_used", "late_days_left"]
     out = []
     for row in rows:
         r = row.result
@@ -79,7 +87,8 @@ def gradebook_csv(rows: list[Row], exercise_ids: dict[str, list[str]]) -> str:
                     "" if row.score is None else pts(row.score), pts(r.max_total) if r else "",
                     r.status if r else "not submitted", "yes" if r and r.review else "", r.review if r else "",
                     row.late_days, pts(row.penalty), pts(r.total) if r else "",
-                    pts(row.adjustment) if row.adjustment or row.adjustment_reason else "", row.adjustment_reason])
+                    pts(row.adjustment) if row.adjustment or row.adjustment_reason else "", row.adjustment_reason,
+                    row.late_days_used, row.late_days_left])
     return csv_text(header, out)
 
 

@@ -31,6 +31,14 @@ CREATE TABLE IF NOT EXISTS adjustments (
     exercise TEXT NOT NULL, kind TEXT NOT NULL CHECK (kind IN ('add', 'set')), points REAL NOT NULL,
     reason TEXT NOT NULL, by TEXT NOT NULL, at REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS adjustments_submission ON adjustments (submission, id);
+CREATE TABLE IF NOT EXISTS regrade_requests (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, submission TEXT NOT NULL REFERENCES submissions(id),
+    person TEXT NOT NULL, assignment TEXT NOT NULL, exercise TEXT NOT NULL, test TEXT NOT NULL DEFAULT '',
+    comment TEXT NOT NULL, at REAL NOT NULL,
+    state TEXT NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'accepted', 'declined')),
+    reply TEXT NOT NULL DEFAULT '', answered_by TEXT NOT NULL DEFAULT '', answered_at REAL);
+CREATE INDEX IF NOT EXISTS regrade_requests_submission ON regrade_requests (submission, id);
+CREATE INDEX IF NOT EXISTS regrade_requests_state ON regrade_requests (state, id);
 """
 
 PAGE_SIZE = 50
@@ -134,6 +142,29 @@ def adjusted(points: dict[str, tuple[float, float]], adjustments: list[Adjustmen
         got = a.points if a.kind == "set" else out[a.exercise] + a.points
         out[a.exercise] = min(max(got, 0.0), points[a.exercise][1])
     return out
+
+
+@dataclass(frozen=True)
+class RegradeRequest:
+    """A student's request that staff look again at one exercise (or one test of it) of a graded submission,
+    and staff's answer: ``accepted`` (with an adjustment) or ``declined``, with a reply the student reads."""
+
+    id: int
+    submission: str
+    person: str
+    assignment: str
+    exercise: str
+    test: str  # a test's node id, or "" for the whole exercise
+    comment: str
+    at: float
+    state: str  # open, accepted, declined
+    reply: str
+    answered_by: str
+    answered_at: float | None
+
+
+_REQUEST = ("SELECT id, submission, person, assignment, exercise, test, comment, at, state, reply, answered_by, "
+            "answered_at FROM regrade_requests")
 
 
 @dataclass(frozen=True)
@@ -245,11 +276,58 @@ class Ledger:
                before: str, after: str) -> None:
         """Record one adjustment and its audit row (who, when, the total before and after, why) at once."""
         with self.store.tx() as t:
-            t.execute("INSERT INTO adjustments (submission, exercise, kind, points, reason, by, at) "
-                      "VALUES (?, ?, ?, ?, ?, ?, ?)", (sid, exercise, kind, points, reason, by, time.time()))
-            person = t.execute("SELECT person, assignment FROM submissions WHERE id = ?", (sid,)).fetchone()
-            _audit(t, by, f"adjust {exercise}", submission=sid, person=person[0] if person else "",
-                   assignment=person[1] if person else "", before=before, after=after, reason=reason)
+            _adjust(t, sid, exercise, kind, points, reason, by, before, after)
+
+    # ------------------------------------------------------------------ regrade requests
+    def request_regrade(self, sid: str, exercise: str, test: str, comment: str) -> int:
+        """Record a student's request (and its audit row); refused while one on the same target is open."""
+        with self.store.tx() as t:
+            person, assignment = t.execute("SELECT person, assignment FROM submissions WHERE id = ?",
+                                           (sid,)).fetchone()
+            if t.execute("SELECT 1 FROM regrade_requests WHERE submission = ? AND exercise = ? AND test = ? AND "
+                         "state = 'open'", (sid, exercise, test)).fetchone():
+                raise ValueError("a request on this is already open")
+            rid = t.execute("INSERT INTO regrade_requests (submission, person, assignment, exercise, test, comment, "
+                            "at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            (sid, person, assignment, exercise, test, comment, time.time())).lastrowid
+            _audit(t, person, "regrade request", person=person, submission=sid, assignment=assignment,
+                   after=f"open: {exercise}{' / ' + test if test else ''}", reason=comment)
+        return int(rid or 0)
+
+    def requests(self, *, submission: str | None = None, state: str | None = None) -> list[RegradeRequest]:
+        """Regrade requests, oldest first: of one submission, or in one state (the queue: ``open``), or all."""
+        where, args = [], []
+        if submission is not None:
+            where.append("submission = ?")
+            args.append(submission)
+        if state is not None:
+            where.append("state = ?")
+            args.append(state)
+        sql_where = (" WHERE " + " AND ".join(where)) if where else ""
+        return [RegradeRequest(*r) for r in self.store.db.execute(f"{_REQUEST}{sql_where} ORDER BY id", args)]
+
+    def request(self, rid: int) -> RegradeRequest | None:
+        r = self.store.db.execute(f"{_REQUEST} WHERE id = ?", (rid,)).fetchone()
+        return RegradeRequest(*r) if r else None
+
+    def answer(self, rid: int, state: str, reply: str, by: str,
+               adjustment: tuple[str, float, str, str] | None = None) -> bool:
+        """Close open request ``rid`` as ``accepted`` or ``declined`` with ``reply`` (audited); False when it
+        was no longer open (another TA answered first). ``adjustment``: (kind, points, total before, after) of
+        the request's exercise, recorded in the same transaction, so an answer never lands without it."""
+        with self.store.tx() as t:
+            row = t.execute("SELECT person, submission, assignment, exercise, test FROM regrade_requests "
+                            "WHERE id = ? AND state = 'open'", (rid,)).fetchone()
+            if row is None:
+                return False
+            if adjustment is not None:
+                kind, points, before, after = adjustment
+                _adjust(t, row[1], row[3], kind, points, reply, by, before, after)
+            t.execute("UPDATE regrade_requests SET state = ?, reply = ?, answered_by = ?, answered_at = ? "
+                      "WHERE id = ?", (state, reply, by, time.time(), rid))
+            _audit(t, by, f"regrade request {state}", person=row[0], submission=row[1], assignment=row[2],
+                   before=f"open: {row[3]}{' / ' + row[4] if row[4] else ''}", after=state, reason=reply)
+        return True
 
     # ------------------------------------------------------------------ audit
     def record(self, by: str, action: str, *, person: str = "", submission: str = "", assignment: str = "",
@@ -269,6 +347,15 @@ class Ledger:
         return [AuditRow(*r) for r in self.store.db.execute(
             "SELECT id, at, by, action, person, submission, assignment, before, after, reason FROM audit"
             f"{where} ORDER BY id DESC LIMIT ?", [*args, limit])]
+
+
+def _adjust(t: sqlite3.Connection, sid: str, exercise: str, kind: str, points: float, reason: str, by: str,
+            before: str, after: str) -> None:
+    t.execute("INSERT INTO adjustments (submission, exercise, kind, points, reason, by, at) "
+              "VALUES (?, ?, ?, ?, ?, ?, ?)", (sid, exercise, kind, points, reason, by, time.time()))
+    person = t.execute("SELECT person, assignment FROM submissions WHERE id = ?", (sid,)).fetchone()
+    _audit(t, by, f"adjust {exercise}", submission=sid, person=person[0] if person else "",
+           assignment=person[1] if person else "", before=before, after=after, reason=reason)
 
 
 def _audit(t: sqlite3.Connection, by: str, action: str, **fields: str) -> None:

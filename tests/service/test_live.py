@@ -35,7 +35,9 @@ def shares_storage(a, b):
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
-    server = LiveServer(tmp_path_factory.mktemp("live"))
+    # a bank of late days and open regrade requests: their lines and forms are on the pages axe-core checks
+    server = LiveServer(tmp_path_factory.mktemp("live"), '[course]\nlate_days = 2\n[[assignments]]\n'
+                        'id = "pytorch-fundamentals"\nregrade_requests_until = 2099-01-01T00:00:00\n')
     server.start()
     yield server
     server.stop()
@@ -258,6 +260,11 @@ def test_every_page_passes_axe_core_and_its_controls_are_labelled(live, browser)
     from selenium.webdriver.common.by import By
 
     sid = live.ann_submission
+    _sign_in(browser, live, "ann")  # a regrade request, from the form: the dashboard then shows its answer form
+    browser.get(f"{live.url}/submissions/{sid}")
+    browser.find_element(By.ID, "rq-comment").send_keys("Please look at this again.")
+    browser.find_element(By.ID, "request-regrade").click()
+    _until(lambda: "Waiting for staff's answer." in browser.page_source, timeout=30)
     pages = {"ann": ["/", f"/submissions/{sid}", "/no-such-page"],
              "prof": ["/staff", "/staff/submissions", "/staff/submissions?q=ann&sort=score", "/staff/students/ann",
                       f"/submissions/{sid}", "/staff/report/pytorch-fundamentals"]}

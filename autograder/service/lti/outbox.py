@@ -85,7 +85,7 @@ class Outbox:
             return None
         title, maximum = self.maxima(p.id)
         pending = any(j.state != "done" and j.suites == "hidden" for s in subs for j in self.store.jobs_of(s.id))
-        standings = policy.standings(p, self.store, person)
+        standings = policy.course_standings(self.cfg, self.store, person)[0][p.id]  # with the late-day bank
         counting = next((st for st in standings if st.counts), None)
         if counting is not None and counting.result is not None:
             maximum = counting.result.max_total

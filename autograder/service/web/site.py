@@ -365,17 +365,17 @@ class Service:
 
     def home_context(self, c: Caller) -> dict[str, Any]:
         out = []
+        deadlines = {p.id: policy.deadline_for(p, c.person.id, self.store) for p in self.cfg.assignments}
+        # before the deadline while the hidden results are hidden, nothing may hint at them
+        decided = {p.id: c.person.staff or policy.hidden_visible(p, deadlines[p.id]) for p in self.cfg.assignments}
+        by_aid, bank = policy.course_standings(self.cfg, self.store, c.person.id, hidden=decided)
         for p in self.cfg.assignments:
-            deadline = policy.deadline_for(p, c.person.id, self.store)
-            decided = c.person.staff or policy.hidden_visible(p, deadline)  # else: nothing may hint at hidden
-            out.append({"policy": p, "decided": decided,
+            out.append({"policy": p, "decided": decided[p.id],
                         "title": self.pool.assignments[p.id].title if p.id in self.pool.assignments else p.id,
-                        "rules": policy.rules(p, deadline),
+                        "rules": policy.rules(p, deadlines[p.id], bank.left),
                         "refusal": policy.refusal(p, c.person.id, self.store),
-                        "history": [(st, self.view(st.submission, c.person))
-                                    for st in reversed(policy.standings(p, self.store, c.person.id,
-                                                                        hidden=decided))]})
-        return {"assignments": out}
+                        "history": [(st, self.view(st.submission, c.person)) for st in reversed(by_aid[p.id])]})
+        return {"assignments": out, "late_days": bank}
 
 
 def duration(seconds: float) -> str:

@@ -67,7 +67,8 @@ def routes(svc: Service) -> list[Route]:
                     "counts": counts, "people": svc.store.people(), "extensions": svc.store.extensions(),
                     "assignments": svc.cfg.assignments, "titles": _titles(),
                     "needs_ta": svc.store.needs_ta(), "store_problems": svc.store.store_problems(),
-                    "lms": svc.lti.summary() if svc.lti is not None else None}
+                    "lms": svc.lti.summary() if svc.lti is not None else None,
+                    "requests": svc.ledger.requests(state="open"), "late_bank": svc.cfg.late_days}
         return svc.page(request, "staff.html", title="Staff dashboard", **await run_in_threadpool(ctx),
                         new_link=None)
 
@@ -78,12 +79,14 @@ def routes(svc: Service) -> list[Route]:
         if person is None:
             raise Refused(404, "no such person")
 
-        def ctx() -> list[Any]:
-            return [(p, [(st, svc.view(st.submission, c.person))
-                         for st in reversed(policy.standings(p, svc.store, pid))]) for p in svc.cfg.assignments]
+        def ctx() -> tuple[list[Any], policy.LateDays]:
+            by_aid, bank = policy.course_standings(svc.cfg, svc.store, pid)
+            return [(p, [(st, svc.view(st.submission, c.person)) for st in reversed(by_aid[p.id])])
+                    for p in svc.cfg.assignments], bank
         audit = await run_in_threadpool(lambda: svc.ledger.audit(person=pid))
+        history, bank = await run_in_threadpool(ctx)
         return svc.page(request, "student.html", title=f"History of {person.name}", person=person,
-                        history=await run_in_threadpool(ctx), audit=audit, assignments=svc.cfg.assignments,
+                        history=history, late_days=bank, audit=audit, assignments=svc.cfg.assignments,
                         extensions=[e for e in await run_in_threadpool(svc.store.extensions) if e[0] == pid])
 
     async def class_report(request: Request) -> Response:
@@ -132,6 +135,13 @@ def routes(svc: Service) -> list[Route]:
 
     def adjust(f: dict[str, str], by: str) -> str:
         """Add, deduct or set one exercise's points of one submission, with the reason the student reads."""
+        sub, new, before, after = adjustment(f, by)
+        svc.ledger.adjust(sub.id, new.exercise, new.kind, new.points, new.reason, by, before, after)
+        return f"{sub.person}'s {sub.filename}: {new.exercise} adjusted; the total was {before}, now {after}"
+
+    def adjustment(f: dict[str, str], by: str) -> tuple[Any, Adjustment, str, str]:
+        """The checked adjustment ``f`` asks for (nothing recorded): the submission, the change, and the total
+        before and after it, as the audit log and the message say them."""
         sub = svc.store.submission(f.get("submission", ""))
         if sub is None:
             raise Refused(404, "no such submission")
@@ -159,10 +169,32 @@ def routes(svc: Service) -> list[Route]:
                          -points if kind == "deduct" else points, reason, by, 0.0)
         after = policy.total_after(rows[-1][3], result, [*changes, new])
         most = rows[-1][4]
-        svc.ledger.adjust(sub.id, exercise, new.kind, new.points, reason, by, score_text(before, most),
-                          score_text(after, most))
-        return f"{sub.person}'s {sub.filename}: {exercise} adjusted; the total was {score_text(before, most)}, " \
-               f"now {score_text(after, most)}"
+        return sub, new, score_text(before, most), score_text(after, most)
+
+    def answer(f: dict[str, str], by: str) -> str:
+        """Answer one open regrade request: accepted (with an adjustment of its exercise, through ``adjust``,
+        the reply as its reason) or declined; the student reads the reply on their submission's page."""
+        rid = f.get("request", "")
+        req = svc.ledger.request(int(rid)) if rid.isdigit() and len(rid) < 12 else None
+        if req is None:
+            raise Refused(404, "no such regrade request")
+        if req.state != "open":
+            raise Refused(409, f"this request was already answered ({req.state} by {req.answered_by})")
+        decision, reply = f.get("decision", ""), f.get("reply", "").strip()[:1000]
+        if decision not in ("accepted", "declined"):
+            raise Refused(400, "answer: accept or decline the request")
+        if not reply:
+            raise Refused(400, "answer: write a reply (the student reads it)")
+        said, change = "", None
+        if decision == "accepted":  # checked first; recorded with the answer, in one transaction
+            _, new, before, after = adjustment({"submission": req.submission, "exercise": req.exercise,
+                                                "kind": f.get("kind", ""), "points": f.get("points", ""),
+                                                "reason": reply}, by)
+            change = (new.kind, new.points, before, after)
+            said = f"; {req.exercise} adjusted, the total was {before}, now {after}"
+        if not svc.ledger.answer(req.id, decision, reply, by, change):
+            raise Refused(409, "this request was answered by someone else meanwhile")
+        return f"{req.person}'s regrade request on {req.exercise} {decision}{said}"
 
     async def staff_action(request: Request) -> Response:
         c = svc.need(request, staff=True)
@@ -195,6 +227,8 @@ def routes(svc: Service) -> list[Route]:
                 return f"{n} submission(s) queued for regrading (their earlier results are kept)"
             if action == "adjust":
                 return adjust(f, c.person.id)
+            if action == "answer":
+                return answer(f, c.person.id)
             if action == "reviewed":
                 sub = store.submission(f.get("submission", ""))
                 if sub is None:
