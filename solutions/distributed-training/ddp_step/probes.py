@@ -6,6 +6,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from autograder.sandbox.conventions import observe
 from autograder.sandbox.ranks import run_ranks
 
 
@@ -29,7 +30,11 @@ def ddp_run(mod, spec, timeout):
         opt = torch.optim.SGD(model.parameters(), lr=spec["lr"], momentum=spec["momentum"])
         loss_fn = F.mse_loss if spec["loss"] == "mse" else F.cross_entropy
         x, y = shards[rank]
-        value = mod.ddp_step(rank, world_size, model, (x.clone(), y.clone()), opt, loss_fn)
+        obs = observe(mod.ddp_step, spec["probe"], rank, world_size, model, (x.clone(), y.clone()), opt, loss_fn,
+                      _names=["rank", "world_size", "model", "batch", "optimizer", "loss_fn"],
+                      _may_change=["model", "optimizer"]) if spec.get("probe") is not None else None
+        value = obs["value"] if obs is not None else mod.ddp_step(rank, world_size, model, (x.clone(), y.clone()),
+                                                                  opt, loss_fn)
         # the value crosses as itself (the judge checks its type); anything else as a short description
         if type(value) is torch.Tensor:
             value = value.detach().clone()
@@ -37,6 +42,7 @@ def ddp_run(mod, spec, timeout):
             value = "<" + type(value).__name__ + ">"
         return {"loss": value,
                 "params": [p.detach().clone() for p in model.parameters()],
-                "grads": [None if p.grad is None else p.grad.detach().clone() for p in model.parameters()]}
+                "grads": [None if p.grad is None else p.grad.detach().clone() for p in model.parameters()],
+                "seen": None if obs is None else {k: obs[k] for k in ("changed", "settings_before", "settings_after")}}
 
     return run_ranks(len(shards), body, timeout=timeout, group_check=spec.get("group_check"))

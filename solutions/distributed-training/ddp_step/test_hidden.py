@@ -13,6 +13,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from autograder.judge import check, describe, fail, group_left_alive, rank_values, ranks_timeout
+from autograder.judge.conventions import check_observed, settings_probe
 
 LR, MOMENTUM = 0.1, 0.9
 RTOL, ATOL = 1e-10, 1e-12
@@ -165,6 +166,7 @@ def _check_params(ranks, truth, setting):
              "of all ranks, then step once.")
 
 
+@pytest.mark.rules("same_step")
 @pytest.mark.points(2)
 def test_two_ranks_equal_shards(sandbox):
     """Two ranks with equal shards end with one full-batch SGD step"""
@@ -173,7 +175,8 @@ def test_two_ranks_equal_shards(sandbox):
     _check_params(ranks, Truth(spec), "2 ranks, shards of 4 and 4 examples")
 
 
-@pytest.mark.points(3)
+@pytest.mark.rules("same_step")
+@pytest.mark.points(2.5)
 def test_three_ranks_unequal_shards(sandbox):
     """Three ranks with unequal shards (5, 2, 1) end with one full-batch SGD step"""
     spec = _spec(12, [5, 2, 1])
@@ -181,6 +184,7 @@ def test_three_ranks_unequal_shards(sandbox):
     _check_params(ranks, Truth(spec), "3 ranks, shards of 5, 2 and 1 examples")
 
 
+@pytest.mark.rules("global_gradient")
 @pytest.mark.points(1.5)
 def test_gradients_are_the_global_gradient(sandbox):
     """After the call every rank's .grad is the gradient of the global mean loss"""
@@ -208,6 +212,7 @@ def test_gradients_are_the_global_gradient(sandbox):
         fail(msg)
 
 
+@pytest.mark.rules("returns_global_loss")
 @pytest.mark.points(1.5)
 def test_returns_the_global_mean_loss(sandbox):
     """Every rank returns the global mean loss as a Python float"""
@@ -237,6 +242,7 @@ def test_returns_the_global_mean_loss(sandbox):
         fail(msg)
 
 
+@pytest.mark.rules("global_gradient")
 @pytest.mark.points(1)
 def test_stale_gradients_are_discarded(sandbox):
     """Gradients left in .grad before the call do not leak into the step"""
@@ -245,6 +251,7 @@ def test_stale_gradients_are_discarded(sandbox):
     _check_params(ranks, Truth(spec), "2 ranks whose .grad already held gradients from an earlier step")
 
 
+@pytest.mark.rules("same_step")
 @pytest.mark.points(0.5)
 def test_cross_entropy_with_a_single_example_rank(sandbox):
     """Cross-entropy, 3 ranks, one of them with a single example"""
@@ -253,6 +260,7 @@ def test_cross_entropy_with_a_single_example_rank(sandbox):
     _check_params(ranks, Truth(spec), "cross-entropy on 3 ranks with shards of 3, 1 and 4 examples")
 
 
+@pytest.mark.rules("group_left_alone")
 @pytest.mark.points(0.5)
 def test_leaves_the_process_group_to_the_grader(sandbox):
     """ddp_step leaves the process group to the grader"""
@@ -263,3 +271,17 @@ def test_leaves_the_process_group_to_the_grader(sandbox):
           "After ddp_step returned, the process group was gone: do not call destroy_process_group (or "
           "init_process_group) in your function; the grader creates the group and destroys it.",
           misconception="destroys_group")
+
+
+@pytest.mark.rules("inputs_unmodified", "global_settings")
+@pytest.mark.points(0.5)
+def test_leaves_the_batch_and_settings_as_found(sandbox):
+    """On every rank, ddp_step leaves its shard (x, y) and torch's global settings as found"""
+    for seed, sizes, loss in ((71, [3, 2], "mse"), (72, [2, 1, 4], "cross_entropy")):
+        spec = _spec(seed, sizes, loss)
+        spec["probe"] = settings_probe(f"ddp_step {seed}")
+        ranks, _ = _run(sandbox, spec)
+        for rank, out in enumerate(ranks):
+            check_observed(out["seen"], spec["probe"], may_change=("model", "optimizer"),
+                           call=f"ddp_step(rank, world_size, model, batch, optimizer, loss_fn) on rank {rank} of "
+                                f"{len(sizes)} ({loss} loss)")

@@ -2,6 +2,7 @@
 function on its own inputs; the judge computes the expected global values."""
 import torch
 
+from autograder.sandbox.conventions import observe
 from autograder.sandbox.ranks import run_ranks
 
 
@@ -27,3 +28,14 @@ def accuracy_run(mod, shards, timeout):
         return _plain(mod.global_accuracy(logits.clone(), target.clone(), valid.clone()))
 
     return run_ranks(len(shards), body, timeout=timeout)
+
+
+def observed_run(mod, name, per_rank_args, probe, timeout):
+    """Each rank calls the student's ``name`` on its own arguments, observed (autograder.sandbox.conventions):
+    what changed in its inputs and the global settings before and after, as plain values."""
+    def body(rank, world_size):
+        obs = observe(getattr(mod, name), probe, *per_rank_args[rank])
+        return {"value": _plain(obs["value"]), "args": obs["args"],
+                "seen": {k: obs[k] for k in ("changed", "settings_before", "settings_after")}}
+
+    return run_ranks(len(per_rank_args), body, timeout=timeout)

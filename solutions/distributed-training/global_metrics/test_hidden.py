@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from autograder.judge import check, fail, rank_values, ranks_timeout
+from autograder.judge.conventions import check_observed, settings_probe
 
 
 def _judged(v):
@@ -71,7 +72,8 @@ def _matches(values, candidate):
     return True
 
 
-@pytest.mark.points(3)
+@pytest.mark.rules("global_mean")
+@pytest.mark.points(2.5)
 def test_global_mean_with_unequal_counts(sandbox):
     """global_mean over 3 ranks holding 5, 1 and 50 examples"""
     nums, dens = [10.0, 3.0, 100.5], [5, 1, 50]
@@ -88,6 +90,7 @@ def test_global_mean_with_unequal_counts(sandbox):
     _judge_ranks(outs, expected, wrong, "Numerators 10.0, 3.0, 100.5 over counts 5, 1, 50", "global_mean")
 
 
+@pytest.mark.rules("global_mean")
 @pytest.mark.points(1)
 def test_global_mean_keeps_float64_precision(sandbox):
     """global_mean keeps float64 precision on large sums"""
@@ -100,6 +103,7 @@ def test_global_mean_keeps_float64_precision(sandbox):
     _judge_ranks(outs, expected, wrong, "Sums of about 1e9 and 2e9", "global_mean")
 
 
+@pytest.mark.rules("global_mean")
 @pytest.mark.points(1)
 def test_global_mean_returns_a_float_on_every_rank(sandbox):
     """global_mean returns a Python float, the same on every rank"""
@@ -145,6 +149,7 @@ def _accuracy_truth(shards):
     return expected, wrong
 
 
+@pytest.mark.rules("global_accuracy")
 @pytest.mark.points(3)
 def test_global_accuracy_ignores_padding(sandbox):
     """global_accuracy over 3 ranks, padding duplicates excluded"""
@@ -157,6 +162,7 @@ def test_global_accuracy_ignores_padding(sandbox):
     _judge_ranks(outs, expected, wrong, "3 ranks with 6, 5 and 2 valid examples out of 6", "global_accuracy")
 
 
+@pytest.mark.rules("global_accuracy")
 @pytest.mark.points(2)
 @pytest.mark.timeout(8)
 def test_global_accuracy_with_an_empty_rank(sandbox):
@@ -169,3 +175,23 @@ def test_global_accuracy_with_an_empty_rank(sandbox):
                               float("nan"))
     _judge_ranks(outs, expected, wrong, "3 examples on 3 ranks (rank 2 holds only a padding duplicate)",
                  "global_accuracy")
+
+
+@pytest.mark.rules("inputs_unmodified", "global_settings")
+@pytest.mark.points(0.5)
+def test_leave_inputs_and_settings_as_found(sandbox):
+    """On every rank, global_accuracy leaves its tensors and both functions leave torch's settings as found"""
+    shards = _accuracy_shards(61, [4, 3, 2], [3, 3, 0])
+    for name, per_rank in (("global_accuracy", [list(s) for s in shards]),
+                           ("global_mean", [[1.5, 2], [2.5, 3], [0.0, 1]])):
+        probe = settings_probe(name)
+        report = sandbox.probe("observed_run", name, per_rank, probe, ranks_timeout())
+        for rank, out in enumerate(rank_values(report, len(per_rank), name)):
+            args = ["logits", "target", "valid"] if name == "global_accuracy" else ["numerator", "denominator"]
+            check_observed(out["seen"], probe, args=per_rank[rank], kwargs={}, names=args,
+                           call=f"{name}({', '.join(args)}) on rank {rank} of 3")
+            for label, before, after in zip(args, per_rank[rank], out["args"]):
+                if isinstance(before, torch.Tensor):
+                    check(isinstance(after, torch.Tensor) and torch.equal(after, before),
+                          f"After {name}(...) on rank {rank}, its input `{label}` had changed: the contract's "
+                          "conventions say a function never modifies its inputs in place.")

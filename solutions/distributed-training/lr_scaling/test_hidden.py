@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from autograder.judge import check, fail
+from autograder.judge import as_found, check, fail
 
 # The one place each misconception's sentence is written (validate checks every mutant's feedback against it;
 # grading appends the sentence to a failure keyed with it).
@@ -36,6 +36,7 @@ def _cases(seed, count):
     return out
 
 
+@pytest.mark.rules("effective_batch")
 @pytest.mark.points(3)
 def test_effective_batch_values(student):
     """effective_batch counts every rank and every accumulated micro-batch"""
@@ -63,6 +64,7 @@ def _fits(answers, formulas, rel=0.0):
     return [key for key, f in formulas.items() if all(close(got, f(*args)) for args, got in answers)]
 
 
+@pytest.mark.rules("effective_batch")
 @pytest.mark.points(1)
 def test_effective_batch_default_and_type(student):
     """effective_batch's accum_steps defaults to 1 and the result is an int"""
@@ -95,6 +97,7 @@ def _wrong_lr(key):
     return lambda *args: _wrong_lrs(*args)[key]
 
 
+@pytest.mark.rules("scaled_lr")
 @pytest.mark.points(4)
 def test_scaled_lr_values(student):
     """scaled_lr applies the linear scaling rule"""
@@ -115,14 +118,17 @@ def test_scaled_lr_values(student):
         fail(msg + " The linear scaling rule: base_lr * per_rank_batch * world_size / base_batch.")
 
 
+@pytest.mark.rules("scaled_lr", "global_settings")
 @pytest.mark.points(1)
-def test_scaled_lr_returns_a_float(student):
-    """scaled_lr returns a Python float, even for integer inputs"""
-    got = student.scaled_lr(2, 64, 4, 128)
+def test_scaled_lr_returns_a_float(student, sandbox):
+    """scaled_lr returns a Python float, even for integer inputs; both functions leave torch's settings as found"""
+    as_found(sandbox, student.effective_batch, 32, 4, 2, call="effective_batch(32, 4, 2)")
+    got = as_found(sandbox, student.scaled_lr, 2, 64, 4, 128, call="scaled_lr(2, 64, 4, 128)")
     check(type(got) is float, f"scaled_lr(2, 64, 4, 128) returned a {type(got).__name__}.", misconception="types")
     check(got == 4.0, f"scaled_lr(2, 64, 4, 128) returned {got!r}, expected 4.0.")
 
 
+@pytest.mark.rules("scaled_lr")
 @pytest.mark.points(1)
 def test_scaled_lr_unchanged_at_the_base_batch(student):
     """scaled_lr leaves the rate unchanged when the effective batch is the base batch"""

@@ -33,6 +33,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from autograder.sandbox.conventions import observe
 from autograder.sandbox.ranks import Signals, run_ranks
 
 # captured before any student cell runs: rebinding os.path.isfile or open later changes nothing here
@@ -90,8 +91,12 @@ def who_writes(mod, spec, timeout):
     def body(rank, world_size):
         model, opt = build(spec, spec["w0"])
         train(model, opt, spec, spec["before"])
-        mod.save_on_rank_zero(os.path.join(folder, f"ckpt-rank{rank}.pt"), model, opt, spec["epoch"])
-        return None
+        if spec.get("probe") is None:
+            mod.save_on_rank_zero(os.path.join(folder, f"ckpt-rank{rank}.pt"), model, opt, spec["epoch"])
+            return None
+        obs = observe(mod.save_on_rank_zero, spec["probe"], os.path.join(folder, f"ckpt-rank{rank}.pt"), model, opt,
+                      spec["epoch"], _names=["path", "model", "optimizer", "epoch"])
+        return {"seen": {k: obs[k] for k in ("changed", "settings_before", "settings_after")}}
 
     report = run_ranks(spec["world_size"], body, timeout=timeout)
     report["folder"] = os.path.basename(folder)  # listed by the judge, from outside the sandbox

@@ -17,6 +17,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from autograder.judge import check, describe, fail, rank_values, ranks_timeout
+from autograder.judge.conventions import check_observed, settings_probe
 
 LR, MOMENTUM = 0.05, 0.9
 WAIT = 1.5  # how long rank 0 is held for a rank still inside save_on_rank_zero (in a barrier, as it should be)
@@ -73,6 +74,7 @@ def _runs(spec):
     return right, fresh_optimizer, not_loaded
 
 
+@pytest.mark.rules("one_writer")
 @pytest.mark.points(2.5)
 def test_only_global_rank_zero_writes(sandbox):
     """Only global rank 0 writes the checkpoint (3 ranks, 2 per node)"""
@@ -117,6 +119,7 @@ def _final_file(sandbox, report):
     return _written(sandbox, report).get("ckpt.pt")
 
 
+@pytest.mark.rules("one_writer")
 @pytest.mark.points(1)
 def test_file_loads_with_weights_only(sandbox):
     """The checkpoint loads with torch.load(path, weights_only=True)"""
@@ -133,6 +136,7 @@ def test_file_loads_with_weights_only(sandbox):
           "optimizer objects themselves.", misconception="weights_only")
 
 
+@pytest.mark.rules("complete_before_return")
 @pytest.mark.points(0)
 @pytest.mark.in_process
 def test_no_rank_returns_before_the_file_is_complete(sandbox):
@@ -155,7 +159,8 @@ def test_no_rank_returns_before_the_file_is_complete(sandbox):
           misconception="no_barrier")
 
 
-@pytest.mark.points(5.5)
+@pytest.mark.rules("resume")
+@pytest.mark.points(5)
 def test_every_rank_continues_exactly(sandbox):
     """After resume, every rank continues exactly like the uninterrupted run"""
     spec = _spec(44, 2)
@@ -180,6 +185,7 @@ def test_every_rank_continues_exactly(sandbox):
         fail(msg)
 
 
+@pytest.mark.rules("resume")
 @pytest.mark.points(1)
 def test_resume_returns_the_epoch_as_int(sandbox):
     """resume returns the saved epoch as a Python int on every rank"""
@@ -191,3 +197,15 @@ def test_resume_returns_the_epoch_as_int(sandbox):
         if out["epoch"] != 12:
             fail(f"The checkpoint was saved with epoch=12, but rank {rank}'s resume returned {out['epoch']!r}.",
                  misconception="epoch_off_by_one" if out["epoch"] in (11, 13) else "")
+
+
+@pytest.mark.rules("inputs_unmodified", "global_settings")
+@pytest.mark.points(0.5)
+def test_save_leaves_model_optimizer_and_settings_as_found(sandbox):
+    """On every rank, save_on_rank_zero leaves the model, the optimizer and torch's global settings as found"""
+    spec = _spec(45, 2)
+    spec["probe"] = settings_probe("save_on_rank_zero")
+    report = sandbox.probe("who_writes", spec, ranks_timeout())
+    for rank, out in enumerate(rank_values(report, 2, "save_on_rank_zero")):
+        check_observed(out["seen"], spec["probe"], call=f"save_on_rank_zero(path, model, optimizer, epoch) on rank "
+                                                        f"{rank} of 2")

@@ -14,7 +14,7 @@ import pytest
 import torch
 from torch.utils.data import DistributedSampler
 
-from autograder.judge import check, fail
+from autograder.judge import as_found, check, fail
 
 
 def _cases(count, seed=20261130):
@@ -99,6 +99,7 @@ def _explain(mismatches, candidates, answers=()):
     return None
 
 
+@pytest.mark.rules("shard_indices")
 @pytest.mark.points(3)
 def test_shard_indices_match_distributed_sampler(student):
     """shard_indices matches DistributedSampler for many sizes, ranks, epochs and seeds"""
@@ -124,6 +125,7 @@ def test_shard_indices_match_distributed_sampler(student):
                "seed=...)) after set_epoch(epoch).")
 
 
+@pytest.mark.rules("shard_indices", "epoch_orders")
 @pytest.mark.points(2)
 def test_every_example_once_per_epoch(student):
     """Across ranks, with padding removed, every example appears exactly once"""
@@ -168,6 +170,7 @@ def _wrong_masks(n, w, rank):
     }
 
 
+@pytest.mark.rules("padding_mask")
 @pytest.mark.points(2)
 def test_padding_mask(student):
     """padding_mask flags exactly the padding duplicates"""
@@ -191,6 +194,7 @@ def test_padding_mask(student):
                "on are padding.")
 
 
+@pytest.mark.rules("epoch_orders")
 @pytest.mark.points(2)
 def test_epoch_orders_change_every_epoch(student):
     """epoch_orders follows set_epoch: a new order every epoch, reproducible"""
@@ -212,12 +216,13 @@ def test_epoch_orders_change_every_epoch(student):
         fail(msg + f" Expected {expected[0][:8]}... in epoch 0.")
 
 
+@pytest.mark.rules("plain_types", "global_settings")
 @pytest.mark.points(1)
-def test_plain_python_types(student):
-    """The functions return plain lists of Python ints and bools"""
-    shard = student.shard_indices(9, 2, 1, 0, 0)
-    mask = student.padding_mask(9, 2, 1)
-    orders = student.epoch_orders(5, 2, 0, 2, 0)
+def test_plain_python_types(student, sandbox):
+    """The functions return plain lists of Python ints and bools, and leave torch's global settings as found"""
+    shard = as_found(sandbox, student.shard_indices, 9, 2, 1, 0, 0, call="shard_indices(9, 2, 1, 0, 0)")
+    mask = as_found(sandbox, student.padding_mask, 9, 2, 1, call="padding_mask(9, 2, 1)")
+    orders = as_found(sandbox, student.epoch_orders, 5, 2, 0, 2, 0, call="epoch_orders(5, 2, 0, 2, 0)")
     check(isinstance(shard, list) and all(type(i) is int for i in shard),
           f"shard_indices returned {type(shard).__name__} of "
           f"{sorted({type(i).__name__ for i in shard}) if isinstance(shard, list) else '?'}; return a list of "
