@@ -192,7 +192,7 @@ def test_cube_is_a_custom_function(sandbox):
     # A class's bases and a graph node's type exist only in the student's process: advice, worth nothing
     # (issue 43); Cube's values and gradients on the judge's inputs carry the points.
     check(sandbox.probe("is_autograd_function", "Cube"),
-          "Cube must be a class deriving from torch.autograd.Function.")
+          "Cube must be a class deriving from torch.autograd.Function.", misconception="cube_not_a_function")
     x = torch.randn(4, generator=_gen(26), dtype=torch.float64)
     res = sandbox.probe("apply_with_grad", "Cube", x, torch.ones_like(x))
     node = res["node"] or "none"
@@ -200,7 +200,7 @@ def test_cube_is_a_custom_function(sandbox):
           f"Cube.apply(x) produced a tensor whose grad_fn is {node}, not your Function's "
           f"backward node: compute the forward without autograd tracking inside forward "
           f"(it runs in no-grad mode anyway) and return a fresh tensor, and write backward "
-          f"by hand.")
+          f"by hand.", misconception="cube_not_a_function")
 
 
 # ---------------------------------------------------------------- second_derivative
@@ -298,7 +298,7 @@ def test_second_derivative_leaves_requires_grad(sandbox):
     res = sandbox.probe("second_derivative_of", "sin", x)
     check(not res["input_requires_grad"],
           "After second_derivative(f, x), the caller's x requires grad: you switched on "
-          "requires_grad on the input itself. Work on x.detach().clone() instead.")
+          "requires_grad on the input itself. Work on x.detach().clone() instead.", misconception="flags_callers_x")
     res = sandbox.probe("second_derivative_of", "sin", x, True)
     assert_close(res["value"], -torch.sin(x), rtol=1e-5, atol=1e-6,
                  name="the result of second_derivative(torch.sin, x) for an x that requires grad")
