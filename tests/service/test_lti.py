@@ -306,6 +306,9 @@ def test_dynamic_registration_keeps_the_platform(lms, live):
     r = httpx.get(f"{live.url}/lti/register/{key}", params={"openid_configuration": conf,
                                                              "registration_token": "reg-token"}, timeout=30)
     assert r.status_code == 200 and "dynamic-client" in r.text, r.text[-600:]
+    # the LMS opens this page as a popup or a frame: its close message needs window.opener, which a
+    # same-origin opener policy would cut
+    assert r.headers["cross-origin-opener-policy"] == "unsafe-none"
     (sent,) = lms.registrations
     assert sent["initiate_login_uri"] == f"{live.url}/lti/login" and sent["jwks_uri"] == f"{live.url}/lti/jwks.json"
     assert sent["redirect_uris"] == [f"{live.url}/lti/launch"]

@@ -69,6 +69,9 @@ def routes(svc: Any, tool: LtiTool, cookie: str, csp: str) -> list[Route]:
         """A page the LMS may show in its iframe (login, launch, finish): framed by the LMSs' origins only."""
         origins = sorted({o for p in tool.platforms() for o in p.origins()})
         resp.headers["Content-Security-Policy"] = _csp(csp, frame_ancestors=origins)
+        # Opened by the LMS as a window of its own, the page talks to its opener (the platform's postMessage
+        # storage, dynamic registration's close message): same-origin would cut that line.
+        resp.headers["Cross-Origin-Opener-Policy"] = "unsafe-none"
         return resp
 
     def page(request: Request, template: str, status: int = 200, **ctx: Any) -> Response:

@@ -34,6 +34,10 @@ HEADERS = {
     b"permissions-policy": b"camera=(), microphone=(), geolocation=(), payment=()",
 }
 
+# Headers a route may set for itself: an LTI page the LMS opened in a window of its own keeps its opener
+# (``unsafe-none``) for the platform's postMessage storage and the registration's close message.
+ROUTE_MAY_SET = frozenset({b"cross-origin-opener-policy"})
+
 Scope = dict[str, Any]
 ASGIApp = Any
 
@@ -51,10 +55,11 @@ class SecurityHeaders:
 
         async def send_with_headers(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":
-                given = [(k, v) for k, v in message.get("headers", []) if k.lower() not in HEADERS
-                         and (static or k.lower() != b"cache-control")]
+                given = [(k, v) for k, v in message.get("headers", []) if (k.lower() not in HEADERS or k.lower()
+                         in ROUTE_MAY_SET) and (static or k.lower() != b"cache-control")]
                 own = next((v for k, v in given if k.lower() == b"content-security-policy"), None)
-                out = given + list(HEADERS.items())
+                set_by_route = {k.lower() for k, _ in given}
+                out = given + [(k, v) for k, v in HEADERS.items() if k not in set_by_route]
                 if own is None:
                     out.append((b"content-security-policy", self.csp))
                 elif b"frame-ancestors 'none'" not in own:  # a page the LMS may frame (service/lti/): its CSP says who
