@@ -179,4 +179,9 @@ def test_a_function_that_leaves_torch_modes_changed_costs_the_same_with_one_judg
     [one] = grade(course, [path], options=opts, server=server)
     [two] = grade(course, [path], options=opts, server=server, spread=lambda p: 2)
     assert [v[:3] for v in _verdicts(two)] == [v[:3] for v in _verdicts(one)]
-    assert one.total == one.max_total, [t.name for e in one.exercises for t in e.tests if t.status != "passed"]
+    # the contract's convention (global settings left as found) costs the leaky function its own exercise's
+    # conventions test, and nothing else: no later exercise pays for the modes it left
+    failed = [(e.id, t.name) for e in one.exercises for t in e.tests if t.status != "passed"]
+    assert failed and all(ex == "views" and name.startswith("Every function leaves its inputs")
+                          for ex, name in failed), failed
+    assert all(e.points == e.max_points for e in one.exercises if e.id != "views")
