@@ -95,6 +95,17 @@ def wait_until(done: Callable[[], object], seconds: float, step: float = 0.05) -
     return True
 
 
+def until(cond: Callable[[], object], timeout: float, what: str, step: float = 0.1):
+    """Poll ``cond`` until it returns something true, and return that; fail naming ``what`` after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = cond()
+        if got:
+            return got
+        time.sleep(step)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
 def preloaded(sb) -> tuple[bool, bool]:
     """(torch._dynamo, sklearn) already imported in a fresh sandbox (a client ``Sandbox``), before any cell
     imported them: what its server had imported, or warmed up, when it forked it."""

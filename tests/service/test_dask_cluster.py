@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.batch.test_runner import REF
-from tests.helpers import DEMO_COURSE
+from tests.helpers import DEMO_COURSE, until
 from tests.service.live import LiveServer, multipart
 
 distributed = pytest.importorskip("distributed")
@@ -40,16 +40,6 @@ def _course(root: Path) -> Path:
     return course
 
 
-def _until(cond, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = cond()
-        if got:
-            return got
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     root = tmp_path_factory.mktemp("dask")
@@ -61,7 +51,7 @@ def cluster(tmp_path_factory):
                                "--no-dashboard", "--scheduler-file", str(sched_file)], stdout=logs, stderr=logs,
                               env=env, start_new_session=True)]
     try:
-        _until(sched_file.exists, 60, "the scheduler")
+        until(sched_file.exists, 60, "the scheduler")
         address = json.loads(sched_file.read_text())["address"]
         for extra in (["--resources", "GPU=1", "--name", "gpu-worker"], ["--name", "cpu-worker"]):
             procs.append(subprocess.Popen([*python, "distributed.cli.dask_worker", address, "--nthreads", "1",
@@ -119,7 +109,7 @@ def test_a_worker_killed_mid_job_costs_that_job_only_graded_once_on_the_other(cl
     client, server = cluster
     pids = _pids(client)
     sid = _upload(server, "ben", SLOW, "demo")
-    busy = _until(lambda: [a for a, keys in client.processing().items() if any("torchgrader-" in str(k)
+    busy = until(lambda: [a for a, keys in client.processing().items() if any("torchgrader-" in str(k)
                                                                                for k in keys)], 60, "the task")
     name = client.scheduler_info()["workers"][busy[0]]["name"]
     time.sleep(1.0)  # in the middle of the job

@@ -12,11 +12,10 @@ from __future__ import annotations
 import os
 import sqlite3
 import subprocess
-import time
 
 import pytest
 
-from tests.helpers import DEMO_COURSE
+from tests.helpers import DEMO_COURSE, until
 from tests.service.live import LiveServer, multipart
 
 SLOW = b"import time\ntime.sleep(4)\n\ndef shares_storage(a, b):\n    return True\n"
@@ -56,16 +55,6 @@ def _health(server) -> tuple[int, dict]:
         return e.code, json.loads(e.read() or b"{}")
 
 
-def _until(cond, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = cond()
-        if got:
-            return got
-        time.sleep(0.3)
-    raise AssertionError(f"never: {what}")
-
-
 def test_a_full_disk_during_grading_is_said_and_survived(tmp_path):
     root = tmp_path / "svc"
     root.mkdir()
@@ -83,13 +72,13 @@ def test_a_full_disk_during_grading_is_said_and_survived(tmp_path):
             assert db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 0
         _fill(server.data)
         # while it is full: /healthz says so, an upload is refused with a reason, nothing is half-stored
-        status = _until(lambda: (lambda s: s if s[0] == 503 and "full" in s[1]["detail"] else None)(_health(server)),
+        status = until(lambda: (lambda s: s if s[0] == 503 and "full" in s[1]["detail"] else None)(_health(server)),
                         60, f"/healthz said the disk is full:\n{server.tail()}")
         assert "disk" in status[1]["detail"]
         code, refused = server.api("/api/submissions", "ben", *multipart("b.py", SLOW + b"# ben\n" * 2000))
         assert code in (503, 507), (code, refused)
         assert "disk" in refused["error"] and "nothing was submitted" in refused["error"]
-        _until(lambda: "grading is paused until space is freed" in server.tail(), 60,
+        until(lambda: "grading is paused until space is freed" in server.tail(), 60,
                f"the slot said why it stopped:\n{server.tail()}")
         with server.db() as db:
             assert db.execute("SELECT state FROM jobs WHERE submission = ? AND suites = 'hidden'",
@@ -98,7 +87,7 @@ def test_a_full_disk_during_grading_is_said_and_survived(tmp_path):
         (server.data / "filler").unlink()
         final = server.wait_status(got["id"], "ann", ("graded", "error"), timeout=120)
         assert final["status"] == "graded", final
-        _until(lambda: _health(server)[0] == 200, 60, f"/healthz ready again:\n{server.tail()}")
+        until(lambda: _health(server)[0] == 200, 60, f"/healthz ready again:\n{server.tail()}")
         with server.db() as db:
             assert db.execute("SELECT COUNT(*) FROM jobs WHERE state = 'running'").fetchone()[0] == 0
             assert db.execute("SELECT COUNT(*) FROM submissions WHERE person = 'ben'").fetchone()[0] == 0

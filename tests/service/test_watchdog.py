@@ -18,19 +18,9 @@ from autograder.service.config import Policy, ServiceConfig
 from autograder.service.grading import GradingPool, SlotState
 from autograder.service.store import ServiceStore
 from tests.batch.test_runner import REF
-from tests.helpers import DEMO_COURSE
+from tests.helpers import DEMO_COURSE, until
 
 SLOW = REF + "\n# %%\nimport time\ntime.sleep(2)\n"  # long enough to be stopped in the middle
-
-
-def _until(cond, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = cond()
-        if got:
-            return got
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _pool(tmp_path, cfg: ServiceConfig) -> GradingPool:
@@ -56,22 +46,22 @@ def test_a_worker_stopped_mid_job_is_replaced_and_its_job_graded_once(tmp_path):
     try:
         slot = pool.slots[0]
         assert pool.limit("demo") == 14.0
-        _until(lambda: pool.health()[0], 240, "a ready worker")
+        until(lambda: pool.health()[0], 240, "a ready worker")
         sid = _submit(pool, SLOW)
-        _until(lambda: slot.job is not None and slot.pid, 60, "the job to start")
+        until(lambda: slot.job is not None and slot.pid, 60, "the job to start")
         stopped = slot.pid
         assert os.getpriority(os.PRIO_PROCESS, stopped) == cfg.nice  # the worker yields the CPU to the web tier
         time.sleep(0.5)
         os.kill(stopped, signal.SIGSTOP)
-        _until(lambda: slot.stuck(), 30, "the dashboard to see the worker stuck")
-        job = _until(lambda: [j for j in pool.store.jobs_of(sid) if j.state == "done"], 120, "the job")[0]
+        until(lambda: slot.stuck(), 30, "the dashboard to see the worker stuck")
+        job = until(lambda: [j for j in pool.store.jobs_of(sid) if j.state == "done"], 120, "the job")[0]
         results = pool.store.results_of(sid)
         assert len(results) == 1 and pool.store.gradings() == {job.id: 1}  # graded once
         assert not results[0].needs_ta and results[0].total == results[0].max_total > 0
         assert job.tries == 1 and "watchdog stopped" in job.error and "14 s" in job.error
         assert job.enqueued <= job.started <= job.finished and job.worker.startswith("demo worker 0")
         assert slot.pid != stopped and slot.restarts == 1 and not slot.stuck()
-        _until(lambda: not os.path.exists(f"/proc/{stopped}") or _zombie(stopped), 30, "the stopped worker's end")
+        until(lambda: not os.path.exists(f"/proc/{stopped}") or _zombie(stopped), 30, "the stopped worker's end")
     finally:
         pool.stop()
         if stopped is not None and os.path.exists(f"/proc/{stopped}"):
