@@ -486,7 +486,8 @@ def per_process_report(limit_bytes: int, reason: str) -> str:
     """The memory line of the protections report where the sandbox has no cgroup of its own."""
     from autograder.sandbox.isolation import container_engine
 
-    each = f"each process's address space to {limit_bytes / 2**30:.1f} GiB (no cgroup per sandbox: {reason})"
+    sampled = "; a test that measures peak memory samples the sandbox's processes from /proc instead of a cgroup"
+    each = f"each process's address space to {limit_bytes / 2**30:.1f} GiB (no cgroup per sandbox: {reason}){sampled}"
     container = os.environ.get("TORCHGRADER_CONTAINER_MEMORY")
     if container:  # the docker backend: the container's own cgroup bounds judge, server and sandbox together
         return (
@@ -504,5 +505,5 @@ def per_process_report(limit_bytes: int, reason: str) -> str:
                 "processes can use a multiple of that")
     return (
         f"per process only: each process's address space is limited to {limit_bytes / 2**30:.1f} GiB, but a "
-        f"sandbox that starts several processes can use a multiple of that (no cgroup: {reason})"
+        f"sandbox that starts several processes can use a multiple of that (no cgroup: {reason}){sampled}"
     )

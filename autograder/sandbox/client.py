@@ -35,6 +35,7 @@ from autograder.errors import (
 )
 from autograder.sandbox.cgroups import AT_LIMIT_SHARE, OomCounter, PeakMemory, memory_in_use, set_memory_limit
 from autograder.sandbox.isolation import TEST_REFUSE, Limits
+from autograder.sandbox.sampled_peak import SampledPeak
 
 if TYPE_CHECKING:
     from autograder.sandbox import wire
@@ -531,11 +532,18 @@ class Sandbox:
         """Bytes the sandbox's cgroup holds now; None without a cgroup (or once it is gone)."""
         return memory_in_use(self._oom_file) if self._oom_file is not None and self.alive else None
 
-    def peak_memory(self) -> PeakMemory | None:
-        """A started measurement of this sandbox's peak memory (its cgroup's); None where none can be made."""
-        if self._oom_file is None or not self.alive:
+    def peak_memory(self) -> PeakMemory | SampledPeak | None:
+        """A started measurement of this sandbox's peak memory; None where none can be made.
+
+        Its cgroup's peak, read from the kernel. Without a cgroup (inside a container whose cgroup file
+        system is read-only, an ordinary user without delegation), the resident memory of the sandbox's
+        process tree sampled from /proc (:mod:`autograder.sandbox.sampled_peak`): both are counted by the
+        kernel and read by the judge, never reported by the student's process.
+        """
+        if not self.alive:
             return None
-        peak = PeakMemory(self._oom_file)
+        peak: PeakMemory | SampledPeak = (PeakMemory(self._oom_file) if self._oom_file is not None
+                                          else SampledPeak(self.pid))
         return peak if peak.start() else None
 
     def narrow_memory(self, limit_bytes: int) -> bool:

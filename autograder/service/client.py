@@ -110,7 +110,13 @@ def wait(server: str, token: str, sid: str, on_change: Callable[[dict[str, Any]]
     last: tuple[Any, ...] = ()
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        s = status(server, token, sid)
+        try:
+            s = status(server, token, sid)
+        except SubmitRefused as e:  # busy for a moment (503 with Retry-After): the submission is still queued
+            if not e.busy or e.retry_after is None:
+                raise
+            time.sleep(min(e.retry_after, max(0.0, end - time.monotonic())))
+            continue
         key = (s.get("status"), s.get("position"))
         if key != last:
             on_change(s)

@@ -58,6 +58,16 @@ class Handler(BaseHTTPRequestHandler):
             self._json(202, {"id": f"s1{NASTY}", "status": "queued", "url": f"http://x/{NASTY}"})
 
     def do_GET(self):
+        if getattr(self.server, "busy_polls", 0):  # every connection of the class's address in use: the
+            self.server.busy_polls -= 1  # connection cap's 503 (serving.BUSY), plain text with Retry-After
+            data = b"the server is busy: try again in a few seconds\n"
+            self.send_response(503)
+            self.send_header("Retry-After", "1")
+            self.send_header("Content-Type", "text/plain; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
         feedback = "feedback=1" in self.path
         body = {"id": "s1", "status": "graded", "score": 1, "max_score": 2, "position": 0, "suites": "hidden"}
         if feedback:
@@ -116,6 +126,14 @@ def test_submit_wait_waits_out_a_busy_grader_and_without_wait_says_when_to_retry
     server.busy = 1
     assert _run(server, tmp_path, wait=False) == EXIT["refused"]
     assert "(503): the grader is busy" in capsys.readouterr().err and server.busy == 0
+
+
+def test_submit_wait_polls_through_a_busy_server(server, tmp_path, capsys):
+    """A 503 with Retry-After while polling (the connection cap of a class behind one address) is waited out:
+    the submission is in the queue, and the student gets its feedback, not an error."""
+    server.busy_polls = 2
+    assert _run(server, tmp_path, wait=True) == EXIT["graded"]
+    assert server.busy_polls == 0 and capsys.readouterr().out.rstrip().endswith("1 / 2 points")
 
 
 def test_submit_wait_says_a_shared_cause_once_and_an_old_client_still_reads_every_message():
