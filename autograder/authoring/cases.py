@@ -78,17 +78,52 @@ def _tg_poison(v, depth=0):
     return v
 
 
-def _tg_wrap(f):
+def _tg_tensors(args, kwargs):
+    # the floating tensors a call may change in place: tensor arguments, and each module argument's
+    # parameters (a module reached through an optimizer is the same tensors)
+    import torch
+    out, seen = [], set()
+    for a in [*args, *kwargs.values()]:
+        found = list(a.parameters()) if isinstance(a, torch.nn.Module) else [a]
+        for t in found:
+            if isinstance(t, torch.Tensor) and t.is_floating_point() and id(t) not in seen:
+                seen.add(id(t))
+                out.append(t)
+    return out
+
+
+def _tg_changed(before, now):
+    import torch
+    return before is None or before.shape != now.shape or not torch.equal(before, now.detach())
+
+
+def _tg_poison_in_place(tensors, before):
+    # what the call changed in place (a tensor's values, a parameter's .grad) through v * c + d too: a
+    # function whose job is to set gradients or step weights returns None, and its wrong answer is there
+    import torch
+    with torch.no_grad():
+        for t, (data, grad) in zip(tensors, before):
+            if _tg_changed(data, t):
+                t.mul_({c}).add_({d})
+            if t.grad is not None and _tg_changed(grad, t.grad):
+                t.grad.mul_({c}).add_({d})
+
+
+def _tg_wrap(f, in_place=False):
     import functools
 
     @functools.wraps(f)
     def wrapped(*args, **kwargs):
-        return _tg_poison(f(*args, **kwargs))
+        tensors = _tg_tensors(args, kwargs) if in_place else []
+        before = [(t.detach().clone(), None if t.grad is None else t.grad.detach().clone()) for t in tensors]
+        out = _tg_poison(f(*args, **kwargs))
+        _tg_poison_in_place(tensors, before)
+        return out
     return wrapped
 
 
 for _tg_name in {functions!r}:
-    globals()[_tg_name] = _tg_wrap(globals()[_tg_name])
+    globals()[_tg_name] = _tg_wrap(globals()[_tg_name], in_place=True)
 for _tg_class, _tg_method in {methods!r}:
     _tg_owner = globals()[_tg_class]
     _tg_raw = vars(_tg_owner)[_tg_method]

@@ -62,3 +62,22 @@ def test_the_linter_names_an_inline_comparison_that_a_nan_passes():
     assert nan_passing_comparisons(ast.parse(unsafe)) == [2]
     assert nan_passing_comparisons(ast.parse(judged)) == [2]
     assert nan_passing_comparisons(ast.parse(safe)) == []
+
+
+def test_what_a_function_changes_in_place_is_poisoned_too():
+    """accumulate_gradients returns None: its answer is the .grad it leaves, and a generated wrong answer that
+    changed only return values never reached its tests (issue 44: an unknown wrong answer per test)."""
+    torch.manual_seed(0)
+    X, Y = torch.randn(12, 3, dtype=torch.float64), torch.randn(12, 2, dtype=torch.float64)
+    grads = {}
+    for kind in ("identity", "perturbed", "nan"):
+        model = torch.nn.Linear(3, 2).double()
+        model.load_state_dict({"weight": torch.ones(2, 3, dtype=torch.float64),
+                               "bias": torch.zeros(2, dtype=torch.float64)})
+        ns = _module("accumulation", kind)
+        assert ns["accumulate_gradients"](model, X, Y, 4) is None
+        grads[kind] = model.weight.grad.clone()
+        assert torch.equal(model.weight.detach(), torch.ones(2, 3, dtype=torch.float64))  # unchanged: not poisoned
+    torch.testing.assert_close(grads["perturbed"], grads["identity"] * 1.375 + 0.25)
+    assert bool(torch.isnan(grads["nan"]).all())
+    assert not torch.isnan(grads["identity"]).any()

@@ -15,6 +15,13 @@ from tests.helpers import ROOT, build_submission
 
 SOLUTIONS = ROOT / "solutions" / "pytorch-fundamentals"
 
+
+def _with_lines_before(reference: str, anchor: str, lines: str) -> str:
+    """The reference with ``lines`` inserted before ``anchor`` (which it must contain once)."""
+    assert reference.count(anchor) == 1, anchor
+    return reference.replace(anchor, lines + anchor)
+
+
 FLOOR_DIVIDED = '''
 class NoisyDigits(Dataset):
     def __init__(self, X, y, sigma=0.1):
@@ -82,47 +89,13 @@ class NoisyDigits(Dataset):
 
 # the scaler in use (its scale backs off at the overflow), then a hand-made step with the window's gradients
 # whatever the scaler found: non-finite weights, yet the scaler was not bypassed
-EXTRA_STEP_BY_HAND = '''
-def train_epoch(model, loader, optimizer, scheduler, scaler, *, device,
-                accum_steps, amp_dtype, max_grad_norm=1.0):
-    """One epoch of mixed-precision training with gradient accumulation.
-
-    Returns the mean loss per sample over the epoch as a Python float.
-    """
-    model.train()
-    loss_fn = nn.CrossEntropyLoss(reduction="sum")
-    n_batches = len(loader)
-    total_loss, total_samples, window_samples = 0.0, 0, 0
-    optimizer.zero_grad(set_to_none=True)
-    for i, (x, y) in enumerate(loader):
-        x, y = x.to(device), y.to(device)
-        with torch.autocast(device.type, dtype=amp_dtype):
-            logits = model(x)
-            loss = loss_fn(logits, y)          # a sum over the batch
-        scaler.scale(loss).backward()          # backward outside autocast
-        total_loss += loss.item()
-        total_samples += y.shape[0]
-        window_samples += y.shape[0]
-        if (i + 1) % accum_steps == 0 or i + 1 == n_batches:
-            scaler.unscale_(optimizer)         # true gradients, before clipping
-            for group in optimizer.param_groups:
-                for p in group["params"]:
-                    if p.grad is not None:
-                        p.grad.div_(window_samples)
-            torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
-            scale_before = scaler.get_scale()
-            scaler.step(optimizer)             # skipped when inf/nan was found
-            scaler.update()                    # ...and then the scale shrinks
-            if scaler.get_scale() >= scale_before:
-                scheduler.step()
-            with torch.no_grad():
-                for p in model.parameters():
-                    if p.grad is not None:
-                        p.add_(p.grad, alpha=-1e-3)   # an extra step by hand, whatever the scaler found
-            optimizer.zero_grad(set_to_none=True)
-            window_samples = 0
-    return total_loss / total_samples
-'''
+EXTRA_STEP_BY_HAND = _with_lines_before(
+    (SOLUTIONS / "amp_loop" / "reference.py").read_text(), "            optimizer.zero_grad(set_to_none=True)\n"
+    "            window_samples = 0\n",
+    "            with torch.no_grad():\n"
+    "                for p in model.parameters():\n"
+    "                    if p.grad is not None:\n"
+    "                        p.add_(p.grad, alpha=-1e-3)   # an extra step by hand, whatever the scaler found\n")
 
 # name -> (exercise, code, the wrong causes it was told, the key its values do prove: "" for none)
 CASES = {
