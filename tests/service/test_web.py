@@ -329,6 +329,10 @@ def test_staff_grant_extensions_revoke_and_issue_links_from_the_dashboard(client
     token = re.search(r"signin\?token=([\w-]+)", page).group(1)
     assert svc.store.person_for_token(token).id == "alice"
     assert client.post("/staff/revoke", data={"person": "bob"}).status_code == 403  # no CSRF token: refused
+    for action in ("revoke", "extension", "link"):  # an id nobody has is said, not done for nobody
+        r = client.post(f"/staff/{action}", data={"csrf": csrf, "person": "nobody", "assignment": "demo",
+                                                  "deadline": "2030-01-02T03:04"})
+        assert r.status_code == 404 and "no such person" in r.text, (action, r.text)
     assert svc.store.person_for_token(svc.store.issue_token("bob", 1)) is not None
 
 

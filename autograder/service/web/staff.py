@@ -252,7 +252,9 @@ def routes(svc: Service) -> list[Route]:
                                   after=policy.when(when), reason=f.get("reason", "")[:500])
                 return f"{f['person']} has until {policy.when(when)} for {p.id}"
             if action == "revoke":
-                n = store.revoke(f.get("person", ""))
+                if store.person(f.get("person", "")) is None:
+                    raise Refused(404, "no such person")
+                n = store.revoke(f["person"])
                 svc.ledger.record(c.person.id, "revoke links", person=f.get("person", "")[:200], after=f"{n} revoked")
                 return f"{n} link(s) of {f.get('person', '')} revoked; their sessions are ended"
             if action == "link":
