@@ -366,7 +366,7 @@ def queue_floor(arrivals: list[float], durations: list[float], workers: int) -> 
 
 
 def burst_phase(root: Path, files: list[Path], spread: float, timeout: float, grading: str = "",
-                extra_pids: list[int] | None = None) -> dict:
+                extra_pids: list[int] | None = None, follow_pace: bool = True) -> dict:
     """``len(files)`` students, each uploading one file at a moment spread evenly over ``spread`` seconds, with
     the service's default workers and queue; each retries a 503 after its Retry-After (as ``torchgrader submit
     --wait`` does) and polls every second until graded. Meanwhile a prober asks for a status, a submission
@@ -379,6 +379,8 @@ def burst_phase(root: Path, files: list[Path], spread: float, timeout: float, gr
     failed: dict[str, int] = {}  # the prober's answers other than 200
     first: dict[str, float] = {}
     graded: dict[str, float] = {}
+    polls = [0]
+    from autograder.service.client import _poll_interval as poll_interval
     accepted: list[str] = []
     mem: list[tuple[float, float, float]] = []
     stop = threading.Event()
@@ -404,18 +406,22 @@ def burst_phase(root: Path, files: list[Path], spread: float, timeout: float, gr
         with lock:
             first[sid] = start
             accepted.append(sid)
+        pace = 1.0
         while True:
-            time.sleep(1.0)
+            time.sleep(pace)  # the server's pace, as `torchgrader submit --wait` follows it (client._poll_interval)
             code, headers, raw, secs = conn("GET", f"/api/submissions/{sid}")
             with lock:
                 lat["status"].append(secs)
+                polls[0] += 1
                 if code != 200:  # counted, and retried as `torchgrader submit --wait` does
                     failed[f"poll {code}"] = failed.get(f"poll {code}", 0) + 1
             if code != 200:
                 time.sleep(int(headers.get("retry-after") or 1))
                 continue
-            if json.loads(raw)["status"] in ("graded", "error"):
+            reply = json.loads(raw)
+            if reply["status"] in ("graded", "error"):
                 break
+            pace = poll_interval(reply) if follow_pace else 1.0
         with lock:
             graded[sid] = time.perf_counter()
         code, _, _, secs = conn("GET", f"/submissions/{sid}")
@@ -459,6 +465,7 @@ def burst_phase(root: Path, files: list[Path], spread: float, timeout: float, gr
         stop.set()
         for th in side:
             th.join()
+        web_cpu = srv.cpu_s()
         srv.stop()
     with srv_db(root) as db:
         per_job = db.execute("SELECT j.id, COUNT(r.id) FROM jobs j LEFT JOIN results r ON r.job = j.id "
@@ -481,7 +488,8 @@ def burst_phase(root: Path, files: list[Path], spread: float, timeout: float, gr
             "web_failed": failed,
             "web_rss_mb": (mem[0][1], max(m[1] for m in mem)) if mem else (0, 0),
             "workers_pss_mb": max(m[2] for m in mem) if mem else 0.0,
-            "job_s": statistics.median(durations)}
+            "job_s": statistics.median(durations), "polls": polls[0], "web_cpu_s": web_cpu,
+            "paced": follow_pace}
 
 
 class DaskCluster:
@@ -549,7 +557,8 @@ def burst_main(args: argparse.Namespace) -> None:
             grading = f'backend = "dask"\nscheduler = "{cluster.address}"\n' if cluster else ""
             try:
                 r = burst_phase(root / name, files, args.spread, args.submission_timeout, grading,
-                                [p.pid for p in cluster.procs[1:]] if cluster else None)
+                                [p.pid for p in cluster.procs[1:]] if cluster else None,
+                                follow_pace=not args.poll_every_second)
             finally:
                 if cluster:
                     cluster.stop()
@@ -570,6 +579,8 @@ def _say_burst(name: str, r: dict, b: dict) -> None:
           f"upload to feedback p50 {r['p50']:.0f} s, p95 {r['p95']:.0f} s against the queue's floor p50 "
           f"{r['floor_p50']:.0f} s, p95 {r['floor_p95']:.0f} s (p95 {r['p95'] / r['floor_p95']:.2f}x); median job "
           f"{r['job_s']:.2f} s\n  web during saturation: {web}; not 200: {r['web_failed'] or 'none'}\n"
+          f"  status polls {r['polls']} ({'at the pace the server asks' if r['paced'] else 'every second'}); the "
+          f"web process's own CPU {r['web_cpu_s']:.0f} s over {r['wall']:.0f} s\n"
           f"  memory: web process RSS {r['web_rss_mb'][0]:.0f} MB at the start, {r['web_rss_mb'][1]:.0f} MB at most; "
           f"workers (with their sandbox servers) {r['workers_pss_mb']:.0f} MB PSS at most", flush=True)
 
@@ -586,6 +597,8 @@ def main() -> None:
                     help="the last hour: --students (default 300) each submit once within --spread seconds to the "
                          "service's default workers, beside the batch on the same files")
     ap.add_argument("--spread", type=float, default=60.0, help="burst: seconds over which the students arrive")
+    ap.add_argument("--poll-every-second", action="store_true",
+                    help="burst: students poll every second, whatever pace the server asks for (poll_s)")
     ap.add_argument("--dask", action="store_true", help="burst: again on a local Dask cluster (two workers)")
     ap.add_argument("--json", help="burst: also write the figures to this file")
     args = ap.parse_args()

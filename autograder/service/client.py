@@ -123,9 +123,16 @@ def wait(server: str, token: str, sid: str, on_change: Callable[[dict[str, Any]]
             last = key
         if s.get("status") in ("graded", "error"):
             return status(server, token, sid, feedback=True)
-        time.sleep(1.0)
+        time.sleep(_poll_interval(s))
     raise ServiceUnreachable(f"no result after {timeout:.0f} s; see {printable(server)}/submissions/"
                              f"{printable(sid)}")
+
+
+def _poll_interval(s: dict[str, Any]) -> float:
+    """The server's ``poll_s`` (less often far back in a long queue), within 0.5 to 10 s; 1 s from an older
+    server that sends none."""
+    hint = s.get("poll_s")
+    return min(10.0, max(0.5, float(hint))) if isinstance(hint, int | float) and hint > 0 else 1.0
 
 
 def describe(s: dict[str, Any]) -> str:

@@ -21,7 +21,11 @@
   function poll() {
     fetch(api, { credentials: "same-origin", cache: "no-store" })
       .then(function (r) { return r.json(); })
-      .then(function (d) { show(d); if (!done(d.status)) { setTimeout(poll, 2000); } })
+      .then(function (d) {
+        show(d);
+        // the server's pace: less often far back in a long queue (poll_s), at least every 2 s near the front
+        if (!done(d.status)) { setTimeout(poll, 1000 * Math.min(10, Math.max(2, d.poll_s || 2))); }
+      })
       .catch(function () { setTimeout(poll, 5000); });
   }
   if (window.EventSource && !/[?&]poll=1/.test(window.location.search)) {

@@ -69,7 +69,7 @@ def routes(svc: Service) -> list[Route]:
                 if time.monotonic() - beat > 15:
                     yield ": keep-alive\n\n"
                     beat = time.monotonic()
-                await asyncio.sleep(0.5)
+                await asyncio.sleep(max(0.5, v.poll_s / 2))  # twice the pace a polling client is asked for
         return StreamingResponse(events(), media_type="text/event-stream", headers={"X-Accel-Buffering": "no"})
 
     return [

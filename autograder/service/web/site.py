@@ -88,6 +88,9 @@ class RateLimiter:
         return None
 
 
+POLL_MAX_S = 5.0  # the longest a status reply asks a client to wait before its next poll
+
+
 @dataclass
 class View:
     """What a student (or staff) is shown of one submission: one view-model for the API, the SSE and the page."""
@@ -105,10 +108,21 @@ class View:
     waiting_for: str = ""  # while queued with no worker to take it: what it waits for (a GPU worker)
     note: str = ""  # how it was graded where that differs from what was asked (a CPU fallback)
 
+    @property
+    def poll_s(self) -> float:
+        """When to ask again: at once-a-second pace while it runs or is near the front, less often far back in
+        the queue (a twentieth of the wait, at most POLL_MAX_S), never once it is done (0). A class of 300
+        polling every second kept a core of the web tier busy in a burst, taken from the graders (issue 45)."""
+        if self.status in ("graded", "error"):
+            return 0.0
+        if self.status != "queued" or self.waiting_for:
+            return 1.0 if not self.waiting_for else POLL_MAX_S
+        return float(min(POLL_MAX_S, max(1.0, self.wait_s / 20)))
+
     def api(self, url: str) -> dict[str, Any]:
         return {"id": self.submission.id, "status": self.status, "score": self.score, "max_score": self.max_score,
                 "position": self.position, "url": url, "suites": self.suites, "wait_s": self.wait_s,
-                "waiting_for": self.waiting_for, "note": self.note}
+                "waiting_for": self.waiting_for, "note": self.note, "poll_s": self.poll_s}
 
 
 class Service:
