@@ -66,7 +66,7 @@ def counting_rows(cfg: ServiceConfig, store: ServiceStore, titles: dict[str, str
                 continue
             delta = round(adjusted_total(st.result, st.adjustments) - st.result.total, 6)
             why = "; ".join(f"{a.exercise}: {a.reason}" for a in st.adjustments)
-            result = SubmissionResult.from_dict(st.result.result)
+            result = store.submission_result(st.result.id)  # parsed once, not on every render
             points = adjusted({e.id: (e.points, e.max_points) for e in result.exercises}, st.adjustments) \
                 if st.adjustments else None
             rows.append(Row(person, p.id, result, st.submission.id, st.score, st.submission.late_days,

@@ -39,6 +39,7 @@ import secrets
 import sqlite3
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -200,6 +201,7 @@ class ServiceStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
+        self._parsed = _Parsed(RESULT_CACHE)
         try:
             db = self.db
             db.execute("PRAGMA journal_mode=WAL")
@@ -502,7 +504,12 @@ class ServiceStore:
             (sid,))]
 
     def result_dict(self, rid: int) -> dict[str, Any]:
-        return json.loads(self.db.execute("SELECT result FROM results WHERE id = ?", (rid,)).fetchone()[0])
+        return self._parsed.get(("json", rid), lambda: json.loads(
+            self.db.execute("SELECT result FROM results WHERE id = ?", (rid,)).fetchone()[0]))
+
+    def submission_result(self, rid: int) -> SubmissionResult:
+        """Result ``rid`` as the view-model reads it, parsed once (see :class:`_Parsed`)."""
+        return self._parsed.get(("result", rid), lambda: SubmissionResult.from_dict(self.result_dict(rid)))
 
     def latest_results(self, assignment: str, suites: str = "hidden", person: str | None = None
                        ) -> dict[str, ResultRow]:
@@ -511,11 +518,12 @@ class ServiceStore:
         large, and a student's page must not read everyone's."""
         rows = self.db.execute(
             "SELECT r.id, r.job, r.submission, r.suites, r.suite_version, r.status, r.total, r.max_total, r.seconds, "
-            "r.needs_ta, r.created, r.result FROM results r JOIN submissions s ON s.id = r.submission "
+            "r.needs_ta, r.created FROM results r JOIN submissions s ON s.id = r.submission "
             "WHERE s.assignment = ? AND r.suites = ?" + (" AND s.person = ?" if person is not None else "")
             + " ORDER BY r.id", (assignment, suites, *([person] if person is not None else [])))
         newest = {r[2]: r for r in rows}
-        return {sid: _result(r) for sid, r in newest.items()}
+        return {sid: ResultRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], bool(r[9]), r[10],
+                               self.result_dict(r[0])) for sid, r in newest.items()}
 
     def needs_ta(self) -> list[tuple[str, str, str]]:
         """(submission, person, assignment) whose newest hidden result is a grader failure for a TA to look at."""
@@ -610,6 +618,33 @@ def _fair_order(pending: list[JobRow]) -> list[JobRow]:
     submission by at most the jobs already running.
     """
     return sorted((j for j in pending if j.state == "queued"), key=lambda j: (j.reason != "submit", j.backlog, j.id))
+
+
+RESULT_CACHE = 4096  # parsed results kept per store: the counting attempts of a large class, and then some
+
+
+class _Parsed:
+    """Results parsed once: a stored result is never changed (a regrade adds a row), and the dashboard, the
+    exports and the class report read every counting attempt of the class on each request, which made a
+    render parse a class's JSON (O(class) 45 KB parses) while the graders saturated the cores (issue 45).
+    Least recently used first out; shared by the web tier's threads."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._items: OrderedDict[tuple[str, int], Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, int], make: Callable[[], Any]) -> Any:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        value = make()  # outside the lock: two threads may parse one result at once, never wait on each other
+        with self._lock:
+            self._items[key] = value
+            while len(self._items) > self.limit:
+                self._items.popitem(last=False)
+        return value
 
 
 def _result(r: tuple) -> ResultRow:

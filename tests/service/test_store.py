@@ -97,6 +97,24 @@ def test_a_regrade_is_a_new_result_and_the_old_one_is_kept(store):
     assert store.latest_results("a")[sid].total == 10
 
 
+def test_a_result_is_parsed_once_and_a_regrade_is_read_at_once(store):
+    """The dashboard and exports read each counting attempt on every request: a stored result never changes,
+    so it is parsed once (issue 45: a render parsed the class's JSON); a regrade is a new row, read at once."""
+    sid = _submit(store)
+    store.finish(store.claim("a", "w").id, RESULT, "v1")
+    first = store.latest_results("a")[sid]
+    assert store.submission_result(first.id) is store.submission_result(first.id)  # the same object, parsed once
+    assert store.result_dict(first.id) is first.result
+    rows = exports.counting_rows(ServiceConfig(assignments=[Policy("a")]), store, {"a": "A"})
+    assert [r.score for r in rows if r.person.id == "alice"] == [7]
+    store.queue_regrade([sid], "ta")
+    better = {**RESULT, "exercises": [{**RESULT["exercises"][0], "tests": [{**RESULT["exercises"][0]["tests"][0],
+                                                                             "points": 10, "status": "passed"}]}]}
+    store.finish(store.claim("a", "w").id, better, "v2")
+    rows = exports.counting_rows(ServiceConfig(assignments=[Policy("a")]), store, {"a": "A"})
+    assert [r.score for r in rows if r.person.id == "alice"] == [10]
+
+
 def test_two_identical_uploads_are_two_attempts_sharing_one_file(store, tmp_path):
     blobs = Blobs(tmp_path / "blobs")
     d1, d2 = blobs.put(b"print(1)\n"), blobs.put(b"print(1)\n")

@@ -359,3 +359,21 @@ def test_the_class_report_links_each_student_and_flags_what_the_batch_flags(clie
     assert "<td>Alice</td>" in r.text  # the roster's names
     page = client.get(links["bob"], headers=staff)
     assert page.status_code == 200 and "Basics" in page.text
+
+
+def test_the_dashboard_lists_the_first_jobs_of_a_long_queue_and_counts_the_rest(client, svc):
+    """A burst's 300 queued jobs made every render of the dashboard slow (issue 45): it lists the first
+    QUEUE_SHOWN in the order the workers take them, and says how many more wait."""
+    from autograder.service.web.staff import QUEUE_SHOWN
+
+    n = QUEUE_SHOWN + 7
+    for i in range(n):
+        svc.store.put_person(f"s{i:03d}", f"S {i}", f"s{i}@x.edu", "student")
+        svc.store.add_submission(f"s{i:03d}", "demo", "0" * 64, "py", "x.py", 10, 0, ["hidden"])
+    _signed_in(client, svc, "ta")
+    page = client.get("/staff").text
+    assert f"Queue ({n})" in page
+    table = page.split('id="queue"', 1)[1].split("</table>", 1)[0]
+    assert table.count("<tr>") == QUEUE_SHOWN + 1  # the header row and the first QUEUE_SHOWN
+    assert f"s{QUEUE_SHOWN - 1:03d}" in table and f"s{QUEUE_SHOWN:03d}" not in table
+    assert f"The first {QUEUE_SHOWN} are listed; 7 more wait behind them." in page

@@ -32,8 +32,9 @@ def routes(svc: Service) -> list[Route]:
 
     async def api_submission(request: Request) -> Response:
         c = svc.need(request)
-        sub = await run_in_threadpool(svc.own, c, request.path_params["sid"])
-        v = await run_in_threadpool(svc.view, sub, c.person)
+        # one hand-over to a thread per poll, not two: polls are most of a burst's requests
+        sub, v = await run_in_threadpool(lambda: (sub := svc.own(c, request.path_params["sid"]),
+                                                  svc.view(sub, c.person)))
         out = v.api(svc.url(sub))
         if request.query_params.get("feedback") and v.result_id is not None:
             result = await run_in_threadpool(svc.result, v)

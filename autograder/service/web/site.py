@@ -295,7 +295,7 @@ class Service:
                     bool(r and r[5]), note, wait, waiting_for, job.note if job else "")
 
     def result(self, v: View) -> SubmissionResult | None:
-        return SubmissionResult.from_dict(self.store.result_dict(v.result_id)) if v.result_id is not None else None
+        return self.store.submission_result(v.result_id) if v.result_id is not None else None
 
     def url(self, sub: Submission) -> str:
         return f"{self.cfg.url()}/submissions/{sub.id}"
