@@ -367,7 +367,7 @@ class PeakMemory:
     def __init__(self, oom_file: str) -> None:
         v2 = os.path.basename(oom_file) == "memory.events"
         folder = os.path.dirname(oom_file)
-        self._current = os.path.join(folder, "memory.current" if v2 else "memory.usage_in_bytes")
+        self.current_file = os.path.join(folder, "memory.current" if v2 else "memory.usage_in_bytes")
         self._peak = os.path.join(folder, "memory.peak" if v2 else "memory.max_usage_in_bytes")
         self._fd: int | None = None
         self.before = 0  # bytes held when the measurement started
@@ -379,7 +379,7 @@ class PeakMemory:
         except OSError:
             self.close()
             return False
-        text = _read(self._current).strip()
+        text = _read(self.current_file).strip()
         self.before = int(text) if text.isdigit() else 0
         return True
 

@@ -35,7 +35,7 @@ from autograder.errors import (
 )
 from autograder.sandbox.cgroups import AT_LIMIT_SHARE, OomCounter, PeakMemory, memory_in_use, set_memory_limit
 from autograder.sandbox.isolation import TEST_REFUSE, Limits
-from autograder.sandbox.sampled_peak import SampledPeak
+from autograder.sandbox.sampled_peak import SampledPeak, cgroup_current
 
 if TYPE_CHECKING:
     from autograder.sandbox import wire
@@ -535,16 +535,22 @@ class Sandbox:
     def peak_memory(self) -> PeakMemory | SampledPeak | None:
         """A started measurement of this sandbox's peak memory; None where none can be made.
 
-        Its cgroup's peak, read from the kernel. Without a cgroup (inside a container whose cgroup file
-        system is read-only, an ordinary user without delegation), the resident memory of the sandbox's
-        process tree sampled from /proc (:mod:`autograder.sandbox.sampled_peak`): both are counted by the
-        kernel and read by the judge, never reported by the student's process.
+        Its cgroup's peak, read from the kernel. Where that peak cannot be reset (cgroup v2 before Linux
+        6.12), the cgroup's memory sampled every millisecond; without a cgroup (inside a container whose
+        cgroup file system is read-only, an ordinary user without delegation), the resident memory of the
+        sandbox's process tree sampled from /proc (:mod:`autograder.sandbox.sampled_peak`). All are counted
+        by the kernel and read by the judge, never reported by the student's process.
         """
         if not self.alive:
             return None
-        peak: PeakMemory | SampledPeak = (PeakMemory(self._oom_file) if self._oom_file is not None
-                                          else SampledPeak(self.pid))
-        return peak if peak.start() else None
+        if self._oom_file is not None:
+            exact = PeakMemory(self._oom_file)
+            if exact.start():
+                return exact
+            sampled = SampledPeak(self.pid, read=cgroup_current(exact.current_file))  # a peak it cannot reset
+        else:
+            sampled = SampledPeak(self.pid)
+        return sampled if sampled.start() else None
 
     def narrow_memory(self, limit_bytes: int) -> bool:
         """Lower (or restore) the whole sandbox's memory limit; False without a cgroup or when refused."""

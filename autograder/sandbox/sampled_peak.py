@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 PERIOD = 0.001  # seconds between two samples
@@ -58,15 +59,30 @@ def children_listed() -> bool:
     return os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
 
 
+def cgroup_current(path: str) -> Callable[[], int | None]:
+    """A reader of a cgroup's memory now (``memory.current`` on v2, ``memory.usage_in_bytes`` on v1)."""
+    def read() -> int | None:
+        try:
+            with open(path) as f:
+                text = f.read().strip()
+        except OSError:
+            return None
+        return int(text) if text.isdigit() else None
+    return read
+
+
 class SampledPeak:
-    """The most resident memory the sandbox's tree held during one call, less what it held as the call began.
+    """The most memory the sandbox held during one call, less what it held as the call began.
 
     The same interface as :class:`autograder.sandbox.cgroups.PeakMemory`: ``start``, then the call, then
     ``growth``. A thread of the judge samples; the judge's main thread meanwhile waits on the sandbox's socket.
+    What is sampled: the resident memory of the sandbox's process tree (no cgroup), or the cgroup's memory now
+    where a cgroup holds the sandbox but its peak cannot be reset (cgroup v2 before Linux 6.12).
     """
 
-    def __init__(self, root_pid: int, period: float = PERIOD) -> None:
+    def __init__(self, root_pid: int, period: float = PERIOD, read: Callable[[], int | None] | None = None) -> None:
         self.root = root_pid
+        self.read: Callable[[], int | None] = read or (lambda: tree_resident(root_pid))
         self.period = period
         self.before = 0
         self.peak = 0
@@ -78,7 +94,7 @@ class SampledPeak:
     def start(self) -> bool:
         if not children_listed():
             return False
-        now = tree_resident(self.root)
+        now = self.read()
         if now is None:
             return False
         self.before = self.peak = now
@@ -88,7 +104,7 @@ class SampledPeak:
 
     def _sample(self) -> None:
         while not self._stop.wait(self.period):
-            now = tree_resident(self.root)
+            now = self.read()
             if now is None:
                 self._lost = True
                 return
@@ -98,7 +114,7 @@ class SampledPeak:
     def growth(self) -> int | None:
         """Peak bytes since :meth:`start` less what was held then; None when the sandbox went away meanwhile."""
         self.close()
-        now = tree_resident(self.root)  # the last moment counts too
+        now = self.read()  # the last moment counts too
         if now is None or self._lost:
             return None
         return max(0, max(self.peak, now) - self.before)

@@ -8,6 +8,7 @@ freed peak is still seen, and the real suite tells the whole batch from micro-ba
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -97,3 +98,29 @@ def test_without_a_cgroup_the_suite_still_tells_the_whole_batch_from_micro_batch
     assert whole.status == "failed" and whole.misconception == "full_batch", whole.message
     assert "cgroup" in results["micro"].protections["memory"], results["micro"].protections  # none was made
     assert not results["micro"].grader_errors and not results["whole"].grader_errors
+
+
+def test_a_cgroup_whose_peak_cannot_be_reset_is_sampled_through_its_current_usage(tmp_path):
+    """cgroup v2 before Linux 6.12 keeps memory.peak since the cgroup was made: the judge samples memory.current
+    instead of withholding the points. The file stands in for the kernel's: the reader and the sampler are real."""
+    import threading
+    import time
+
+    from autograder.sandbox.sampled_peak import cgroup_current
+
+    current = tmp_path / "memory.current"
+    current.write_text("1000000\n")
+    peak = SampledPeak(os.getpid(), read=cgroup_current(str(current)))
+    assert peak.start() and peak.before == 1_000_000
+
+    def spike():
+        for value in (1_000_000, 90_000_000, 1_500_000):
+            (tmp_path / "next").write_text(f"{value}\n")
+            os.replace(tmp_path / "next", current)  # whole, as the kernel's file reads
+            time.sleep(0.05)
+    t = threading.Thread(target=spike)
+    t.start()
+    t.join()
+    assert peak.growth() == 89_000_000
+    current.unlink()
+    assert not SampledPeak(os.getpid(), read=cgroup_current(str(current))).start()
