@@ -24,14 +24,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from autograder.assignment import ASSIGNMENT_TOML, EXERCISE_TOML, REFERENCE, STAFF_DIRS, Assignment
+from autograder.assignment import ASSIGNMENT_TOML, EXERCISE_TOML, Assignment, is_material
 from autograder.report.files import database_error
 from autograder.results import SubmissionResult
 
 DB_NAME = "grades.sqlite"
 SCHEMA_VERSION = 1
-# Staff-only files that take no part in grading (the workers of other backends do not even get them).
-_SKIP_HIDDEN = {*STAFF_DIRS, REFERENCE, "__pycache__"}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -99,7 +97,10 @@ def suite_version(assignment: Assignment) -> str:
             continue
         for p in sorted(ex.hidden_dir.rglob("*")):
             rel = p.relative_to(ex.hidden_dir)
-            if p.is_file() and not (set(rel.parts) & _SKIP_HIDDEN) and p.suffix not in (".pyc",):
+            # the grading material, as assignment.material_files ships it to workers elsewhere: one answer, so
+            # a Dask or container worker computes this same version (a mutation record counted here and not
+            # shipped made the service restart its worker before every job)
+            if p.is_file() and not p.is_symlink() and is_material(rel, staff=False):
                 add(f"{ex.id}/hidden/{rel.as_posix()}", p)
     return h.hexdigest()[:16]
 

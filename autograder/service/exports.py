@@ -50,15 +50,17 @@ class Row:
     late_days_left: int = 0  # the student's bank for the course, after every assignment's spending
 
 
-def counting_rows(cfg: ServiceConfig, store: ServiceStore, titles: dict[str, str]) -> list[Row]:
-    """One row per student and assignment: the attempt that counts (best or last, as the policy says), with
-    the late days of the student's bank it spent and what the bank has left."""
+def counting_rows(cfg: ServiceConfig, store: ServiceStore, titles: dict[str, str],
+                  people: list[Person] | None = None) -> list[Row]:
+    """One row per student (of ``people``; default: every student) and assignment: the attempt that counts
+    (best or last, as the policy says), with the late days of the student's bank it spent and what the bank has
+    left."""
     latest = {p.id: store.latest_results(p.id) for p in cfg.assignments}  # once for the class, not per student
-    by_person = {person.id: course_standings(cfg, store, person.id, latest=latest)
-                 for person in store.people("student")}
+    students = store.people("student") if people is None else people
+    by_person = {person.id: course_standings(cfg, store, person.id, latest=latest) for person in students}
     rows = []
     for p in cfg.assignments:
-        for person in store.people("student"):
+        for person in students:
             sts, bank = by_person[person.id]
             st = next((s for s in sts[p.id] if s.counts), None)
             if st is None or st.result is None:

@@ -74,3 +74,19 @@ def test_only_the_hidden_side_has_staff_only_files(tmp_path):
     shipped = {arc for _, arc in material.files(course, "a")}
     assert "assignments/a/ex/alternatives/hint.md" in shipped
     assert "solutions/a/ex/alternatives/loop.py" not in shipped
+
+
+def test_the_suite_version_of_the_shipped_material_is_the_courses(tmp_path):
+    """A worker elsewhere (Dask, a container) computes the suite version of the material it was sent; the
+    service compares it with its own before each job. A staff-only file counted in the version but never
+    shipped (a mutation record, a forgery case) made them differ, so the service restarted its Dask or
+    container worker before every job: a burst graded at a third of the batch's pace."""
+    from autograder.assignment import load_assignment
+    from autograder.batch.store import suite_version
+    from tests.helpers import ROOT
+
+    for assignment in ("pytorch-fundamentals", "distributed-training"):
+        here = load_assignment(assignment, ROOT)
+        staged = material.stage(ROOT, assignment, tmp_path / assignment)
+        assert any((ROOT / "solutions" / assignment).rglob("mutation.toml"))  # the case this is about
+        assert suite_version(load_assignment(assignment, staged)) == suite_version(here), assignment

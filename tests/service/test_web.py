@@ -377,3 +377,24 @@ def test_the_dashboard_lists_the_first_jobs_of_a_long_queue_and_counts_the_rest(
     assert table.count("<tr>") == QUEUE_SHOWN + 1  # the header row and the first QUEUE_SHOWN
     assert f"s{QUEUE_SHOWN - 1:03d}" in table and f"s{QUEUE_SHOWN:03d}" not in table
     assert f"The first {QUEUE_SHOWN} are listed; 7 more wait behind them." in page
+
+
+def test_the_dashboard_lists_the_first_students_and_people_and_all_of_them_on_request(client, svc):
+    """At a class of 300 the dashboard rendered every student's standing twice over on each request, slower
+    than a TA waits while the graders saturate the cores (issue 45): it lists the first DASHBOARD_ROWS, staff
+    first among the people, says how many there are, and ?all=1 lists every one."""
+    from autograder.service.web.staff import DASHBOARD_ROWS
+
+    n = DASHBOARD_ROWS + 5
+    for i in range(n):
+        svc.store.put_person(f"s{i:03d}", f"S {i}", f"s{i}@x.edu", "student")
+    _signed_in(client, svc, "ta")
+    total = n + 2  # alice and bob
+    page = client.get("/staff").text
+    assert f"The first {DASHBOARD_ROWS} of {total} students are listed" in page
+    assert f"The first {DASHBOARD_ROWS} of {total + 1} people are listed" in page
+    people = page.split("<h2>People</h2>", 1)[1]
+    assert '<a href="/staff/students/ta">ta</a>' in people  # staff are always listed
+    everything = client.get("/staff?all=1").text
+    assert "students-more" not in everything and "people-more" not in everything
+    assert everything.count('<a href="/staff/students/s104">') == 2  # in the students and the people tables

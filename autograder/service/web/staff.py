@@ -25,6 +25,7 @@ from autograder.service.roster import issue_links
 from autograder.service.web.site import CSP, Service
 
 QUEUE_SHOWN = 50  # jobs listed on the dashboard, in the order the workers take them; the count says the rest
+DASHBOARD_ROWS = 100  # students and people listed on the dashboard (?all=1: every one; the submissions list pages)
 
 
 def routes(svc: Service) -> list[Route]:
@@ -59,8 +60,13 @@ def routes(svc: Service) -> list[Route]:
     async def dashboard(request: Request) -> Response:
         svc.need(request, staff=True)
 
+        everyone = request.query_params.get("all") == "1"
+
         def ctx() -> dict[str, Any]:
-            rows = _rows()
+            students = svc.store.people("student")
+            shown = students if everyone else students[:DASHBOARD_ROWS]
+            rows = exports.counting_rows(svc.cfg, svc.store, _titles(), people=shown)
+            people = sorted(svc.store.people(), key=lambda p: not p.staff)  # staff first: a few, always listed
             jobs = svc.store.queue()  # the first QUEUE_SHOWN listed (a burst's 300 made every render slow)
             queue = [(j, svc.store.submission(j.submission)) if i < QUEUE_SHOWN else (j, None)
                      for i, j in enumerate(jobs)]
@@ -68,7 +74,9 @@ def routes(svc: Service) -> list[Route]:
             blocked = {p.id: why for p in svc.cfg.assignments if (why := svc.pool.blocked(p.id))}
             return {"rows": rows, "queue": queue, "slots": svc.pool.slots, "health": svc.pool.health(),
                     "blocked": blocked, "recent": svc.store.recent_jobs(20), "now": time.time(),
-                    "counts": counts, "people": svc.store.people(), "extensions": svc.store.extensions(),
+                    "counts": counts, "people": people if everyone else people[:DASHBOARD_ROWS],
+                    "students_total": len(students), "students_shown": len(shown), "people_total": len(people),
+                    "extensions": svc.store.extensions(),
                     "assignments": svc.cfg.assignments, "titles": _titles(),
                     "needs_ta": svc.store.needs_ta(), "store_problems": svc.store.store_problems(),
                     "lms": svc.lti.summary() if svc.lti is not None else None,
