@@ -300,9 +300,9 @@ def test_old_gradients_discarded(sandbox):
     )
 
 
-# A model wide enough that one (n, hidden) activation of the whole batch is 128 MiB, against 2 MiB per
+# A model wide enough that one (n, hidden) activation of the whole batch is 32 MiB, against 1 MiB per
 # micro-batch: the kernel's peak for the sandbox tells the two apart from outside the student's process.
-WIDE, WIDE_N, WIDE_M = (4, 8192, 1), 2048, 32
+WIDE, WIDE_N, WIDE_M = (4, 4096, 1), 1024, 32
 
 
 def _review_watch(sandbox, X, Y, grown, whole):

@@ -475,9 +475,9 @@ def test_epoch_loss_returns_python_float(sandbox):
           f".item()), not a tensor.", misconception="not_python_float")
 
 
-# A wide model whose graph of one batch holds B * H * 8 = 8 MiB per activation: kept for all 32 batches,
-# the sandbox's peak memory grows by 256 MiB or more; freed batch by batch, by a few batches' worth.
-GRAPH_B, GRAPH_H, GRAPH_BATCHES, GRAPH_LIMIT = 128, 8192, 32, 12
+# A wide model whose graph of one batch holds B * H * 8 = 4 MiB per activation: kept for all 24 batches,
+# the sandbox's peak memory grows by 96 MiB or more; freed batch by batch, by a few batches' worth.
+GRAPH_B, GRAPH_H, GRAPH_BATCHES, GRAPH_LIMIT = 128, 4096, 24, 12
 
 
 def _graph_spec(seed, batches):
