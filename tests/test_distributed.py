@@ -103,10 +103,12 @@ def test_a_rank_that_exits_early_is_named(graded):
 def test_code_that_never_cleans_up_leaves_nothing_behind(graded):
     ddp = _exercise(graded["leaves_everything_behind"], "ddp_step")
     # correct arithmetic: the grader cleans up after it. What its leaks cost is its own: each call leaves a
-    # thread and a daemon behind, and once the rank's sandbox runs out of threads a later call of the same
-    # exercise fails to start one (today the conventions' check, the exercise's eighth call)
+    # thread and a daemon behind, and once the rank's sandbox runs out of threads or processes (its limit of
+    # 64), a later call of the same exercise fails to start one in the student's own code: which runs out first
+    # depends on timing (the conventions' check, the exercise's eighth call)
     failed = [t for t in ddp.tests if t.status != "passed"]
-    assert all("can't start new thread" in t.message for t in failed), failed
+    assert all("can't start new thread" in t.message or ("_daemon" in t.message and "os.fork()" in t.message)
+               for t in failed), failed
     assert ddp.points >= ddp.max_points - sum(t.max_points for t in failed) and len(failed) <= 1, ddp
     deadline = time.monotonic() + 5  # the kernel tears a PID namespace down asynchronously
     while processes_named(NAME) and time.monotonic() < deadline:
