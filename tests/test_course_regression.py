@@ -81,7 +81,7 @@ def test_validate_passes_on_the_assignment_and_names_the_culprit_in_a_weakened_c
     removed = _remove_tests(course / "solutions" / ASSIGNMENT / exercise / "test_hidden.py",
                             course / "assignments" / ASSIGNMENT / exercise / "exercise.toml", names)
     assert len(removed) == len(names), (names, removed)
-    code, out = _validate(course, exercises=[exercise], jobs=1)
+    code, out = _validate(course, exercises=[exercise], jobs=default_jobs())
     assert code == 1, out
     assert re.search(rf"^  FAIL {exercise}: mutant {mutant}: SURVIVED: mutant {mutant}\.py earned full marks .* on "
                      rf"{exercise}; misconception: .+", out, re.M), out
